@@ -1,0 +1,133 @@
+"""Privacy events: what a mechanism did, described fully enough to account for it.
+
+Contract (after dp-accounting's ``dp_event.py``): an event documents its mechanism mathematically,
+so that the author of an accountant needs nothing else. Events are small immutable values. An
+event's meaning never changes; a new mechanism gets a new event class. Solvers build a tree of
+events (composition, sampling) and the privacy report is computed from that tree by an
+accountant, never by hand.
+
+Noise multipliers are always relative to the sensitivity: ``noise_multiplier = noise_scale /
+sensitivity``, where the sensitivity is taken under the neighbouring relation that the
+accountant is constructed with (see :class:`NeighboringRelation`).
+"""
+
+import enum
+from dataclasses import dataclass
+from typing import Tuple
+
+__all__ = [
+    "NeighboringRelation",
+    "DpEvent",
+    "NoOpDpEvent",
+    "NonPrivateDpEvent",
+    "GaussianDpEvent",
+    "LaplaceDpEvent",
+    "EpsilonDeltaDpEvent",
+    "ZCDpEvent",
+    "PoissonSampledDpEvent",
+    "SelfComposedDpEvent",
+    "ComposedDpEvent",
+]
+
+
+class NeighboringRelation(enum.Enum):
+    """Which datasets are neighbours.
+
+    ADD_OR_REMOVE_ONE
+        D' is D with one record added or removed (n differs by one).
+    REPLACE_ONE
+        D' is D with one record replaced by an arbitrary other record (n is public and fixed).
+        A sum of clipped per-record terms has l2 sensitivity ``2 C`` under this relation, ``C``
+        under ADD_OR_REMOVE_ONE.
+    ZERO_OUT
+        D' is D with one record replaced by a null record whose contribution is zero
+        (dp-accounting's ``REPLACE_SPECIAL``; the relation of the DP-SRGD paper). A sum of
+        clipped terms has sensitivity ``C``.
+    """
+
+    ADD_OR_REMOVE_ONE = "add_or_remove_one"
+    REPLACE_ONE = "replace_one"
+    ZERO_OUT = "zero_out"
+
+
+@dataclass(frozen=True, slots=True)
+class DpEvent:
+    """Base class of every privacy event."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoOpDpEvent(DpEvent):
+    """An operation that touches no private data (or only data-independent post-processing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NonPrivateDpEvent(DpEvent):
+    """An operation with no privacy guarantee: composing it gives infinite epsilon."""
+
+
+@dataclass(frozen=True, slots=True)
+class GaussianDpEvent(DpEvent):
+    """The Gaussian mechanism ``f(D) + N(0, sigma^2 I)``.
+
+    ``noise_multiplier = sigma / Delta_2`` where ``Delta_2`` is the l2 sensitivity of ``f``
+    under the accountant's neighbouring relation. Its RDP curve is
+    ``eps(alpha) = alpha / (2 noise_multiplier^2)`` and it is ``mu``-GDP with
+    ``mu = 1 / noise_multiplier`` (Dong, Roth and Su 2019).
+    """
+
+    noise_multiplier: float
+
+
+@dataclass(frozen=True, slots=True)
+class LaplaceDpEvent(DpEvent):
+    """The Laplace mechanism ``f(D) + Lap(b)^d`` (independent coordinates).
+
+    ``noise_multiplier = b / Delta_1`` where ``Delta_1`` is the l1 sensitivity of ``f``. It is
+    ``(1 / noise_multiplier)``-DP (pure).
+    """
+
+    noise_multiplier: float
+
+
+@dataclass(frozen=True, slots=True)
+class EpsilonDeltaDpEvent(DpEvent):
+    """A mechanism known only to be ``(epsilon, delta)``-DP (``delta = 0``: pure DP).
+
+    Used for mechanisms whose guarantee is a pair rather than a curve, such as report-noisy-max
+    (``epsilon``-DP). Accountants that work in RDP may use ``epsilon``-DP implies
+    ``(alpha, min(epsilon, alpha epsilon^2 / 2))``-RDP (Bun and Steinke 2016) when
+    ``delta = 0``; with ``delta > 0`` only composition by (epsilon, delta) applies.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ZCDpEvent(DpEvent):
+    """A mechanism that is ``rho``-zCDP: ``D_alpha <= rho * alpha`` for every ``alpha > 1``."""
+
+    rho: float
+
+
+@dataclass(frozen=True, slots=True)
+class PoissonSampledDpEvent(DpEvent):
+    """Run ``event`` on a Poisson subsample: each record kept independently with ``sampling_probability``."""
+
+    sampling_probability: float
+    event: DpEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SelfComposedDpEvent(DpEvent):
+    """``count`` adaptive repetitions of ``event``."""
+
+    event: DpEvent
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ComposedDpEvent(DpEvent):
+    """The adaptive composition of ``events``, in order."""
+
+    events: Tuple[DpEvent, ...]
