@@ -1,0 +1,1 @@
+"""Compiled kernels (built from ``src_cython/*.pyx`` by ``setup.py``). Not a public API."""

@@ -1,0 +1,91 @@
+"""The one randomness scheme of dpsco-core (the compiled half is ``src_cython/_rng.pxd``).
+
+``random_state`` is accepted everywhere as:
+
+- ``None``: fresh entropy from the operating system (the default, and the only choice for a
+  real private release: privacy noise must not be predictable);
+- an ``int`` >= 0 or a ``numpy.random.SeedSequence``: a seed. The same seed gives the same
+  noise, so never reuse a seed for two releases of the same data;
+- a ``numpy.random.Generator``: the call takes one spawned child of the generator's seed
+  sequence, so passing the same Generator again gives fresh, independent noise.
+
+Every kernel call gets one ``SeedSequence``; the work is split into blocks of a fixed size and
+block ``b`` draws from ``PCG64DXSM(child_b)``, ``child_b`` being the b-th child of that seed
+sequence (``SeedSequence(entropy, spawn_key=spawn_key + (b,))``, what ``spawn`` would make,
+computed without mutating the caller's object). Results are therefore bitwise identical for any
+number of threads.
+
+Stream stability: the same seed gives the same bits within a minor release of dpsco-core (and
+of numpy); a change of draw order is listed in the changelog.
+
+Secrecy: entropy drawn for ``random_state=None`` is never stored in results, logs or messages.
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = ["check_random_state", "child_seed_sequences", "block_bit_generators", "BIT_GENERATOR"]
+
+#: The bit generator of every block stream.
+BIT_GENERATOR = np.random.PCG64DXSM
+
+
+def check_random_state(random_state):
+    """Turn ``random_state`` into the ``SeedSequence`` of one call.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        See the module docstring.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+
+    Raises
+    ------
+    TypeError
+        For any other type (including ``numpy.random.RandomState``: legacy seeding is not
+        supported).
+    ValueError
+        For a negative integer seed.
+    """
+    if random_state is None:
+        return np.random.SeedSequence()
+    if isinstance(random_state, np.random.SeedSequence):
+        return random_state
+    if isinstance(random_state, np.random.Generator):
+        seed_seq = getattr(random_state.bit_generator, "seed_seq", None)
+        if isinstance(seed_seq, np.random.SeedSequence):
+            return seed_seq.spawn(1)[0]
+        # A generator built without a SeedSequence: seed from its own stream instead.
+        return np.random.SeedSequence(random_state.integers(0, 2**32, size=8, dtype=np.uint64))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be an integer in [0, inf); got {random_state}.")
+        return np.random.SeedSequence(int(random_state))
+    raise TypeError(
+        "random_state must be None, an int, a numpy.random.SeedSequence or a "
+        f"numpy.random.Generator; got {type(random_state).__name__}."
+    )
+
+
+def child_seed_sequences(seed_seq, n, offset=0):
+    """Children ``offset .. offset + n - 1`` of ``seed_seq``, without mutating it.
+
+    Child ``k`` equals what the ``(k + 1)``-th child of a fresh ``seed_seq.spawn`` would be.
+    """
+    return [
+        np.random.SeedSequence(
+            seed_seq.entropy,
+            spawn_key=tuple(seed_seq.spawn_key) + (offset + k,),
+            pool_size=seed_seq.pool_size,
+        )
+        for k in range(n)
+    ]
+
+
+def block_bit_generators(seed_seq, n_blocks):
+    """One fresh ``PCG64DXSM`` per block, seeded by the block's child of ``seed_seq``."""
+    return [BIT_GENERATOR(child) for child in child_seed_sequences(seed_seq, n_blocks)]

@@ -1,0 +1,143 @@
+"""Build script: compiles every ``src_cython/*.pyx`` into ``dpsco_core._kernels.<name>``.
+
+Metadata lives in ``pyproject.toml``; this file only describes the extension modules.
+
+Environment variables
+---------------------
+DPSCO_DEBUG_BUILD=1
+    Debug build: Cython bounds, wraparound and initialization checks on, ``-O0 -g``.
+DPSCO_DISABLE_OPENMP=1
+    Serial build even when the compiler supports OpenMP (the fallback that compilers without
+    OpenMP get automatically).
+
+OpenMP is detected at build time by compiling and linking a small program with ``-fopenmp``;
+it is never assumed. What was decided is written to ``dpsco_core/_kernels/_build_info.py`` and
+reported by ``dpsco_core.show_config()``.
+"""
+
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+import textwrap
+from pathlib import Path
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE / "src_cython"
+BUILD_INFO = HERE / "dpsco_core" / "_kernels" / "_build_info.py"
+
+DEBUG = os.environ.get("DPSCO_DEBUG_BUILD", "0") not in ("", "0", "false", "False")
+DISABLE_OPENMP = os.environ.get("DPSCO_DISABLE_OPENMP", "0") not in ("", "0", "false", "False")
+
+OPENMP_TEST_PROGRAM = textwrap.dedent(
+    """
+    #include <omp.h>
+    int main(void) {
+        int n = 0;
+        #pragma omp parallel reduction(+:n)
+        n += 1;
+        return (n >= 1 && omp_get_max_threads() >= 1) ? 0 : 1;
+    }
+    """
+)
+
+
+def _openmp_flags(compiler):
+    """Return (compile_args, link_args) for OpenMP, or ([], []) if the compiler lacks it."""
+    if DISABLE_OPENMP:
+        return [], []
+    if sys.platform == "win32" and compiler.compiler_type == "msvc":
+        candidates = [(["/openmp"], [])]
+    elif sys.platform == "darwin":
+        candidates = [(["-Xpreprocessor", "-fopenmp"], ["-lomp"]), (["-fopenmp"], ["-fopenmp"])]
+    else:
+        candidates = [(["-fopenmp"], ["-fopenmp"])]
+    tmp = tempfile.mkdtemp(prefix="dpsco_openmp_")
+    try:
+        src = os.path.join(tmp, "test_openmp.c")
+        with open(src, "w") as fh:
+            fh.write(OPENMP_TEST_PROGRAM)
+        for cflags, lflags in candidates:
+            try:
+                objects = compiler.compile([src], output_dir=tmp, extra_postargs=cflags)
+                compiler.link_executable(objects, "test_openmp", output_dir=tmp,
+                                         extra_postargs=lflags)
+            except Exception:  # any compile or link failure means "no OpenMP with these flags"
+                continue
+            return cflags, lflags
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return [], []
+
+
+class BuildExt(build_ext):
+    """build_ext that adds OpenMP flags only when a test program compiles with them."""
+
+    def build_extensions(self):
+        omp_cflags, omp_lflags = _openmp_flags(self.compiler)
+        if self.compiler.compiler_type == "msvc":
+            opt = ["/Od", "/Zi"] if DEBUG else ["/O2"]
+        else:
+            # -ffp-contract=off: no FMA contraction, so a kernel and its NumPy twin round alike
+            # and results stay bitwise reproducible across machines with and without FMA.
+            opt = (["-O0", "-g"] if DEBUG else ["-O3"]) + ["-ffp-contract=off"]
+        for ext in self.extensions:
+            ext.extra_compile_args = opt + omp_cflags
+            ext.extra_link_args = omp_lflags
+        _write_build_info(self.compiler, opt + omp_cflags, omp_lflags, bool(omp_cflags))
+        super().build_extensions()
+
+
+def _write_build_info(compiler, cflags, lflags, openmp):
+    cc = getattr(compiler, "compiler_so", None) or [compiler.compiler_type]
+    BUILD_INFO.write_text(
+        '"""Written by setup.py at build time; do not edit."""\n\n'
+        f"OPENMP = {openmp!r}\n"
+        f"DEBUG = {DEBUG!r}\n"
+        f"COMPILER = {' '.join(cc)!r}\n"
+        f"EXTRA_COMPILE_ARGS = {cflags!r}\n"
+        f"EXTRA_LINK_ARGS = {lflags!r}\n"
+        f"PLATFORM = {sysconfig.get_platform()!r}\n"
+    )
+
+
+def _extensions():
+    numpy_dir = Path(np.__file__).resolve().parent
+    # numpy's static libraries: npyrandom holds the C distributions (random_standard_normal,
+    # random_laplace, ...) that kernels call on a bitgen_t; npymath what they need from NumPy.
+    lib_dirs = [str(numpy_dir / "random" / "lib"), str(numpy_dir / "_core" / "lib")]
+    exts = []
+    for pyx in sorted(SRC.glob("*.pyx")):
+        exts.append(
+            Extension(
+                f"dpsco_core._kernels.{pyx.stem}",
+                [str(pyx.relative_to(HERE))],
+                include_dirs=[np.get_include(), str(SRC)],
+                library_dirs=lib_dirs,
+                libraries=["npyrandom", "npymath"] + ([] if sys.platform == "win32" else ["m"]),
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            )
+        )
+    directives = {
+        "language_level": 3,
+        # Kernel checks are set here rather than in the .pyx headers so that DPSCO_DEBUG_BUILD
+        # can turn them back on (a file-level directive would override this dictionary).
+        "boundscheck": DEBUG,
+        "wraparound": DEBUG,
+        "initializedcheck": DEBUG,
+        # Always C division: Python semantics would change results (negative modulo) and
+        # raise inside nogil code, so the debug build keeps the release arithmetic.
+        "cdivision": True,
+        "embedsignature": True,
+    }
+    return cythonize(exts, compiler_directives=directives, include_path=[str(SRC)],
+                     annotate=False, quiet=True)
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})
