@@ -28,10 +28,7 @@ def add_noise(const double[::1] x,      # IN  (d,)
               object bit_generators,    # IN  one per block of BLOCK_SIZE items
               double[::1] out,          # OUT (d,) may not alias x unless identical
               int n_threads):
-    """Write ``x + noise`` into ``out``; noise i.i.d. Gaussian (sd ``scale``) or Laplace (``scale``).
-
-    Returns ``out``.
-    """
+    """Write ``x + noise`` into ``out``; noise i.i.d. Gaussian (sd ``scale``) or Laplace (``scale``)."""
     cdef Py_ssize_t d = x.shape[0]
     if out.shape[0] != d:
         raise ValueError(f"out has length {out.shape[0]}, x has length {d}")
@@ -48,4 +45,3 @@ def add_noise(const double[::1] x,      # IN  (d,)
                 out[i] = x[i] + draw_noise(gens[b], kind, scale)
     finally:
         free(gens)
-    return out

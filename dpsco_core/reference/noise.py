@@ -9,7 +9,7 @@ LAPLACE = 1
 
 
 def add_noise(x, scale, kind, bit_generators, out, n_threads):
-    """Write ``x + noise`` into ``out`` drawing block by block as the kernel does; return ``out``."""
+    """Write ``x + noise`` into ``out``, drawing block by block as the kernel does."""
     d = x.shape[0]
     for b, bit_generator in enumerate(bit_generators):
         rng = np.random.Generator(bit_generator)
@@ -21,4 +21,3 @@ def add_noise(x, scale, kind, bit_generators, out, n_threads):
         else:
             raise ValueError(f"unknown noise kind {kind}")
         out[lo:hi] = x[lo:hi] + noise
-    return out
