@@ -136,8 +136,11 @@ def _extensions():
         "cdivision": True,
         "embedsignature": True,
     }
+    # Generated C goes to a directory per mode: cythonize regenerates only when a .pyx is newer
+    # than its .c, so a shared directory would let a debug build reuse release C (or back).
+    c_dir = HERE / "build" / ("cython-debug" if DEBUG else "cython")
     return cythonize(exts, compiler_directives=directives, include_path=[str(SRC)],
-                     annotate=False, quiet=True)
+                     build_dir=str(c_dir.relative_to(HERE)), annotate=False, quiet=True)
 
 
 setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})

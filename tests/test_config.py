@@ -37,3 +37,11 @@ def test_omp_num_threads_is_honoured(monkeypatch):
 def test_bad_n_threads(bad, exc):
     with pytest.raises(exc, match="n_threads"):
         effective_n_threads(bad)
+
+
+def test_build_matches_expectation():
+    # CI's serial job sets DPSCO_EXPECT_OPENMP=0, so a silently parallel "serial" build fails.
+    expected = __import__("os").environ.get("DPSCO_EXPECT_OPENMP")
+    if expected is None:
+        pytest.skip("DPSCO_EXPECT_OPENMP not set")
+    assert openmp_enabled() == (expected == "1")

@@ -1,0 +1,364 @@
+"""Differentially private mechanisms: Gaussian, Laplace and report-noisy-max.
+
+Each mechanism is a small object that states its calibration and exposes its guarantee as a
+privacy event (``.event``), so that solvers compose mechanisms through an accountant
+(:mod:`dpsco_core.privacy`) rather than by hand; each also has a one-call function form.
+The noise is drawn by compiled kernels (``dpsco_core._kernels._noise`` and ``_noisy_max``)
+under the block scheme of :mod:`dpsco_core._random`: the same ``random_state`` gives the same
+output for any ``n_threads``.
+
+Sensitivities are the caller's statement about the function being released, under the
+neighbouring relation the caller has in mind (replace-one, add/remove-one, ...): the guarantee
+holds for exactly those neighbours. A solver that clips enforces its sensitivity; a user who
+passes a sensitivity here is trusted on it.
+
+Floating-point caveat: noise is sampled in double precision and analysed as if real-valued.
+Mironov (2012) showed that the low-order bits of floating-point Laplace samples can leak the
+input when noisy values are released; report-noisy-max releases only an index. Exact
+(discrete) samplers are a separate option of the privacy-audit work.
+"""
+
+import numpy as np
+
+from ._config import effective_n_threads
+from ._kernels import _noise, _noisy_max
+from ._random import block_bit_generators, check_random_state, child_seed_sequences
+from ._validation import check_delta, check_epsilon, check_positive, check_vector
+from .privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
+                             LaplaceDpEvent)
+from .privacy.calibration import calibrate_analytic_gaussian
+from .privacy.gdp import gdp_epsilon
+
+__all__ = [
+    "GaussianMechanism",
+    "LaplaceMechanism",
+    "ReportNoisyMax",
+    "gaussian_mechanism",
+    "laplace_mechanism",
+    "report_noisy_max",
+    "exponential_mechanism",
+    "permute_and_flip",
+]
+
+_NOISE_KINDS = {
+    "laplace": _noisy_max.LAPLACE,
+    "gumbel": _noisy_max.GUMBEL,
+    "exponential": _noisy_max.EXPONENTIAL,
+}
+
+
+def _n_blocks(n_items, block_size):
+    return -(-n_items // block_size)
+
+
+def _noisy_array(x, name, scale, kind, random_state, n_threads):
+    """x + i.i.d. noise of the given kind and scale, same shape as x, a new array."""
+    arr = np.asarray(x)
+    flat = check_vector(arr.reshape(-1) if arr.ndim != 1 else arr, name, allow_empty=True)
+    out = np.empty_like(flat)
+    seed_seq = check_random_state(random_state)
+    generators = block_bit_generators(seed_seq, _n_blocks(flat.size, _noise.NOISE_BLOCK_SIZE))
+    _noise.add_noise(flat, scale, kind, generators, out, effective_n_threads(n_threads))
+    if arr.ndim == 0:
+        return float(out[0])
+    return out.reshape(arr.shape)
+
+
+class GaussianMechanism:
+    r"""The Gaussian mechanism: release :math:`f(D) + N(0, \sigma^2 I)`.
+
+    Parameters
+    ----------
+    sensitivity : float
+        l2 sensitivity :math:`\Delta_2 = \sup \|f(D) - f(D')\|_2` over neighbours (> 0).
+    epsilon, delta : float, optional
+        Target :math:`(\varepsilon, \delta)`. Give both, or ``noise_multiplier`` instead.
+    noise_multiplier : float, optional
+        :math:`z = \sigma / \Delta_2` (> 0), when the noise is set by a solver's accountant.
+    calibration : {"analytic", "classic"}, default="analytic"
+        ``"analytic"``: the smallest :math:`\sigma` for which the mechanism is
+        :math:`(\varepsilon, \delta)`-DP (Balle and Wang 2018, Theorem 8; computed as
+        :math:`\sigma = \Delta_2 / \mu(\varepsilon, \delta)` through the exact Gaussian-DP
+        profile, Dong, Roth and Su 2019, Corollary 2.13, which is the same curve). Valid for
+        every :math:`\varepsilon > 0`. ``"classic"``: :math:`\sigma = \Delta_2
+        \sqrt{2 \ln(1.25/\delta)} / \varepsilon` (Dwork and Roth 2014, Theorem A.1), valid
+        only for :math:`\varepsilon < 1` (raises otherwise) and always at least as noisy.
+
+    Attributes
+    ----------
+    noise_scale : float
+        :math:`\sigma`, the standard deviation of each noise coordinate.
+    noise_multiplier : float
+        :math:`\sigma / \Delta_2`.
+    event : GaussianDpEvent
+        The privacy event of one release.
+
+    Notes
+    -----
+    **Privacy guarantee.** For any neighbours :math:`D \sim D'` with
+    :math:`\|f(D) - f(D')\|_2 \le \Delta_2`, one release is :math:`\mu`-GDP with
+    :math:`\mu = 1/z`, hence :math:`(\varepsilon, \delta(\varepsilon))`-DP for every
+    :math:`\varepsilon` with :math:`\delta(\varepsilon) = \Phi(-\varepsilon/\mu + \mu/2) -
+    e^{\varepsilon} \Phi(-\varepsilon/\mu - \mu/2)`, and :math:`(\alpha, \alpha / (2 z^2))`-RDP.
+    The neighbouring relation is the one under which ``sensitivity`` was computed.
+
+    Examples
+    --------
+    >>> from dpsco_core.mechanisms import GaussianMechanism
+    >>> mech = GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5)
+    >>> round(mech.noise_scale, 4)
+    3.7306
+    >>> noisy = mech([1.0, 2.0, 3.0], random_state=0)   # random
+    """
+
+    def __init__(self, *, sensitivity, epsilon=None, delta=None, noise_multiplier=None,
+                 calibration="analytic"):
+        self.sensitivity = check_positive(sensitivity, "sensitivity")
+        if calibration not in ("analytic", "classic"):
+            raise ValueError(
+                f"calibration must be one of {{'analytic', 'classic'}}; got {calibration!r}.")
+        self.calibration = calibration
+        if noise_multiplier is not None:
+            if epsilon is not None or delta is not None:
+                raise ValueError("give either (epsilon, delta) or noise_multiplier, not both.")
+            self.noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
+        else:
+            if epsilon is None or delta is None:
+                raise ValueError("give both epsilon and delta, or noise_multiplier.")
+            epsilon = check_epsilon(epsilon)
+            delta = check_delta(delta)
+            if calibration == "classic":
+                if epsilon >= 1.0:
+                    raise ValueError(
+                        "epsilon must be in (0, 1) for the classic calibration (Dwork and Roth "
+                        f"2014, Theorem A.1); got {epsilon!r}. Use calibration='analytic'.")
+                self.noise_multiplier = np.sqrt(2.0 * np.log(1.25 / delta)) / epsilon
+            else:
+                self.noise_multiplier = calibrate_analytic_gaussian(
+                    target_epsilon=epsilon, target_delta=delta)
+        self.noise_scale = self.noise_multiplier * self.sensitivity
+        self.event = GaussianDpEvent(self.noise_multiplier)
+
+    @property
+    def mu(self):
+        """The Gaussian-DP parameter :math:`\\mu = \\Delta_2 / \\sigma` of one release."""
+        return 1.0 / self.noise_multiplier
+
+    def get_epsilon(self, delta):
+        """The exact epsilon of one release at ``delta`` (Gaussian-DP profile)."""
+        return gdp_epsilon(self.mu, check_delta(delta))
+
+    def __call__(self, x, *, random_state=None, n_threads=None):
+        """Return ``x + N(0, noise_scale^2 I)`` as a new float64 array of the shape of ``x``."""
+        return _noisy_array(x, "x", self.noise_scale, _noise.GAUSSIAN, random_state, n_threads)
+
+    def __repr__(self):
+        return (f"GaussianMechanism(sensitivity={self.sensitivity!r}, "
+                f"noise_multiplier={self.noise_multiplier!r})")
+
+
+class LaplaceMechanism:
+    r"""The Laplace mechanism: release :math:`f(D) + \mathrm{Lap}(b)^d`, :math:`b = \Delta_1/\varepsilon`.
+
+    Parameters
+    ----------
+    sensitivity : float
+        l1 sensitivity :math:`\Delta_1 = \sup \|f(D) - f(D')\|_1` over neighbours (> 0).
+    epsilon : float
+        Privacy parameter (> 0).
+
+    Attributes
+    ----------
+    noise_scale : float
+        :math:`b = \Delta_1 / \varepsilon`.
+    event : LaplaceDpEvent
+        The privacy event of one release (noise multiplier :math:`b / \Delta_1 = 1/\varepsilon`).
+
+    Notes
+    -----
+    **Privacy guarantee.** :math:`\varepsilon`-DP (pure) for neighbours :math:`D \sim D'` with
+    :math:`\|f(D) - f(D')\|_1 \le \Delta_1` (Dwork, McSherry, Nissim and Smith 2006; Dwork and
+    Roth 2014, Theorem 3.6), under the relation for which ``sensitivity`` was computed.
+
+    Examples
+    --------
+    >>> from dpsco_core.mechanisms import LaplaceMechanism
+    >>> LaplaceMechanism(sensitivity=2.0, epsilon=0.5).noise_scale
+    4.0
+    """
+
+    def __init__(self, *, sensitivity, epsilon):
+        self.sensitivity = check_positive(sensitivity, "sensitivity")
+        self.epsilon = check_epsilon(epsilon)
+        self.noise_scale = self.sensitivity / self.epsilon
+        self.event = LaplaceDpEvent(1.0 / self.epsilon)
+
+    def __call__(self, x, *, random_state=None, n_threads=None):
+        """Return ``x + Lap(noise_scale)`` (i.i.d. coordinates) as a new float64 array."""
+        return _noisy_array(x, "x", self.noise_scale, _noise.LAPLACE, random_state, n_threads)
+
+    def __repr__(self):
+        return f"LaplaceMechanism(sensitivity={self.sensitivity!r}, epsilon={self.epsilon!r})"
+
+
+class ReportNoisyMax:
+    r"""Report-noisy-max: the index of :math:`\max_i \, s_i(D) + Z_i`, ties to the lowest index.
+
+    Parameters
+    ----------
+    sensitivity : float
+        :math:`\Delta = \sup_{D \sim D'} \max_i |s_i(D) - s_i(D')|`, the l-infinity
+        sensitivity of the score vector (> 0).
+    epsilon : float
+        Privacy parameter (> 0).
+    noise : {"laplace", "gumbel", "exponential"}, default="laplace"
+        ``"laplace"``: Laplace noise (the form of the l1 Frank-Wolfe paper; Dwork and Roth 2014,
+        Claim 3.9). ``"gumbel"``: Gumbel noise, which makes this exactly the exponential
+        mechanism :math:`P(i) \propto \exp(\varepsilon s_i / (2\Delta))` (McSherry and Talwar
+        2007; the Gumbel-max identity). ``"exponential"``: one-sided exponential noise, exactly
+        the permute-and-flip mechanism (McKenna and Sheldon 2020; Ding et al. 2021), whose
+        utility is never worse than the exponential mechanism's.
+    monotonic : bool, default=False
+        Declare the scores monotone (on neighbouring data all scores move in the same
+        direction, as counts under add/remove-one do). Halves the noise for ``"laplace"`` and
+        ``"gumbel"`` (scale :math:`\Delta/\varepsilon`). Not accepted with ``"exponential"``,
+        for which we rely only on the general (non-monotone) proof. A false declaration voids
+        the guarantee.
+
+    Attributes
+    ----------
+    noise_scale : float
+        :math:`b = 2\Delta/\varepsilon` (or :math:`\Delta/\varepsilon` for monotone scores).
+    event : EpsilonDeltaDpEvent
+        Guarantee of releasing the index: pure :math:`\varepsilon`-DP.
+    event_with_value : ComposedDpEvent
+        Guarantee of releasing the index and a noisy value (``return_value=True``).
+
+    Notes
+    -----
+    **Privacy guarantee.** Releasing the index is :math:`\varepsilon`-DP (pure) for neighbours
+    whose score vectors differ by at most ``sensitivity`` in every coordinate, with noise scale
+    :math:`2\Delta/\varepsilon` for any scores (for the signed vertices of an l1 ball the
+    paired scores move in opposite directions, so the monotone factor never applies there).
+    The noisy maximum itself is *not* released by the index: with ``return_value=True`` the
+    value returned is the selected score plus *fresh* Laplace noise of scale
+    :math:`b` (a Laplace mechanism on one score, :math:`\Delta/b`-DP), and the pair is
+    :math:`(\varepsilon + \Delta/b)`-DP by composition (``event_with_value``). Returning the
+    maximum of the noisy scores directly would not be :math:`\varepsilon`-DP.
+
+    The kernel (``dpsco_core._kernels._noisy_max``) evaluates the exact Laplace or Gumbel
+    variate only for candidates that could still win; its output equals drawing every variate
+    (``dpsco_core.reference.noisy_max``), bit for bit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsco_core.mechanisms import ReportNoisyMax
+    >>> rnm = ReportNoisyMax(sensitivity=1.0, epsilon=1.0)
+    >>> rnm.noise_scale
+    2.0
+    >>> rnm(np.array([0.0, 100.0, 3.0]), random_state=0)
+    1
+    """
+
+    def __init__(self, *, sensitivity, epsilon, noise="laplace", monotonic=False):
+        self.sensitivity = check_positive(sensitivity, "sensitivity")
+        self.epsilon = check_epsilon(epsilon)
+        if noise not in _NOISE_KINDS:
+            raise ValueError(
+                f"noise must be one of {sorted(_NOISE_KINDS)}; got {noise!r}.")
+        if not isinstance(monotonic, (bool, np.bool_)):
+            raise TypeError(f"monotonic must be a bool; got {type(monotonic).__name__}.")
+        if monotonic and noise == "exponential":
+            raise ValueError("monotonic=True is not supported with noise='exponential'.")
+        self.noise = noise
+        self.monotonic = bool(monotonic)
+        factor = 1.0 if self.monotonic else 2.0
+        self.noise_scale = factor * self.sensitivity / self.epsilon
+        self.event = EpsilonDeltaDpEvent(self.epsilon, 0.0)
+        value_epsilon = self.sensitivity / self.noise_scale
+        self.event_with_value = ComposedDpEvent(
+            (self.event, LaplaceDpEvent(1.0 / value_epsilon)))
+
+    def __call__(self, scores, *, return_value=False, random_state=None, n_threads=None):
+        """Select a candidate.
+
+        Parameters
+        ----------
+        scores : array-like of shape (m,)
+            Finite scores, m >= 1. Not modified.
+        return_value : bool, default=False
+            Also return the selected score plus fresh Laplace(``noise_scale``) noise (costs
+            extra privacy: see ``event_with_value``).
+        random_state : None, int, SeedSequence or Generator
+            Randomness (see :mod:`dpsco_core._random`); None draws fresh OS entropy.
+        n_threads : int or None
+            OpenMP threads (None: all cores). The result does not depend on it.
+
+        Returns
+        -------
+        index : int
+        value : float
+            Only with ``return_value=True``.
+        """
+        scores = check_vector(scores, "scores")
+        seed_seq = check_random_state(random_state)
+        select_seq, value_seq = child_seed_sequences(seed_seq, 2)
+        generators = block_bit_generators(
+            select_seq, _n_blocks(scores.size, _noisy_max.NOISY_MAX_BLOCK_SIZE))
+        index, _ = _noisy_max.report_noisy_max(scores, self.noise_scale,
+                                                _NOISE_KINDS[self.noise], generators,
+                                                effective_n_threads(n_threads))
+        if not return_value:
+            return int(index)
+        value_rng = np.random.Generator(block_bit_generators(value_seq, 1)[0])
+        return int(index), float(scores[index] + value_rng.laplace(0.0, self.noise_scale))
+
+    def __repr__(self):
+        return (f"ReportNoisyMax(sensitivity={self.sensitivity!r}, epsilon={self.epsilon!r}, "
+                f"noise={self.noise!r}, monotonic={self.monotonic!r})")
+
+
+def gaussian_mechanism(x, *, sensitivity, epsilon=None, delta=None, noise_multiplier=None,
+                       calibration="analytic", random_state=None, n_threads=None):
+    """Release ``x + N(0, sigma^2 I)``; see :class:`GaussianMechanism` for the calibration."""
+    mech = GaussianMechanism(sensitivity=sensitivity, epsilon=epsilon, delta=delta,
+                             noise_multiplier=noise_multiplier, calibration=calibration)
+    return mech(x, random_state=random_state, n_threads=n_threads)
+
+
+def laplace_mechanism(x, *, sensitivity, epsilon, random_state=None, n_threads=None):
+    """Release ``x + Lap(sensitivity / epsilon)``: epsilon-DP; see :class:`LaplaceMechanism`."""
+    mech = LaplaceMechanism(sensitivity=sensitivity, epsilon=epsilon)
+    return mech(x, random_state=random_state, n_threads=n_threads)
+
+
+def report_noisy_max(scores, *, sensitivity, epsilon, noise="laplace", monotonic=False,
+                     return_value=False, random_state=None, n_threads=None):
+    """Epsilon-DP index of the (noisily) largest score; see :class:`ReportNoisyMax`."""
+    mech = ReportNoisyMax(sensitivity=sensitivity, epsilon=epsilon, noise=noise,
+                          monotonic=monotonic)
+    return mech(scores, return_value=return_value, random_state=random_state,
+                n_threads=n_threads)
+
+
+def exponential_mechanism(scores, *, sensitivity, epsilon, monotonic=False, random_state=None,
+                          n_threads=None):
+    """The exponential mechanism, ``P(i) ~ exp(epsilon s_i / (2 sensitivity))``: epsilon-DP.
+
+    Sampled exactly as report-noisy-max with Gumbel noise (:class:`ReportNoisyMax`).
+    """
+    return report_noisy_max(scores, sensitivity=sensitivity, epsilon=epsilon, noise="gumbel",
+                            monotonic=monotonic, random_state=random_state,
+                            n_threads=n_threads)
+
+
+def permute_and_flip(scores, *, sensitivity, epsilon, random_state=None, n_threads=None):
+    """Permute-and-flip (McKenna and Sheldon 2020): epsilon-DP selection.
+
+    Sampled exactly as report-noisy-max with exponential noise of scale
+    ``2 sensitivity / epsilon`` (Ding et al. 2021); see :class:`ReportNoisyMax`.
+    """
+    return report_noisy_max(scores, sensitivity=sensitivity, epsilon=epsilon,
+                            noise="exponential", random_state=random_state,
+                            n_threads=n_threads)

@@ -1,0 +1,57 @@
+"""Argument checks shared by the privacy modules (on top of ``dpsco_core._validation``)."""
+
+import numpy as np
+
+from .._validation import check_scalar, check_vector
+
+__all__ = ["check_orders", "check_conversion", "check_sample_rate", "round_up"]
+
+#: RDP -> (epsilon, delta) conversions understood by every accountant and calibration function.
+CONVERSIONS = ("improved", "mironov")
+
+
+def check_orders(orders, name="orders"):
+    """Return a fresh read-only float64 copy of ``orders``, each order checked to be in (1, inf).
+
+    Raises
+    ------
+    TypeError
+        If ``orders`` is not an array of real numbers.
+    ValueError
+        If it is empty, not 1-dimensional, holds NaN or inf, or holds an order <= 1.
+    """
+    arr = check_vector(orders, name, copy=True)
+    if np.any(arr <= 1.0):
+        bad = float(arr[arr <= 1.0][0])
+        raise ValueError(f"{name} must all be in (1, inf); got {bad!r}.")
+    arr.flags.writeable = False
+    return arr
+
+
+def check_conversion(conversion, name="conversion"):
+    """Return ``conversion`` after checking it names a known RDP -> DP conversion."""
+    if not isinstance(conversion, str):
+        raise TypeError(f"{name} must be a str in {set(CONVERSIONS)}; "
+                        f"got {type(conversion).__name__} {conversion!r}.")
+    if conversion not in CONVERSIONS:
+        raise ValueError(f"{name} must be one of {set(CONVERSIONS)}; got {conversion!r}.")
+    return conversion
+
+
+def check_sample_rate(sample_rate, name="sample_rate"):
+    """A Poisson sampling probability: a real number in (0, 1]."""
+    return check_scalar(sample_rate, name, low=0.0, high=1.0, high_open=False)
+
+
+def round_up(value):
+    """Round a computed bound up (elementwise): the last step of every bound we report.
+
+    Bounds are computed in float64 from a few transcendental functions, each correct to an ulp
+    or two; a relative 1e-13 plus one ulp keeps the reported number above the exact value of the
+    formula, in the spirit of OpenDP's upward casts. An exact zero stays zero.
+    """
+    value = np.asarray(value, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        up = np.nextafter(value * (1.0 + 1e-13), np.inf)
+    out = np.where(value == 0.0, 0.0, up)
+    return out[()] if out.ndim == 0 else out

@@ -1,0 +1,486 @@
+"""Privacy accountants: compose a tree of events, then answer epsilon-for-delta queries.
+
+Every accountant follows one contract (after dp-accounting's ``PrivacyAccountant``):
+
+* it is built with a :class:`~dpsco_core.privacy.events.NeighboringRelation` and checks, event by
+  event, that its analysis holds under that relation;
+* ``supports(event)`` is a dry run of the traversal ``compose`` performs;
+* ``compose(event, count=1)`` validates the whole tree before touching the state, raises
+  :class:`~dpsco_core.exceptions.UnsupportedEventError` for an event (or relation) it cannot
+  account for and :class:`ValueError` for an event with invalid parameters, and leaves the state
+  unchanged on any error; it returns the accountant;
+* ``get_epsilon(delta)``, ``get_epsilon_and_order(delta)`` and ``get_delta(epsilon)`` report
+  upper bounds, rounded up;
+* ``ledger`` is the composed event (the input of :class:`~dpsco_core.privacy.report.PrivacyReport`).
+"""
+
+import abc
+import math
+import warnings
+
+import numpy as np
+
+from .._validation import check_delta, check_epsilon, check_int, check_positive, check_scalar
+from ..exceptions import OrderGridWarning, UnsupportedEventError
+from ._checks import check_conversion, check_orders, check_sample_rate, round_up
+from .conversions import _rdp_to_delta, _rdp_to_epsilon
+from .events import (
+    ComposedDpEvent,
+    DpEvent,
+    EpsilonDeltaDpEvent,
+    GaussianDpEvent,
+    LaplaceDpEvent,
+    NeighboringRelation,
+    NonPrivateDpEvent,
+    NoOpDpEvent,
+    PoissonSampledDpEvent,
+    SelfComposedDpEvent,
+    ZCDpEvent,
+)
+from .rdp import SampledGaussianRdp, rdp_gaussian, rdp_laplace, rdp_pure, rdp_zcdp
+
+__all__ = ["DEFAULT_RDP_ORDERS", "PrivacyAccountant", "RdpAccountant", "PureDpAccountant"]
+
+#: dp-accounting's default grid (``dp_accounting.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS``):
+#: 1.1, 1.2, ..., 10.9, then 11, ..., 63, then 128, 256, 512, 1024. Using the same grid makes
+#: our epsilons match dp-accounting's.
+DEFAULT_RDP_ORDERS = tuple([1.0 + x / 10.0 for x in range(1, 100)]
+                           + [float(x) for x in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0])
+
+
+class _Unsupported(Exception):
+    """Internal: carries the message of an unsupported event up the traversal."""
+
+
+def _check_relation(neighboring_relation):
+    if not isinstance(neighboring_relation, NeighboringRelation):
+        raise TypeError("neighboring_relation must be a NeighboringRelation; got "
+                        f"{type(neighboring_relation).__name__} {neighboring_relation!r}.")
+    return neighboring_relation
+
+
+def _check_event(event):
+    if not isinstance(event, DpEvent):
+        raise TypeError(f"event must be a DpEvent; got {type(event).__name__} {event!r}.")
+    return event
+
+
+class PrivacyAccountant(abc.ABC):
+    """Base class of the accountants; see the module docstring for the contract.
+
+    Parameters
+    ----------
+    neighboring_relation : NeighboringRelation, default=ADD_OR_REMOVE_ONE
+        The relation under which sensitivities (and so noise multipliers) are measured.
+    """
+
+    #: Short name reported in :class:`~dpsco_core.privacy.report.PrivacyReport`.
+    name = "abstract"
+
+    def __init__(self, neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE):
+        self._relation = _check_relation(neighboring_relation)
+        self._ledger = ()
+
+    @property
+    def neighboring_relation(self):
+        """NeighboringRelation: the relation the accountant's analysis assumes."""
+        return self._relation
+
+    @property
+    def ledger(self):
+        """ComposedDpEvent: every event composed so far, in order (counts as SelfComposed)."""
+        return ComposedDpEvent(self._ledger)
+
+    def supports(self, event):
+        """Return whether ``event`` (a whole tree) can be composed, without composing it.
+
+        Only the structure and the neighbouring relation are checked; parameter values are
+        validated by :meth:`compose`.
+        """
+        _check_event(event)
+        try:
+            self._walk(event, None)
+        except _Unsupported:
+            return False
+        return True
+
+    def compose(self, event, count=1):
+        """Compose ``event`` ``count`` times (adaptively) into the accountant; return ``self``.
+
+        Parameters
+        ----------
+        event : DpEvent
+            The event tree.
+        count : int, default=1
+            Number of repetitions, at least 1.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        UnsupportedEventError
+            If the tree holds an event the accountant cannot analyse under its relation.
+        ValueError, TypeError
+            If an event parameter is invalid (for example ``noise_multiplier <= 0``).
+        """
+        _check_event(event)
+        count = check_int(count, "count", low=1)
+        try:
+            self._walk(event, None)
+        except _Unsupported as exc:
+            raise UnsupportedEventError(str(exc)) from None
+        self._apply(event, count)  # computes into fresh storage, assigns last
+        self._ledger = self._ledger + ((event if count == 1
+                                        else SelfComposedDpEvent(event, count)),)
+        return self
+
+    @abc.abstractmethod
+    def _walk(self, event, sink):
+        """Traverse ``event``; raise ``_Unsupported``. With ``sink`` not None, accumulate."""
+
+    @abc.abstractmethod
+    def _apply(self, event, count):
+        """Compute the contribution of ``event`` x ``count`` and add it to the state."""
+
+    @abc.abstractmethod
+    def get_epsilon_and_order(self, delta):
+        """Return ``(epsilon, order)``: the epsilon bound for ``delta`` and where it is attained."""
+
+    def get_epsilon(self, delta):
+        """Return an upper bound on epsilon such that the composition is (epsilon, delta)-DP.
+
+        Parameters
+        ----------
+        delta : float
+            In (0, 1).
+
+        Returns
+        -------
+        float
+        """
+        return self.get_epsilon_and_order(delta)[0]
+
+    @abc.abstractmethod
+    def get_delta(self, epsilon):
+        """Return an upper bound on delta such that the composition is (epsilon, delta)-DP."""
+
+    # Parameter checks of the events, shared by the accountants.
+    @staticmethod
+    def _children(event):
+        if isinstance(event, SelfComposedDpEvent):
+            check_int(event.count, "SelfComposedDpEvent.count", low=1)
+            return (event.event,)
+        if not isinstance(event.events, (tuple, list)):
+            raise TypeError("ComposedDpEvent.events must be a tuple of DpEvent; got "
+                            f"{type(event.events).__name__}.")
+        for e in event.events:
+            _check_event(e)
+        return tuple(event.events)
+
+
+def _effective_noise_multiplier(event):
+    """Noise multiplier of one Gaussian equivalent to a composition of Gaussians.
+
+    ``k`` Gaussians with multipliers ``s_i`` applied to the same sampled batch release a vector
+    whose privacy loss is that of one Gaussian with ``(sum_i s_i^-2)^(-1/2)`` (dp-accounting's
+    ``_effective_gaussian_noise_multiplier``). Returns None if ``event`` is not such a tree.
+    """
+    if isinstance(event, GaussianDpEvent):
+        return event.noise_multiplier
+    if isinstance(event, SelfComposedDpEvent):
+        s = _effective_noise_multiplier(event.event)
+        return None if s is None else ("count", s, event.count)
+    if isinstance(event, ComposedDpEvent):
+        parts = [_effective_noise_multiplier(e) for e in event.events]
+        return None if any(p is None for p in parts) or not parts else ("sum", parts)
+    return None
+
+
+def _resolve_noise(tree):
+    """Evaluate the tree built by :func:`_effective_noise_multiplier` after validating leaves."""
+    if isinstance(tree, tuple) and tree[0] == "count":
+        count = check_int(tree[2], "SelfComposedDpEvent.count", low=1)
+        return _resolve_noise(tree[1]) / math.sqrt(count)
+    if isinstance(tree, tuple) and tree[0] == "sum":
+        return math.fsum(_resolve_noise(p) ** -2 for p in tree[1]) ** -0.5
+    return check_positive(tree, "GaussianDpEvent.noise_multiplier")
+
+
+class RdpAccountant(PrivacyAccountant):
+    """Renyi-DP accountant: RDP curves add over composition, then convert to (epsilon, delta).
+
+    Parameters
+    ----------
+    orders : array_like of float or None, default=None
+        Renyi orders, each in (1, inf). None selects :data:`DEFAULT_RDP_ORDERS`
+        (dp-accounting's grid), so that results match dp-accounting.
+    neighboring_relation : NeighboringRelation, default=ADD_OR_REMOVE_ONE
+        ``PoissonSampledDpEvent`` is analysed for ADD_OR_REMOVE_ONE and ZERO_OUT only (Mironov,
+        Talwar and Zhang 2019); under REPLACE_ONE it raises UnsupportedEventError, as
+        dp-accounting does. Unsampled events hold under any relation (their noise multiplier is
+        relative to the sensitivity under that relation).
+    conversion : {"improved", "mironov"}, default="improved"
+        RDP -> (epsilon, delta) conversion; see :mod:`dpsco_core.privacy.conversions`.
+        ``"improved"`` is dp-accounting's; ``"mironov"`` (Prop. 3) is the DP-CD paper's.
+
+    Notes
+    -----
+    Supported events and their RDP curves:
+
+    * ``GaussianDpEvent(s)``: ``alpha / (2 s^2)`` (Mironov 2017, Prop. 7);
+    * ``LaplaceDpEvent(b)``: Mironov 2017, Prop. 6 with ``epsilon = 1/b``;
+    * ``EpsilonDeltaDpEvent(epsilon, 0)``: ``min(epsilon, alpha epsilon^2 / 2)`` (Bun and
+      Steinke 2016, Prop. 3.3); ``delta > 0`` is unsupported;
+    * ``ZCDpEvent(rho)``: ``rho alpha``;
+    * ``PoissonSampledDpEvent(q, tree of Gaussians)``: Mironov, Talwar and Zhang 2019;
+    * ``SelfComposedDpEvent``, ``ComposedDpEvent``: sums (Mironov 2017, Prop. 1);
+    * ``NoOpDpEvent``: 0; ``NonPrivateDpEvent``: inf.
+
+    :meth:`get_epsilon_and_order` warns with :class:`~dpsco_core.exceptions.OrderGridWarning`
+    when the optimal order is the smallest or largest of the grid.
+
+    References
+    ----------
+    Mironov, "Renyi differential privacy", CSF 2017. Mironov, Talwar and Zhang, "Renyi
+    differential privacy of the sampled Gaussian mechanism", arXiv:1908.10530, 2019.
+    """
+
+    name = "rdp"
+
+    def __init__(self, orders=None, neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE,
+                 *, conversion="improved"):
+        super().__init__(neighboring_relation)
+        self._orders = check_orders(DEFAULT_RDP_ORDERS if orders is None else orders)
+        self._conversion = check_conversion(conversion)
+        self._rdp = np.zeros_like(self._orders)
+
+    @property
+    def orders(self):
+        """ndarray of shape (n_orders,): the Renyi orders (read-only)."""
+        return self._orders
+
+    @property
+    def rdp(self):
+        """ndarray of shape (n_orders,): the composed RDP curve (a read-only copy)."""
+        out = self._rdp.copy()
+        out.flags.writeable = False
+        return out
+
+    @property
+    def conversion(self):
+        """str: the RDP -> (epsilon, delta) conversion, ``"improved"`` or ``"mironov"``."""
+        return self._conversion
+
+    def _walk(self, event, sink):
+        if isinstance(event, NoOpDpEvent):
+            return
+        if isinstance(event, NonPrivateDpEvent):
+            if sink is not None:
+                sink += np.inf
+            return
+        if isinstance(event, SelfComposedDpEvent):
+            (child,) = self._children(event)
+            if sink is None:
+                self._walk(child, None)
+            else:
+                part = np.zeros_like(sink)
+                self._walk(child, part)
+                sink += event.count * part
+            return
+        if isinstance(event, ComposedDpEvent):
+            for child in self._children(event):
+                self._walk(child, sink)
+            return
+        if isinstance(event, GaussianDpEvent):
+            if sink is not None:
+                sink += rdp_gaussian(event.noise_multiplier, self._orders)
+            return
+        if isinstance(event, LaplaceDpEvent):
+            if sink is not None:
+                sink += rdp_laplace(event.noise_multiplier, self._orders)
+            return
+        if isinstance(event, ZCDpEvent):
+            if sink is not None:
+                sink += rdp_zcdp(event.rho, self._orders)
+            return
+        if isinstance(event, EpsilonDeltaDpEvent):
+            delta = check_delta(event.delta, "EpsilonDeltaDpEvent.delta", allow_zero=True)
+            if delta > 0.0:
+                raise _Unsupported(
+                    f"RdpAccountant cannot compose {event!r}: an (epsilon, delta) guarantee "
+                    "with delta > 0 implies no RDP curve. Use PureDpAccountant (basic "
+                    "composition) instead.")
+            if sink is not None:
+                eps = check_scalar(event.epsilon, "EpsilonDeltaDpEvent.epsilon", low=0.0,
+                                   low_open=False)
+                sink += rdp_pure(eps, self._orders) if eps > 0.0 else 0.0
+            return
+        if isinstance(event, PoissonSampledDpEvent):
+            if self._relation is NeighboringRelation.REPLACE_ONE:
+                raise _Unsupported(
+                    "PoissonSampledDpEvent is analysed under ADD_OR_REMOVE_ONE or ZERO_OUT "
+                    "(Mironov, Talwar and Zhang 2019); the accountant uses REPLACE_ONE. Use "
+                    "ADD_OR_REMOVE_ONE with the add/remove sensitivity.")
+            tree = _effective_noise_multiplier(event.event)
+            if tree is None:
+                raise _Unsupported(
+                    "the subevent of PoissonSampledDpEvent must be a GaussianDpEvent or a "
+                    "composition of GaussianDpEvents; got " f"{event.event!r}.")
+            if sink is not None:
+                s = _resolve_noise(tree)
+                q = check_sample_rate(event.sampling_probability,
+                                      "PoissonSampledDpEvent.sampling_probability")
+                sink += SampledGaussianRdp(q, self._orders)._evaluate(s)
+            return
+        raise _Unsupported(f"RdpAccountant does not support {type(event).__name__}: {event!r}.")
+
+    def _apply(self, event, count):
+        part = np.zeros_like(self._orders)
+        self._walk(event, part)
+        self._rdp = self._rdp + count * part
+
+    def get_epsilon_and_order(self, delta):
+        """Return the smallest epsilon over the orders for ``delta``, and the order attaining it.
+
+        Parameters
+        ----------
+        delta : float
+            In (0, 1).
+
+        Returns
+        -------
+        epsilon : float
+            Upper bound, rounded up (``inf`` after a NonPrivateDpEvent).
+        order : float
+            The optimal Renyi order.
+
+        Warns
+        -----
+        OrderGridWarning
+            If the optimal order is the smallest or the largest of the grid.
+        """
+        delta = check_delta(delta)
+        eps, order = _rdp_to_epsilon(self._orders, self._rdp, delta, self._conversion)
+        if 0.0 < eps < math.inf:
+            _warn_if_edge(order, self._orders)
+        return eps, order
+
+    def get_delta_and_order(self, epsilon):
+        """Return the smallest delta over the orders for ``epsilon``, and the optimal order."""
+        epsilon = check_epsilon(epsilon)
+        delta, order = _rdp_to_delta(self._orders, self._rdp, epsilon, self._conversion)
+        if 0.0 < delta < 1.0:
+            _warn_if_edge(order, self._orders)
+        return delta, order
+
+    def get_delta(self, epsilon):
+        """Return an upper bound on delta for ``epsilon`` (in (0, inf)), rounded up."""
+        return self.get_delta_and_order(epsilon)[0]
+
+
+def _warn_if_edge(order, orders):
+    if order == orders.min() or order == orders.max():
+        warnings.warn(
+            f"The optimal Renyi order {order:g} is at the edge of the order grid "
+            f"[{orders.min():g}, {orders.max():g}]; epsilon may be loose. Extend the grid.",
+            OrderGridWarning, stacklevel=3)
+
+
+class PureDpAccountant(PrivacyAccountant):
+    """Basic composition: epsilons add and deltas add.
+
+    Composing mechanisms that are ``(epsilon_i, delta_i)``-DP gives
+    ``(sum epsilon_i, sum delta_i)``-DP (Dwork, McSherry, Nissim and Smith 2006; Dwork and Roth
+    2014, Theorem 3.16), under any neighbouring relation.
+
+    Parameters
+    ----------
+    neighboring_relation : NeighboringRelation, default=ADD_OR_REMOVE_ONE
+
+    Notes
+    -----
+    Supports ``EpsilonDeltaDpEvent``, ``LaplaceDpEvent`` (``1/noise_multiplier``-DP),
+    ``NoOpDpEvent``, ``NonPrivateDpEvent`` (infinite epsilon), ``SelfComposedDpEvent`` and
+    ``ComposedDpEvent``. Gaussian, zCDP and sampled events have no pure guarantee and raise
+    UnsupportedEventError. :meth:`get_epsilon` returns the summed epsilon when ``delta`` is at
+    least the summed delta, else ``inf``; :meth:`get_epsilon_and_order` reports the order as
+    ``inf`` (pure DP is RDP of order infinity).
+
+    References
+    ----------
+    Dwork and Roth, "The algorithmic foundations of differential privacy", 2014, Theorem 3.16.
+    """
+
+    name = "basic-composition"
+
+    def __init__(self, neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE):
+        super().__init__(neighboring_relation)
+        self._epsilon = 0.0
+        self._delta = 0.0
+
+    @property
+    def epsilon(self):
+        """float: the composed epsilon (sum, rounded up)."""
+        return self._epsilon
+
+    @property
+    def delta(self):
+        """float: the composed delta (sum, rounded up)."""
+        return self._delta
+
+    def _walk(self, event, sink):
+        if isinstance(event, NoOpDpEvent):
+            return
+        if isinstance(event, NonPrivateDpEvent):
+            if sink is not None:
+                sink[0] = math.inf
+            return
+        if isinstance(event, SelfComposedDpEvent):
+            (child,) = self._children(event)
+            if sink is None:
+                self._walk(child, None)
+            else:
+                part = [0.0, 0.0]
+                self._walk(child, part)
+                sink[0] = float(round_up(sink[0] + event.count * part[0]))
+                sink[1] = float(round_up(sink[1] + event.count * part[1]))
+            return
+        if isinstance(event, ComposedDpEvent):
+            for child in self._children(event):
+                self._walk(child, sink)
+            return
+        if isinstance(event, LaplaceDpEvent):
+            if sink is not None:
+                b = check_positive(event.noise_multiplier, "LaplaceDpEvent.noise_multiplier")
+                sink[0] = float(round_up(sink[0] + 1.0 / b))
+            return
+        if isinstance(event, EpsilonDeltaDpEvent):
+            if sink is not None:
+                eps = check_scalar(event.epsilon, "EpsilonDeltaDpEvent.epsilon", low=0.0,
+                                   low_open=False)
+                delta = check_delta(event.delta, "EpsilonDeltaDpEvent.delta", allow_zero=True)
+                sink[0] = float(round_up(sink[0] + eps))
+                sink[1] = float(round_up(sink[1] + delta))
+            return
+        raise _Unsupported(
+            f"PureDpAccountant does not support {type(event).__name__}: {event!r} has no "
+            "(epsilon, delta) guarantee to add up. Use RdpAccountant.")
+
+    def _apply(self, event, count):
+        part = [0.0, 0.0]
+        self._walk(event, part)
+        eps = float(round_up(self._epsilon + count * part[0]))
+        delta = float(round_up(self._delta + count * part[1]))
+        self._epsilon, self._delta = eps, delta
+
+    def get_epsilon_and_order(self, delta):
+        """Return ``(epsilon, inf)``: the summed epsilon if ``delta`` covers the summed delta."""
+        delta = check_delta(delta)
+        return (self._epsilon if delta >= self._delta else math.inf), math.inf
+
+    def get_delta(self, epsilon):
+        """Return the summed delta if ``epsilon`` covers the summed epsilon, else 1."""
+        epsilon = check_epsilon(epsilon)
+        return self._delta if epsilon >= self._epsilon else 1.0

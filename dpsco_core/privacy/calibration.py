@@ -1,0 +1,397 @@
+"""Noise calibration: the smallest noise multiplier that meets an (epsilon, delta) budget.
+
+Every search here is shown to be conservative rather than assumed to be: the noise multiplier is
+bracketed (doubled until the budget holds), located by Brent's method on the monotone map
+``noise_multiplier -> epsilon``, and then the returned value is checked again against the target;
+if Brent's point overshoots the budget, the search moves to the safe side of the bracket, never
+to a midpoint that overshoots. Arguments are keyword-only and use the names of Opacus and
+dp-accounting (``target_epsilon``, ``target_delta``, ``sample_rate``, ``steps``, ``epochs``,
+``epsilon_tolerance``). A noise multiplier is always ``noise_scale / sensitivity``.
+"""
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+from .._validation import check_delta, check_epsilon, check_int, check_positive
+from ..exceptions import PrivacyBudgetError
+from ._checks import check_conversion, check_orders, check_sample_rate, round_up
+from .accountants import DEFAULT_RDP_ORDERS, _warn_if_edge
+from .conversions import _rdp_to_epsilon
+from .gdp import _gdp_mu, gdp_mu
+from .rdp import RDP_SLACK, SampledGaussianRdp
+
+__all__ = [
+    "calibrate_sampled_gaussian",
+    "calibrate_gaussian",
+    "calibrate_analytic_gaussian",
+    "dp_cd_noise_multiplier",
+    "gdp_mu",
+    "steps_from_epochs",
+]
+
+#: Largest noise multiplier the searches try before declaring a budget infeasible.
+MAX_NOISE_MULTIPLIER = 1e6
+_MIN_NOISE_MULTIPLIER = 1e-6
+
+
+def steps_from_epochs(epochs, sample_rate):
+    """Number of steps of ``epochs`` passes at Poisson rate ``sample_rate``: ``ceil(epochs / q)``.
+
+    Rounding is upward (more steps, more privacy cost charged), never a silent truncation. A
+    quotient within 1e-9 (relative) of an integer is taken as that integer, so that floating-point
+    noise in ``epochs / sample_rate`` (for example ``50 / (256 / 45312)``) does not add a step.
+
+    Parameters
+    ----------
+    epochs : float
+        In (0, inf).
+    sample_rate : float
+        In (0, 1].
+
+    Returns
+    -------
+    int
+    """
+    epochs = check_positive(epochs, "epochs")
+    sample_rate = check_sample_rate(sample_rate)
+    x = epochs / sample_rate
+    nearest = round(x)
+    if abs(x - nearest) <= 1e-9 * max(1.0, x):
+        return max(1, int(nearest))
+    return max(1, math.ceil(x))
+
+
+def _calibrate_decreasing(epsilon_and_order, target_epsilon, epsilon_tolerance,
+                          max_noise_multiplier, describe, start=1.0):
+    """Smallest noise multiplier ``s`` with ``epsilon(s) <= target_epsilon``, and its order.
+
+    ``epsilon_and_order(s)`` returns the epsilon of noise multiplier ``s`` (non-increasing in
+    ``s``) and the optimal order. The returned ``s`` satisfies
+    ``target_epsilon - epsilon_tolerance <= epsilon(s) <= target_epsilon`` (the upper bound
+    always; the lower one unless the map jumps). Returns ``(s, order)``.
+    """
+    cache = {}
+
+    def gap(s):
+        if s not in cache:  # the re-checks below reuse evaluations of the search
+            cache[s] = epsilon_and_order(s)
+        return cache[s][0] - target_epsilon
+
+    def epsilon_of(s):
+        return gap(s) + target_epsilon
+
+    # Bracket: hi meets the budget, lo does not.
+    hi = start
+    if gap(hi) > 0.0:
+        while True:
+            if hi >= max_noise_multiplier:
+                raise PrivacyBudgetError(
+                    f"{describe}: even noise_multiplier={hi:g} gives epsilon="
+                    f"{epsilon_of(hi):.6g} > target_epsilon={target_epsilon:g}; the budget "
+                    f"cannot be met below max_noise_multiplier={max_noise_multiplier:g}.")
+            lo, hi = hi, min(2.0 * hi, max_noise_multiplier)
+            if gap(hi) <= 0.0:
+                break
+    else:
+        lo = hi / 2.0
+        while gap(lo) <= 0.0:
+            hi = lo
+            if lo <= _MIN_NOISE_MULTIPLIER:
+                return hi, cache[hi][1]  # meets the budget with (almost) no noise
+            lo /= 2.0
+    root = optimize.brentq(gap, lo, hi, xtol=1e-14, rtol=1e-10, maxiter=200)
+    # Re-check: keep Brent's point only if it meets the budget, else step to the safe side.
+    for _ in range(8):
+        if gap(root) <= 0.0:
+            break
+        root = float(np.nextafter(root, math.inf)) * (1.0 + 1e-12)
+    else:
+        root = hi
+    # Tighten towards the budget if the answer is looser than epsilon_tolerance (only possible
+    # after the fallback to ``hi``); bisection keeps the safe end.
+    safe, unsafe = root, lo
+    while -gap(safe) > epsilon_tolerance and safe - unsafe > 1e-12 * safe:
+        mid = 0.5 * (safe + unsafe)
+        if gap(mid) <= 0.0:
+            safe = mid
+        else:
+            unsafe = mid
+    gap(safe)
+    return safe, cache[safe][1]
+
+
+def _check_steps_epochs(steps, epochs, sample_rate):
+    if (steps is None) == (epochs is None):
+        raise ValueError("exactly one of steps and epochs must be given; got "
+                         f"steps={steps!r}, epochs={epochs!r}.")
+    if steps is not None:
+        return check_int(steps, "steps", low=1)
+    return steps_from_epochs(epochs, sample_rate)
+
+
+def calibrate_sampled_gaussian(*, target_epsilon, target_delta, sample_rate, steps=None,
+                               epochs=None, orders=None, conversion="improved",
+                               epsilon_tolerance=1e-6,
+                               max_noise_multiplier=MAX_NOISE_MULTIPLIER):
+    """Smallest noise multiplier making Poisson-sampled DP-SGD (target_epsilon, target_delta)-DP.
+
+    The mechanism is ``steps`` adaptive compositions of the Poisson-subsampled Gaussian mechanism
+    (``PoissonSampledDpEvent(sample_rate, GaussianDpEvent(noise_multiplier))``), accounted with
+    RDP and converted to (epsilon, delta), under the add-or-remove-one relation (also valid for
+    zero-out).
+
+    Parameters
+    ----------
+    target_epsilon : float
+        In (0, inf).
+    target_delta : float
+        In (0, 1).
+    sample_rate : float
+        Poisson sampling probability ``q``, in (0, 1].
+    steps : int, optional
+        Number of steps, at least 1. Exactly one of ``steps`` and ``epochs`` must be given.
+    epochs : float, optional
+        Number of passes; ``steps = ceil(epochs / sample_rate)`` (see :func:`steps_from_epochs`).
+    orders : array_like of float, optional
+        Renyi orders in (1, inf). Default: dp-accounting's grid.
+    conversion : {"improved", "mironov"}, default="improved"
+        RDP -> DP conversion (see :mod:`dpsco_core.privacy.conversions`); ``"improved"`` is
+        dp-accounting's, ``"mironov"`` is Mironov 2017, Prop. 3.
+    epsilon_tolerance : float, default=1e-6
+        The epsilon of the result lies in ``[target_epsilon - epsilon_tolerance,
+        target_epsilon]``.
+    max_noise_multiplier : float, default=1e6
+        Give up (PrivacyBudgetError) beyond this noise multiplier.
+
+    Returns
+    -------
+    float
+        The noise multiplier (noise standard deviation over the l2 sensitivity of the sum). Its
+        epsilon, recomputed by :class:`~dpsco_core.privacy.accountants.RdpAccountant` with the
+        same orders and conversion, is at most ``target_epsilon``.
+
+    Raises
+    ------
+    PrivacyBudgetError
+        If no noise multiplier up to ``max_noise_multiplier`` meets the budget.
+    ValueError, TypeError
+        On invalid arguments, or if both or neither of ``steps`` and ``epochs`` are given.
+
+    Warns
+    -----
+    OrderGridWarning
+        If the optimal order at the returned noise multiplier is at the edge of the grid.
+
+    References
+    ----------
+    Mironov, Talwar and Zhang, "Renyi differential privacy of the sampled Gaussian mechanism",
+    2019; Abadi et al., "Deep learning with differential privacy", CCS 2016.
+    """
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    target_delta = check_delta(target_delta, "target_delta")
+    sample_rate = check_sample_rate(sample_rate)
+    steps = _check_steps_epochs(steps, epochs, sample_rate)
+    orders = check_orders(DEFAULT_RDP_ORDERS if orders is None else orders)
+    conversion = check_conversion(conversion)
+    epsilon_tolerance = check_positive(epsilon_tolerance, "epsilon_tolerance")
+    max_noise_multiplier = check_positive(max_noise_multiplier, "max_noise_multiplier")
+
+    curve = SampledGaussianRdp(sample_rate, orders)
+
+    def epsilon_and_order(s):
+        return _rdp_to_epsilon(orders, steps * curve._evaluate(s), target_delta, conversion)
+
+    describe = (f"sampled Gaussian with sample_rate={sample_rate:g}, steps={steps}, "
+                f"target_delta={target_delta:g}")
+    s, order = _calibrate_decreasing(epsilon_and_order, target_epsilon, epsilon_tolerance,
+                                     max_noise_multiplier, describe)
+    _warn_if_edge(order, orders)
+    return s
+
+
+def calibrate_gaussian(*, target_epsilon, target_delta, steps=1, accountant="rdp", orders=None,
+                       conversion="improved", epsilon_tolerance=1e-6,
+                       max_noise_multiplier=MAX_NOISE_MULTIPLIER):
+    """Smallest noise multiplier for ``steps`` composed Gaussian mechanisms (no sampling, q = 1).
+
+    Parameters
+    ----------
+    target_epsilon : float
+        In (0, inf).
+    target_delta : float
+        In (0, 1).
+    steps : int, default=1
+        Number of adaptive releases, each of sensitivity 1 relative to the noise multiplier.
+    accountant : {"rdp", "gdp"}, default="rdp"
+        ``"rdp"``: RDP curve ``steps alpha / (2 s^2)`` over ``orders`` with ``conversion``
+        (matches dp-accounting). ``"gdp"``: exact; the composition is ``sqrt(steps)/s``-GDP
+        (Dong, Roth and Su 2019, Cor. 3.3), so ``s = sqrt(steps) / gdp_mu(epsilon, delta)``;
+        this is the smallest noise for which the composition is (epsilon, delta)-DP.
+    orders : array_like of float, optional
+        Renyi orders for ``accountant="rdp"``. Default: dp-accounting's grid.
+    conversion : {"improved", "mironov"}, default="improved"
+        RDP -> DP conversion for ``accountant="rdp"``.
+    epsilon_tolerance : float, default=1e-6
+        As in :func:`calibrate_sampled_gaussian`.
+    max_noise_multiplier : float, default=1e6
+
+    Returns
+    -------
+    float
+        The noise multiplier (conservative end of the search).
+
+    Raises
+    ------
+    PrivacyBudgetError
+        If no noise multiplier up to ``max_noise_multiplier`` meets the budget.
+
+    References
+    ----------
+    Mironov 2017, Prop. 7 (RDP of the Gaussian mechanism); Dong, Roth and Su 2019,
+    Corollaries 2.13 and 3.3.
+    """
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    target_delta = check_delta(target_delta, "target_delta")
+    steps = check_int(steps, "steps", low=1)
+    if accountant not in ("rdp", "gdp"):
+        raise ValueError(f"accountant must be one of {{'rdp', 'gdp'}}; got {accountant!r}.")
+    epsilon_tolerance = check_positive(epsilon_tolerance, "epsilon_tolerance")
+    max_noise_multiplier = check_positive(max_noise_multiplier, "max_noise_multiplier")
+    if accountant == "gdp":
+        s = float(round_up(math.sqrt(steps) / _gdp_mu(target_epsilon, target_delta)))
+        if s > max_noise_multiplier:
+            raise PrivacyBudgetError(
+                f"{steps} Gaussian releases at (target_epsilon={target_epsilon:g}, "
+                f"target_delta={target_delta:g}) need noise_multiplier={s:g} > "
+                f"max_noise_multiplier={max_noise_multiplier:g}.")
+        return s
+    orders = check_orders(DEFAULT_RDP_ORDERS if orders is None else orders)
+    conversion = check_conversion(conversion)
+    half_orders = steps * orders / 2.0
+
+    def epsilon_and_order(s):
+        rdp = half_orders / (s * s) * (1.0 + RDP_SLACK)  # as rdp_gaussian, without re-validation
+        return _rdp_to_epsilon(orders, rdp, target_delta, conversion)
+
+    describe = f"{steps} Gaussian releases at target_delta={target_delta:g}"
+    s, order = _calibrate_decreasing(epsilon_and_order, target_epsilon, epsilon_tolerance,
+                                     max_noise_multiplier, describe)
+    _warn_if_edge(order, orders)
+    return s
+
+
+def calibrate_analytic_gaussian(*, target_epsilon, target_delta, sensitivity=1.0, releases=1):
+    """Analytic Gaussian mechanism: the smallest noise scale for (epsilon, delta)-DP, exactly.
+
+    Returns the noise standard deviation ``sigma`` such that ``releases`` adaptive Gaussian
+    releases, each of l2 sensitivity ``sensitivity`` with noise ``N(0, sigma^2 I)``, are
+    together (target_epsilon, target_delta)-DP. They are ``mu``-GDP with
+    ``mu = sqrt(releases) sensitivity / sigma``, and this is tight, so
+    ``sigma = sqrt(releases) sensitivity / gdp_mu(target_epsilon, target_delta)``.
+
+    Parameters
+    ----------
+    target_epsilon : float
+        In (0, inf).
+    target_delta : float
+        In (0, 1).
+    sensitivity : float, default=1.0
+        l2 sensitivity of each release under the neighbouring relation in use, in (0, inf).
+        With ``sensitivity=1`` the result is a noise multiplier.
+    releases : int, default=1
+        Number of composed releases, at least 1.
+
+    Returns
+    -------
+    float
+        The noise standard deviation, rounded up (the conservative end).
+
+    Notes
+    -----
+    For one release this is Balle and Wang's calibration: the Gaussian mechanism is
+    (epsilon, delta)-DP if and only if
+    ``Phi(D/(2 sigma) - epsilon sigma/D) - e^epsilon Phi(-D/(2 sigma) - epsilon sigma/D) <= delta``
+    with ``D`` the sensitivity (the GDP curve at ``mu = D / sigma``).
+
+    References
+    ----------
+    Balle and Wang, "Improving the Gaussian mechanism for differential privacy: analytical
+    calibration and optimal denoising", ICML 2018, Theorem 8. Dong, Roth and Su 2019,
+    Corollaries 2.13 and 3.3.
+    """
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    target_delta = check_delta(target_delta, "target_delta")
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    releases = check_int(releases, "releases", low=1)
+    mu = _gdp_mu(target_epsilon, target_delta)
+    return float(round_up(math.sqrt(releases) * sensitivity / mu))
+
+
+def dp_cd_noise_multiplier(*, epsilon, delta, releases, method="tight"):
+    """Noise multiplier of DP-CD: ``releases`` Gaussian releases under (epsilon, delta)-DP.
+
+    Every coordinate update of DP-CD releases one gradient coordinate with noise
+    ``sigma_j = s Delta_j`` (``Delta_j = 2 C_j / n`` under replace-one), so each release is
+    ``(alpha, alpha / (2 s^2))``-RDP and ``N = T K`` of them compose to
+    ``(alpha, N alpha / (2 s^2))``-RDP (Mangold et al. 2022, App. B).
+
+    Parameters
+    ----------
+    epsilon : float
+        In (0, inf).
+    delta : float
+        In (0, 1).
+    releases : int
+        ``N = T K``, the number of coordinate releases (passes times coordinates per pass).
+    method : {"tight", "theorem"}, default="tight"
+        ``"tight"``: exact inversion of the Prop. 3 conversion at the continuous optimum
+        ``alpha* = 1 + sqrt(2 log(1/delta)) s / sqrt(N)`` (note 002, §5.2):
+        ``b = sqrt(2 log(1/delta))``, ``x = -b + sqrt(b^2 + 2 epsilon)``, ``s = sqrt(N) / x``.
+        The resulting epsilon, ``N/(2 s^2) + sqrt(2 N log(1/delta))/s``, equals ``epsilon``.
+        ``"theorem"``: Theorem 3.1 / Lemma B.9, ``s = sqrt(3 N log(1/delta)) / epsilon``,
+        whose epsilon is ``epsilon^2/(6 log(1/delta)) + sqrt(2/3) epsilon``; it is checked to be
+        at most ``epsilon`` (the lemma assumes ``epsilon <= 1``, the true region is larger).
+
+    Returns
+    -------
+    float
+        The noise multiplier ``s``, rounded up.
+
+    Raises
+    ------
+    PrivacyBudgetError
+        For ``method="theorem"`` when the theorem's noise does not give (epsilon, delta)-DP.
+
+    Notes
+    -----
+    Reference values (note 002, §5.2; California, ``epsilon = 1``, ``n = 20640``,
+    ``delta = 1/n^2``, ``N = 16``): ``"theorem"`` 30.883, ``"tight"`` 25.529.
+
+    References
+    ----------
+    Mangold, Bellet, Salmon and Tommasi, "Differentially private coordinate descent for
+    composite empirical risk minimization", ICML 2022, Theorem 3.1, Lemma B.3, Corollary B.8
+    and Lemma B.9.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    releases = check_int(releases, "releases", low=1)
+    if method not in ("tight", "theorem"):
+        raise ValueError(f"method must be one of {{'tight', 'theorem'}}; got {method!r}.")
+    log_inv_delta = -math.log(delta)
+    if method == "theorem":
+        s = math.sqrt(3.0 * releases * log_inv_delta) / epsilon
+        achieved = epsilon * epsilon / (6.0 * log_inv_delta) + math.sqrt(2.0 / 3.0) * epsilon
+        if achieved > epsilon:
+            raise PrivacyBudgetError(
+                f"Theorem 3.1's noise gives epsilon={achieved:.6g} > epsilon={epsilon:g} at "
+                f"delta={delta:g} (it needs epsilon <= 6 (1 - sqrt(2/3)) log(1/delta) = "
+                f"{6 * (1 - math.sqrt(2 / 3)) * log_inv_delta:.6g}); use method='tight'.")
+        return float(round_up(s))
+    b = math.sqrt(2.0 * log_inv_delta)
+    # x = -b + sqrt(b^2 + 2 eps), written without cancellation: 2 eps / (b + sqrt(b^2 + 2 eps)).
+    x = 2.0 * epsilon / (b + math.sqrt(b * b + 2.0 * epsilon))
+    # A relative 1e-12 covers the rounding of the closed form.
+    return float(round_up(math.sqrt(releases) / x * (1.0 + 1e-12)))

@@ -1,0 +1,196 @@
+"""The privacy report every private solver returns, computed from its event tree.
+
+A report is never assembled by hand: :meth:`PrivacyReport.from_event` runs an accountant over the
+solver's event tree, so that a test can rebuild the report from the events alone and compare.
+"""
+
+import math
+import types
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Tuple
+
+from .._validation import check_delta, check_scalar
+from .accountants import PureDpAccountant, RdpAccountant
+from .events import (
+    ComposedDpEvent,
+    DpEvent,
+    EpsilonDeltaDpEvent,
+    GaussianDpEvent,
+    LaplaceDpEvent,
+    NeighboringRelation,
+    NonPrivateDpEvent,
+    NoOpDpEvent,
+    PoissonSampledDpEvent,
+    SelfComposedDpEvent,
+    ZCDpEvent,
+)
+
+__all__ = ["PrivacyReport", "ACCOUNTANTS", "DEFAULT_ASSUMPTIONS"]
+
+#: Accountant names accepted by :meth:`PrivacyReport.from_event`.
+ACCOUNTANTS = ("rdp", "basic-composition")
+
+#: Assumptions that hold for every dpsco-core solver (OpenDP-style explicit list).
+DEFAULT_ASSUMPTIONS = (
+    "clipping is enforced by the kernels, not assumed from a stated bound",
+    "floating-point noise is analysed as if it were real-valued",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PrivacyReport:
+    """What a private run guarantees, and how that was established.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The run is (epsilon, delta)-DP under ``neighboring_relation`` (epsilon rounded up).
+    neighboring_relation : NeighboringRelation
+        The relation under which every noise multiplier is relative to the sensitivity.
+    mechanisms : tuple of str
+        The base mechanisms of the event tree, in order of first appearance.
+    accountant : str
+        ``"rdp"`` (:class:`~dpsco_core.privacy.accountants.RdpAccountant`) or
+        ``"basic-composition"`` (:class:`~dpsco_core.privacy.accountants.PureDpAccountant`).
+    conversion : str
+        The RDP -> DP conversion (``"improved"`` or ``"mironov"``; ``"none"`` for basic
+        composition).
+    noise_multipliers : tuple of float
+        Distinct noise multipliers of the Gaussian and Laplace events, in order of appearance.
+    releases : int
+        Number of mechanism invocations (leaves of the tree times their counts).
+    budget_split : mapping of str to float
+        Fractions of the budget spent on each part (for example
+        ``{"smoothness constants": 0.1, "optimization": 0.9}``); read-only.
+    assumptions : tuple of str
+        Facts the guarantee rests on that the accountant does not check.
+    event : DpEvent
+        The event tree the report was computed from.
+    orders : tuple of float or None
+        The Renyi orders used (None: the default grid).
+    """
+
+    epsilon: float
+    delta: float
+    neighboring_relation: NeighboringRelation
+    mechanisms: Tuple[str, ...]
+    accountant: str
+    conversion: str
+    noise_multipliers: Tuple[float, ...]
+    releases: int
+    budget_split: Mapping[str, float] = field(default_factory=dict, hash=False)
+    assumptions: Tuple[str, ...] = DEFAULT_ASSUMPTIONS
+    event: Optional[DpEvent] = None
+    orders: Optional[Tuple[float, ...]] = None
+
+    def __post_init__(self):
+        split = dict(self.budget_split)
+        for part, share in split.items():
+            if not isinstance(part, str):
+                raise TypeError(f"budget_split keys must be str; got {part!r}.")
+            check_scalar(share, f"budget_split[{part!r}]", low=0.0, high=1.0, low_open=False,
+                         high_open=False)
+        if math.fsum(split.values()) > 1.0 + 1e-12:
+            raise ValueError(f"budget_split fractions must sum to at most 1; got {split!r}.")
+        object.__setattr__(self, "budget_split", types.MappingProxyType(split))
+        object.__setattr__(self, "mechanisms", tuple(self.mechanisms))
+        object.__setattr__(self, "noise_multipliers", tuple(self.noise_multipliers))
+        object.__setattr__(self, "assumptions", tuple(self.assumptions))
+        if self.orders is not None:
+            object.__setattr__(self, "orders", tuple(float(a) for a in self.orders))
+
+    @classmethod
+    def from_event(cls, event, *, delta, accountant="rdp",
+                   neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE, orders=None,
+                   conversion="improved", budget_split=None, assumptions=DEFAULT_ASSUMPTIONS):
+        """Build the report of ``event`` by running an accountant over it.
+
+        Parameters
+        ----------
+        event : DpEvent
+            The whole event tree of the run.
+        delta : float
+            Target delta, in (0, 1).
+        accountant : {"rdp", "basic-composition"}, default="rdp"
+        neighboring_relation : NeighboringRelation, default=ADD_OR_REMOVE_ONE
+        orders : array_like of float, optional
+            Renyi orders for the RDP accountant (default: dp-accounting's grid).
+        conversion : {"improved", "mironov"}, default="improved"
+            RDP -> DP conversion (ignored by basic composition).
+        budget_split : mapping of str to float, optional
+        assumptions : tuple of str, default=DEFAULT_ASSUMPTIONS
+
+        Returns
+        -------
+        PrivacyReport
+
+        Raises
+        ------
+        UnsupportedEventError
+            If the accountant cannot analyse the tree.
+        """
+        delta = check_delta(delta)
+        if accountant == "rdp":
+            acc = RdpAccountant(orders, neighboring_relation, conversion=conversion)
+            conversion_name = acc.conversion
+            used_orders = None if orders is None else tuple(acc.orders)
+        elif accountant == "basic-composition":
+            acc = PureDpAccountant(neighboring_relation)
+            conversion_name, used_orders = "none", None
+        else:
+            raise ValueError(f"accountant must be one of {set(ACCOUNTANTS)}; got {accountant!r}.")
+        acc.compose(event)
+        mechanisms, multipliers, releases = _describe(event)
+        return cls(
+            epsilon=acc.get_epsilon(delta), delta=delta,
+            neighboring_relation=neighboring_relation, mechanisms=mechanisms,
+            accountant=accountant, conversion=conversion_name, noise_multipliers=multipliers,
+            releases=releases, budget_split=budget_split or {}, assumptions=assumptions,
+            event=event, orders=used_orders)
+
+    def __reduce__(self):
+        # The read-only mapping cannot be pickled; rebuild from a plain dict instead.
+        values = self.as_dict()
+        return (type(self), tuple(values[name] for name in self.__dataclass_fields__))
+
+    def as_dict(self):
+        """Return the report as a plain dict (JSON-friendly except for ``event``)."""
+        return {name: getattr(self, name) if name != "budget_split" else dict(self.budget_split)
+                for name in self.__dataclass_fields__}
+
+
+def _describe(event):
+    """Mechanism names, distinct noise multipliers and the number of releases of a tree."""
+    names, multipliers = [], []
+
+    def add(seq, item):
+        if item not in seq:
+            seq.append(item)
+
+    def walk(e, sampled):
+        if isinstance(e, SelfComposedDpEvent):
+            return e.count * walk(e.event, sampled)
+        if isinstance(e, ComposedDpEvent):
+            return sum(walk(child, sampled) for child in e.events)
+        if isinstance(e, PoissonSampledDpEvent):
+            return walk(e.event, True)
+        if isinstance(e, NoOpDpEvent):
+            return 0
+        if isinstance(e, GaussianDpEvent):
+            add(names, "Poisson-sampled Gaussian" if sampled else "Gaussian")
+            add(multipliers, float(e.noise_multiplier))
+        elif isinstance(e, LaplaceDpEvent):
+            add(names, "Laplace")
+            add(multipliers, float(e.noise_multiplier))
+        elif isinstance(e, EpsilonDeltaDpEvent):
+            add(names, "epsilon-DP" if e.delta == 0 else "(epsilon, delta)-DP")
+        elif isinstance(e, ZCDpEvent):
+            add(names, "zCDP")
+        elif isinstance(e, NonPrivateDpEvent):
+            add(names, "non-private")
+        else:
+            add(names, type(e).__name__)
+        return 1
+
+    releases = walk(event, False)
+    return tuple(names), tuple(multipliers), int(releases)

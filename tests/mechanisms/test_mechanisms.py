@@ -1,0 +1,174 @@
+"""Public mechanisms: calibration, stated guarantees, validation, reproducibility."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpsco_core import mechanisms as mech
+from dpsco_core.privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
+                                       LaplaceDpEvent)
+from dpsco_core.privacy.gdp import gdp_delta
+
+
+# -- calibration -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("epsilon, delta", [(0.1, 1e-6), (1.0, 1e-5), (8.0, 1e-5), (50.0, 1e-9)])
+def test_analytic_gaussian_is_tight(epsilon, delta):
+    # The analytic calibration is the exact Gaussian privacy profile: the mechanism with
+    # sensitivity 1 and noise sigma has delta(epsilon) = target delta (up to root-finding),
+    # never above it.
+    g = mech.GaussianMechanism(sensitivity=1.0, epsilon=epsilon, delta=delta)
+    achieved = gdp_delta(1.0 / g.noise_scale, epsilon)
+    assert achieved <= delta
+    assert achieved >= delta * (1 - 1e-6)
+    assert g.get_epsilon(delta) <= epsilon
+
+
+def test_analytic_gaussian_reference_value():
+    # Balle and Wang (2018), Figure/Table: epsilon = 1, delta = 1e-5 gives sigma ~= 3.73.
+    g = mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5)
+    assert g.noise_scale == pytest.approx(3.7306, abs=1e-3)
+    g2 = mech.GaussianMechanism(sensitivity=2.0, epsilon=1.0, delta=1e-5)
+    assert g2.noise_scale == pytest.approx(2 * g.noise_scale, rel=1e-12)
+
+
+def test_classic_gaussian_formula_and_range():
+    g = mech.GaussianMechanism(sensitivity=3.0, epsilon=0.5, delta=1e-5, calibration="classic")
+    assert g.noise_scale == pytest.approx(3.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5)
+    analytic = mech.GaussianMechanism(sensitivity=3.0, epsilon=0.5, delta=1e-5)
+    assert g.noise_scale >= analytic.noise_scale
+    with pytest.raises(ValueError, match="epsilon must be in \\(0, 1\\)"):
+        mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5, calibration="classic")
+
+
+def test_gaussian_from_noise_multiplier():
+    g = mech.GaussianMechanism(sensitivity=2.0, noise_multiplier=1.5)
+    assert g.noise_scale == 3.0 and g.event == GaussianDpEvent(1.5)
+    with pytest.raises(ValueError, match="not both"):
+        mech.GaussianMechanism(sensitivity=1.0, noise_multiplier=1.0, epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="both epsilon and delta"):
+        mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0)
+
+
+def test_laplace_calibration_and_event():
+    lap = mech.LaplaceMechanism(sensitivity=2.0, epsilon=0.5)
+    assert lap.noise_scale == 4.0
+    assert lap.event == LaplaceDpEvent(2.0)
+
+
+@pytest.mark.parametrize("noise, monotonic, factor", [("laplace", False, 2.0),
+                                                      ("laplace", True, 1.0),
+                                                      ("gumbel", False, 2.0),
+                                                      ("gumbel", True, 1.0),
+                                                      ("exponential", False, 2.0)])
+def test_report_noisy_max_calibration(noise, monotonic, factor):
+    rnm = mech.ReportNoisyMax(sensitivity=0.5, epsilon=0.25, noise=noise, monotonic=monotonic)
+    assert rnm.noise_scale == pytest.approx(factor * 0.5 / 0.25)
+    assert rnm.event == EpsilonDeltaDpEvent(0.25, 0.0)
+    # the value, when asked for, is a Laplace release of one score at scale noise_scale
+    assert rnm.event_with_value == ComposedDpEvent(
+        (EpsilonDeltaDpEvent(0.25, 0.0), LaplaceDpEvent(rnm.noise_scale / 0.5)))
+
+
+def test_monotonic_refused_for_exponential():
+    with pytest.raises(ValueError, match="monotonic"):
+        mech.ReportNoisyMax(sensitivity=1.0, epsilon=1.0, noise="exponential", monotonic=True)
+
+
+# -- behaviour -------------------------------------------------------------------------------
+
+def test_outputs_keep_shape_and_do_not_touch_input():
+    x = np.arange(6.0).reshape(2, 3)
+    x.flags.writeable = False
+    out = mech.gaussian_mechanism(x, sensitivity=1.0, epsilon=1.0, delta=1e-5, random_state=0)
+    assert out.shape == (2, 3) and out.dtype == np.float64
+    np.testing.assert_array_equal(x, np.arange(6.0).reshape(2, 3))
+    assert isinstance(mech.laplace_mechanism(3.0, sensitivity=1.0, epsilon=1.0,
+                                             random_state=0), float)
+    assert mech.laplace_mechanism(np.zeros(0), sensitivity=1.0, epsilon=1.0).shape == (0,)
+
+
+def test_same_seed_same_output_any_thread_count():
+    x = np.zeros(200_000)
+    outs = [mech.gaussian_mechanism(x, sensitivity=1.0, noise_multiplier=1.0, random_state=5,
+                                    n_threads=t) for t in (1, 2)]
+    np.testing.assert_array_equal(outs[0], outs[1])
+    scores = np.random.default_rng(0).standard_normal(300_000)
+    picks = {mech.report_noisy_max(scores, sensitivity=1.0, epsilon=1.0, random_state=5,
+                                   n_threads=t) for t in (1, 2, 4)}
+    assert len(picks) == 1
+
+
+def test_generator_random_state_gives_fresh_noise():
+    gen = np.random.default_rng(1)
+    a = mech.laplace_mechanism(np.zeros(5), sensitivity=1.0, epsilon=1.0, random_state=gen)
+    b = mech.laplace_mechanism(np.zeros(5), sensitivity=1.0, epsilon=1.0, random_state=gen)
+    assert not np.array_equal(a, b)
+
+
+def test_return_value_is_fresh_laplace_on_selected_score():
+    scores = np.array([0.0, 100.0, 3.0])
+    index, value = mech.report_noisy_max(scores, sensitivity=1.0, epsilon=1.0,
+                                         return_value=True, random_state=3)
+    assert index == 1 and abs(value - 100.0) < 50
+    # the index is the same whether or not the value is asked for
+    assert mech.report_noisy_max(scores, sensitivity=1.0, epsilon=1.0, random_state=3) == 1
+
+
+@pytest.mark.statistical
+def test_exponential_mechanism_frequencies():
+    # Identity: P(i) = softmax(epsilon s_i / (2 sensitivity)); 4.5 standard errors.
+    scores = np.array([0.0, 1.0, 2.0])
+    n = 6000
+    gen = np.random.default_rng(7)
+    counts = np.bincount([mech.exponential_mechanism(scores, sensitivity=1.0, epsilon=2.0,
+                                                     random_state=gen) for _ in range(n)],
+                         minlength=3)
+    p = np.exp(scores) / np.exp(scores).sum()
+    assert np.all(np.abs(counts / n - p) <= 4.5 * np.sqrt(p * (1 - p) / n))
+
+
+# -- bad input -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(epsilon=0.0), ValueError, "epsilon"),
+    (dict(epsilon=-1.0), ValueError, "epsilon"),
+    (dict(epsilon=float("inf")), ValueError, "epsilon"),
+    (dict(epsilon=float("nan")), ValueError, "epsilon"),
+    (dict(epsilon="1"), TypeError, "epsilon"),
+    (dict(sensitivity=0.0), ValueError, "sensitivity"),
+    (dict(sensitivity=-2.0), ValueError, "sensitivity"),
+    (dict(noise="cauchy"), ValueError, "noise"),
+])
+def test_report_noisy_max_bad_parameters(kwargs, exc, match):
+    args = dict(sensitivity=1.0, epsilon=1.0)
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        mech.ReportNoisyMax(**args)
+
+
+@pytest.mark.parametrize("scores, exc, match", [
+    ([], ValueError, "empty"),
+    ([1.0, np.nan], ValueError, "finite"),
+    ([1.0, np.inf], ValueError, "finite"),
+    (["a", "b"], TypeError, "real numbers"),
+    ([[1.0, 2.0]], ValueError, "1-dimensional"),
+    ([1 + 2j], TypeError, "real numbers"),
+])
+def test_report_noisy_max_bad_scores(scores, exc, match):
+    with pytest.raises(exc, match="scores.*" + match):
+        mech.report_noisy_max(scores, sensitivity=1.0, epsilon=1.0)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, 1.5, -0.1, float("nan")])
+def test_gaussian_bad_delta(delta):
+    with pytest.raises(ValueError, match="delta"):
+        mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=delta)
+
+
+def test_gaussian_bad_x():
+    with pytest.raises(ValueError, match="x must contain only finite"):
+        mech.gaussian_mechanism([1.0, np.nan], sensitivity=1.0, noise_multiplier=1.0)
+    with pytest.raises(TypeError, match="x must be an array of real numbers"):
+        mech.gaussian_mechanism(["a"], sensitivity=1.0, noise_multiplier=1.0)

@@ -1,0 +1,277 @@
+"""Accountant contract (shared by every accountant) and RdpAccountant against dp-accounting."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpsco_core.exceptions import OrderGridWarning, UnsupportedEventError
+from dpsco_core.privacy import (
+    ComposedDpEvent,
+    EpsilonDeltaDpEvent,
+    GaussianDpEvent,
+    LaplaceDpEvent,
+    NeighboringRelation,
+    NonPrivateDpEvent,
+    NoOpDpEvent,
+    PoissonSampledDpEvent,
+    PureDpAccountant,
+    RdpAccountant,
+    SelfComposedDpEvent,
+    ZCDpEvent,
+)
+
+dpa = pytest.importorskip("dp_accounting")
+
+
+class AccountantContract:
+    """Tests every accountant must pass. Subclasses set make(), SUPPORTED and UNSUPPORTED."""
+
+    SUPPORTED = None
+    UNSUPPORTED = None
+
+    def make(self, **kwargs):
+        raise NotImplementedError
+
+    def test_fresh_accountant_spends_nothing(self):
+        assert self.make().get_epsilon(1e-5) == 0.0
+
+    def test_compose_returns_self_and_spends(self):
+        acc = self.make()
+        assert acc.compose(self.SUPPORTED) is acc
+        assert 0.0 < acc.get_epsilon(1e-5) < math.inf
+
+    def test_supports(self):
+        acc = self.make()
+        assert acc.supports(self.SUPPORTED)
+        assert not acc.supports(self.UNSUPPORTED)
+        assert not acc.supports(ComposedDpEvent((self.SUPPORTED, self.UNSUPPORTED)))
+        assert acc.get_epsilon(1e-5) == 0.0  # supports() is a dry run
+
+    def test_unsupported_leaves_state_unchanged(self):
+        acc = self.make().compose(self.SUPPORTED)
+        before = acc.get_epsilon(1e-5)
+        with pytest.raises(UnsupportedEventError):
+            acc.compose(ComposedDpEvent((self.SUPPORTED, self.UNSUPPORTED)))
+        assert acc.get_epsilon(1e-5) == before
+        assert len(acc.ledger.events) == 1
+
+    def test_invalid_parameter_leaves_state_unchanged(self):
+        acc = self.make().compose(self.SUPPORTED)
+        before = acc.get_epsilon(1e-5)
+        with pytest.raises(ValueError, match="noise_multiplier"):
+            acc.compose(ComposedDpEvent((self.SUPPORTED, LaplaceDpEvent(-1.0))))
+        assert acc.get_epsilon(1e-5) == before
+
+    def test_count_equals_repetition_equals_self_composition(self):
+        a = self.make().compose(self.SUPPORTED, 3)
+        b = self.make()
+        for _ in range(3):
+            b.compose(self.SUPPORTED)
+        c = self.make().compose(SelfComposedDpEvent(self.SUPPORTED, 3))
+        assert a.get_epsilon(1e-5) == pytest.approx(b.get_epsilon(1e-5), rel=1e-12)
+        assert a.get_epsilon(1e-5) == pytest.approx(c.get_epsilon(1e-5), rel=1e-12)
+
+    def test_epsilon_grows_with_composition(self):
+        acc = self.make()
+        eps = [acc.compose(self.SUPPORTED).get_epsilon(1e-5) for _ in range(4)]
+        assert all(x < y for x, y in zip(eps, eps[1:]))
+
+    def test_noop_and_nonprivate(self):
+        acc = self.make().compose(NoOpDpEvent())
+        assert acc.get_epsilon(1e-5) == 0.0
+        acc.compose(NonPrivateDpEvent())
+        assert acc.get_epsilon(1e-5) == math.inf
+
+    @pytest.mark.parametrize("count, exc", [(0, ValueError), (-1, ValueError), (1.5, TypeError),
+                                            (True, TypeError)])
+    def test_bad_count(self, count, exc):
+        with pytest.raises(exc, match="count"):
+            self.make().compose(self.SUPPORTED, count)
+
+    def test_not_an_event(self):
+        with pytest.raises(TypeError, match="DpEvent"):
+            self.make().compose("gaussian")
+
+    @pytest.mark.parametrize("delta", [0.0, 1.0, 1.5, -1e-5, float("nan")])
+    def test_bad_delta(self, delta):
+        with pytest.raises(ValueError, match="delta"):
+            self.make().get_epsilon(delta)
+
+    @pytest.mark.parametrize("epsilon", [0.0, -1.0, float("inf")])
+    def test_bad_epsilon(self, epsilon):
+        with pytest.raises(ValueError, match="epsilon"):
+            self.make().get_delta(epsilon)
+
+    def test_get_epsilon_and_order(self):
+        acc = self.make().compose(self.SUPPORTED)
+        eps, order = acc.get_epsilon_and_order(1e-5)
+        assert eps == acc.get_epsilon(1e-5)
+        assert order > 1
+
+    def test_epsilon_delta_consistent(self):
+        acc = self.make().compose(self.SUPPORTED, 5)
+        eps = acc.get_epsilon(1e-5)
+        assert acc.get_delta(eps) <= 1e-5 * (1 + 1e-9)
+
+    def test_ledger(self):
+        acc = self.make().compose(self.SUPPORTED).compose(NoOpDpEvent(), 2)
+        assert acc.ledger == ComposedDpEvent((self.SUPPORTED,
+                                              SelfComposedDpEvent(NoOpDpEvent(), 2)))
+
+    def test_bad_relation(self):
+        with pytest.raises(TypeError, match="neighboring_relation"):
+            self.make(neighboring_relation="add_or_remove_one")
+
+
+class TestRdpAccountantContract(AccountantContract):
+    SUPPORTED = PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0))
+    UNSUPPORTED = EpsilonDeltaDpEvent(1.0, 1e-6)
+
+    def make(self, **kwargs):
+        return RdpAccountant(**kwargs)
+
+
+class TestPureDpAccountantContract(AccountantContract):
+    SUPPORTED = EpsilonDeltaDpEvent(0.3, 1e-7)
+    UNSUPPORTED = GaussianDpEvent(1.0)
+
+    def make(self, **kwargs):
+        return PureDpAccountant(**kwargs)
+
+
+# --- RdpAccountant against dp-accounting -------------------------------------------------------
+
+def to_dpa(event):
+    """Translate one of our event trees into dp-accounting's events."""
+    if isinstance(event, GaussianDpEvent):
+        return dpa.GaussianDpEvent(event.noise_multiplier)
+    if isinstance(event, LaplaceDpEvent):
+        return dpa.LaplaceDpEvent(event.noise_multiplier)
+    if isinstance(event, ZCDpEvent):
+        return dpa.ZCDpEvent(event.rho)
+    if isinstance(event, PoissonSampledDpEvent):
+        return dpa.PoissonSampledDpEvent(event.sampling_probability, to_dpa(event.event))
+    if isinstance(event, SelfComposedDpEvent):
+        return dpa.SelfComposedDpEvent(to_dpa(event.event), event.count)
+    if isinstance(event, ComposedDpEvent):
+        return dpa.ComposedDpEvent([to_dpa(e) for e in event.events])
+    if isinstance(event, NoOpDpEvent):
+        return dpa.NoOpDpEvent()
+    raise TypeError(event)
+
+
+RELATIONS = {
+    NeighboringRelation.ADD_OR_REMOVE_ONE: dpa.NeighboringRelation.ADD_OR_REMOVE_ONE,
+    NeighboringRelation.REPLACE_ONE: dpa.NeighboringRelation.REPLACE_ONE,
+    NeighboringRelation.ZERO_OUT: dpa.NeighboringRelation.REPLACE_SPECIAL,
+}
+
+TREES = [
+    SelfComposedDpEvent(GaussianDpEvent(3.0), 50),
+    SelfComposedDpEvent(PoissonSampledDpEvent(256 / 60000, GaussianDpEvent(1.1)), 14063),
+    SelfComposedDpEvent(PoissonSampledDpEvent(0.01, GaussianDpEvent(0.8)), 1000),
+    SelfComposedDpEvent(PoissonSampledDpEvent(0.1, GaussianDpEvent(2.0)), 100),
+    SelfComposedDpEvent(PoissonSampledDpEvent(
+        0.05, ComposedDpEvent((GaussianDpEvent(2.0), SelfComposedDpEvent(GaussianDpEvent(3.0),
+                                                                          2)))), 200),
+    ComposedDpEvent((SelfComposedDpEvent(LaplaceDpEvent(10.0), 20), ZCDpEvent(0.01),
+                     NoOpDpEvent(), SelfComposedDpEvent(GaussianDpEvent(20.0), 400))),
+]
+
+
+@pytest.mark.parametrize("tree", TREES)
+@pytest.mark.parametrize("orders", [None, [1.5, 2.0, 2.5, 3.0, 4.0, 6.5, 8.0, 16.0, 32.0, 64.0]])
+def test_rdp_accountant_matches_dp_accounting(tree, orders):
+    ours = RdpAccountant(orders).compose(tree)
+    ref = dpa.rdp.RdpAccountant(orders).compose(to_dpa(tree))
+    fin = np.isfinite(ref._rdp)
+    np.testing.assert_allclose(ours.rdp[fin], ref._rdp[fin], rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OrderGridWarning)
+        for delta in (1e-3, 1e-5, 1e-8):
+            assert ours.get_epsilon(delta) == pytest.approx(ref.get_epsilon(delta), rel=1e-6)
+        for eps in (0.5, 2.0, 8.0):
+            assert ours.get_delta(eps) == pytest.approx(ref.get_delta(eps), rel=1e-6, abs=1e-300)
+
+
+@pytest.mark.parametrize("relation", list(NeighboringRelation))
+def test_relations_like_dp_accounting(relation):
+    sampled = PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0))
+    ours = RdpAccountant(neighboring_relation=relation)
+    ref = dpa.rdp.RdpAccountant(neighboring_relation=RELATIONS[relation])
+    assert ours.supports(sampled) == ref.supports(to_dpa(sampled))
+    assert ours.supports(sampled) == (relation is not NeighboringRelation.REPLACE_ONE)
+    for event in (GaussianDpEvent(1.0), LaplaceDpEvent(1.0), ZCDpEvent(0.1)):
+        assert ours.supports(event)  # unsampled events: any relation
+    if relation is NeighboringRelation.REPLACE_ONE:
+        with pytest.raises(UnsupportedEventError, match="REPLACE_ONE"):
+            ours.compose(sampled)
+        assert not ours.rdp.any()
+
+
+def test_sampled_subevent_must_be_gaussian():
+    acc = RdpAccountant()
+    assert not acc.supports(PoissonSampledDpEvent(0.1, LaplaceDpEvent(1.0)))
+    with pytest.raises(UnsupportedEventError, match="GaussianDpEvent"):
+        acc.compose(PoissonSampledDpEvent(0.1, LaplaceDpEvent(1.0)))
+
+
+def test_pure_epsilon_event_rdp():
+    acc = RdpAccountant([1.5, 2.0, 100.0]).compose(EpsilonDeltaDpEvent(0.2))
+    np.testing.assert_allclose(acc.rdp, np.minimum(0.2, np.array([1.5, 2.0, 100.0]) * 0.02),
+                               rtol=1e-11)
+
+
+def test_rdp_and_orders_are_read_only():
+    acc = RdpAccountant().compose(GaussianDpEvent(1.0))
+    with pytest.raises(ValueError):
+        acc.rdp[0] = 0.0
+    with pytest.raises(ValueError):
+        acc.orders[0] = 5.0
+    assert acc.rdp[0] > 0
+
+
+def test_orders_argument_is_copied_not_modified():
+    orders = np.array([2.0, 4.0, 8.0])
+    acc = RdpAccountant(orders)
+    orders[0] = 3.0
+    assert acc.orders[0] == 2.0
+
+
+@pytest.mark.parametrize("orders", [[1.0, 2.0], [0.5], [2.0, float("nan")], []])
+def test_bad_orders(orders):
+    with pytest.raises(ValueError, match="orders"):
+        RdpAccountant(orders)
+
+
+def test_order_grid_warning():
+    acc = RdpAccountant([2.0, 3.0]).compose(GaussianDpEvent(100.0))
+    with pytest.warns(OrderGridWarning, match="edge"):
+        eps, order = acc.get_epsilon_and_order(1e-5)
+    assert order == 3.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OrderGridWarning)
+        RdpAccountant().compose(SelfComposedDpEvent(GaussianDpEvent(1.0), 10)).get_epsilon(1e-5)
+
+
+def test_mironov_conversion_option():
+    tree = TREES[1]
+    improved = RdpAccountant().compose(tree).get_epsilon(1e-5)
+    mironov = RdpAccountant(conversion="mironov").compose(tree).get_epsilon(1e-5)
+    assert improved < mironov
+    with pytest.raises(ValueError, match="conversion"):
+        RdpAccountant(conversion="best")
+
+
+def test_pure_accountant_adds_up():
+    acc = PureDpAccountant()
+    acc.compose(EpsilonDeltaDpEvent(0.1, 1e-7), 3).compose(LaplaceDpEvent(2.0))
+    assert acc.epsilon == pytest.approx(0.8, rel=1e-12) and acc.epsilon >= 0.8
+    assert acc.delta == pytest.approx(3e-7, rel=1e-12)
+    assert acc.get_epsilon(1e-6) == acc.epsilon
+    assert acc.get_epsilon(1e-7) == math.inf  # delta below the composed delta
+    assert acc.get_delta(1.0) == acc.delta
+    assert acc.get_delta(0.5) == 1.0
+    assert acc.get_epsilon_and_order(1e-6)[1] == math.inf
