@@ -1,0 +1,212 @@
+r"""Penalties (the separable regularizer :math:`\psi` of composite problems) and their prox.
+
+Every solver of dpsco-core minimizes :math:`F(w) = f(w) + \psi(w)` with :math:`f` the average
+loss and :math:`\psi(w) = \sum_j \psi_j(w_j)` one of the penalties below. Each penalty offers
+
+- ``value(w)``: :math:`\psi(w)`;
+- ``prox(u, step)``: :math:`\mathrm{prox}_{t \psi}(u) = \arg\min_w \tfrac12 \|w - u\|^2 +
+  t\,\psi(w)`, where ``step`` is a scalar :math:`t > 0` or a vector of per-coordinate steps
+  (DP-CD uses :math:`t_j = \gamma / M_j`);
+- ``kind`` and ``params``: the code and the two parameters with which compiled kernels call
+  the scalar prox of ``src_cython/_prox.pxd`` (one prox implementation for every solver).
+
+Conventions follow the DP-CD paper (note 002, sections 3.6 and 3.7): ``L1(lam)`` is
+:math:`\lambda \|w\|_1` and ``L2(lam)`` is :math:`(\lambda/2) \|w\|_2^2`, so that
+``Problem(X, y, "squared", L1(lam))`` matches scikit-learn's ``Lasso(alpha=lam / 2)`` and
+``Problem(X, y, "logistic", L2(lam))`` matches ``LogisticRegression(C=1 / (n lam))``.
+Penalties are data-independent: applying them is post-processing and costs no privacy.
+"""
+
+import numpy as np
+
+from ._validation import check_scalar
+
+__all__ = ["Penalty", "NoPenalty", "L1", "L2", "ElasticNet", "Box", "check_penalty",
+           "PENALTY_NONE", "PENALTY_L1", "PENALTY_L2", "PENALTY_ELASTIC_NET", "PENALTY_BOX"]
+
+# Codes shared with src_cython/_prox.pxd (enum PenaltyKind); never renumber.
+PENALTY_NONE = 0
+PENALTY_L1 = 1
+PENALTY_L2 = 2
+PENALTY_ELASTIC_NET = 3
+PENALTY_BOX = 4
+
+
+def _check_step(step, size):
+    step = np.asarray(step, dtype=np.float64)
+    if step.ndim not in (0, 1) or (step.ndim == 1 and step.shape[0] != size):
+        raise ValueError(f"step must be a scalar or a vector of length {size}; got shape "
+                         f"{step.shape}.")
+    if not np.all(np.isfinite(step)) or np.any(step <= 0):
+        raise ValueError("step must be finite and in (0, inf).")
+    return step
+
+
+class Penalty:
+    """Base class: a separable penalty :math:`\\psi(w) = \\sum_j \\psi_j(w_j)`."""
+
+    kind = None
+
+    @property
+    def params(self):
+        """The two scalar parameters passed to the compiled scalar prox."""
+        return (0.0, 0.0)
+
+    def value(self, w):
+        raise NotImplementedError
+
+    def prox(self, u, step):
+        """:math:`\\arg\\min_w \\frac12 \\|w - u\\|^2 + t \\psi(w)`, a new array."""
+        u = np.asarray(u, dtype=np.float64)
+        return self._prox(u, _check_step(step, u.shape[-1] if u.ndim else 1))
+
+    def _prox(self, u, step):
+        raise NotImplementedError
+
+    @property
+    def strong_convexity(self):
+        """Modulus of strong convexity of :math:`\\psi` in the l2 norm (0 if none)."""
+        return 0.0
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.params == other.params
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.params))
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class NoPenalty(Penalty):
+    """:math:`\\psi = 0`; the prox is the identity."""
+
+    kind = PENALTY_NONE
+
+    def value(self, w):
+        return 0.0
+
+    def _prox(self, u, step):
+        return u.copy()
+
+
+class L1(Penalty):
+    """:math:`\\psi(w) = \\lambda \\|w\\|_1`; prox: soft-thresholding at :math:`t \\lambda`."""
+
+    kind = PENALTY_L1
+
+    def __init__(self, lam):
+        self.lam = check_scalar(lam, "lam", low=0.0, low_open=False)
+
+    @property
+    def params(self):
+        return (self.lam, 0.0)
+
+    def value(self, w):
+        return self.lam * float(np.abs(w).sum())
+
+    def _prox(self, u, step):
+        return np.sign(u) * np.maximum(np.abs(u) - step * self.lam, 0.0)
+
+    def __repr__(self):
+        return f"L1(lam={self.lam!r})"
+
+
+class L2(Penalty):
+    """:math:`\\psi(w) = (\\lambda/2) \\|w\\|_2^2`; prox: :math:`u / (1 + t \\lambda)`."""
+
+    kind = PENALTY_L2
+
+    def __init__(self, lam):
+        self.lam = check_scalar(lam, "lam", low=0.0, low_open=False)
+
+    @property
+    def params(self):
+        return (self.lam, 0.0)
+
+    @property
+    def strong_convexity(self):
+        return self.lam
+
+    def value(self, w):
+        return 0.5 * self.lam * float(np.dot(np.ravel(w), np.ravel(w)))
+
+    def _prox(self, u, step):
+        return u / (1.0 + step * self.lam)
+
+    def __repr__(self):
+        return f"L2(lam={self.lam!r})"
+
+
+class ElasticNet(Penalty):
+    """:math:`\\psi(w) = \\lambda_1 \\|w\\|_1 + (\\lambda_2/2) \\|w\\|_2^2`.
+
+    Prox: soft-threshold at :math:`t \\lambda_1`, then divide by :math:`1 + t \\lambda_2`.
+    scikit-learn's ``ElasticNet(alpha, l1_ratio)`` on the DP-CD scaling of the squared loss
+    corresponds to ``l1 = 2 alpha l1_ratio`` and ``l2 = 2 alpha (1 - l1_ratio)``.
+    """
+
+    kind = PENALTY_ELASTIC_NET
+
+    def __init__(self, l1, l2):
+        self.l1 = check_scalar(l1, "l1", low=0.0, low_open=False)
+        self.l2 = check_scalar(l2, "l2", low=0.0, low_open=False)
+
+    @property
+    def params(self):
+        return (self.l1, self.l2)
+
+    @property
+    def strong_convexity(self):
+        return self.l2
+
+    def value(self, w):
+        w = np.ravel(w)
+        return self.l1 * float(np.abs(w).sum()) + 0.5 * self.l2 * float(np.dot(w, w))
+
+    def _prox(self, u, step):
+        return np.sign(u) * np.maximum(np.abs(u) - step * self.l1, 0.0) / (1.0 + step * self.l2)
+
+    def __repr__(self):
+        return f"ElasticNet(l1={self.l1!r}, l2={self.l2!r})"
+
+
+class Box(Penalty):
+    """Indicator of the box :math:`[\\mathrm{lower}, \\mathrm{upper}]^p` (scalar bounds).
+
+    :math:`\\psi(w) = 0` inside, :math:`+\\infty` outside; the prox is the clip.
+    """
+
+    kind = PENALTY_BOX
+
+    def __init__(self, lower, upper):
+        self.lower = check_scalar(lower, "lower", allow_inf=True)
+        self.upper = check_scalar(upper, "upper", allow_inf=True)
+        if not self.lower <= self.upper:
+            raise ValueError(f"lower must be <= upper; got lower={self.lower!r}, "
+                             f"upper={self.upper!r}.")
+
+    @property
+    def params(self):
+        return (self.lower, self.upper)
+
+    def value(self, w):
+        w = np.asarray(w)
+        inside = np.all((w >= self.lower) & (w <= self.upper))
+        return 0.0 if inside else float("inf")
+
+    def _prox(self, u, step):
+        return np.clip(u, self.lower, self.upper)
+
+    def __repr__(self):
+        return f"Box(lower={self.lower!r}, upper={self.upper!r})"
+
+
+def check_penalty(penalty):
+    """Return a Penalty: None means no penalty; anything else must be a Penalty instance."""
+    if penalty is None:
+        return NoPenalty()
+    if not isinstance(penalty, Penalty):
+        raise TypeError("penalty must be a dpsco_core.penalties.Penalty (L1, L2, ElasticNet, "
+                        f"Box, NoPenalty) or None; got {type(penalty).__name__}.")
+    return penalty
