@@ -1,4 +1,4 @@
-"""Real datasets of the DP-CD experiments, shipped inside the package (no network).
+"""Datasets: the real data of the DP-CD experiments (shipped, no network) and synthetic problems.
 
 Both files are gzip-compressed copies of the CSVs in the project's ``shared/data`` folder; the
 SHA-256 of the decompressed bytes is checked on every load, so a corrupted or altered copy
@@ -13,7 +13,9 @@ from importlib import resources
 
 import numpy as np
 
-__all__ = ["load_california", "load_electricity", "CALIFORNIA_SHA256", "ELECTRICITY_SHA256"]
+__all__ = ["load_california", "load_electricity", "make_sparse_lasso", "make_imbalanced_regression",
+           "make_imbalanced_classification", "make_rademacher_lasso", "standardize", "Standardizer",
+           "CALIFORNIA_SHA256", "ELECTRICITY_SHA256"]
 
 #: SHA-256 of the decompressed ``california_housing.csv``.
 CALIFORNIA_SHA256 = "8a3727f4cf54ac1a327f69b1d5b4db54c5834ea81c6e4efc0d163300022a685e"
@@ -104,3 +106,159 @@ def load_electricity():
     data = np.array(rows, dtype=np.float64)
     y = np.where(data[:, 8] == 1.0, 1.0, -1.0)
     return np.ascontiguousarray(data[:, :8]), y
+
+
+# -- synthetic problems --------------------------------------------------------------------------
+
+def _rng(random_state):
+    from ._random import check_random_state
+    return np.random.Generator(np.random.PCG64DXSM(check_random_state(random_state)))
+
+
+def make_sparse_lasso(n_samples=1000, n_features=1000, n_informative=10, *, noise=0.1,
+                      coef_scale=1.0, random_state=None):
+    """The "Sparse LASSO" problem of the DP-CD paper (Mangold et al. 2022, section 6).
+
+    Features i.i.d. N(0, 1); labels a noisy linear combination of ``n_informative`` of them:
+    ``y = X w_true + noise * N(0, 1)``, with the active set drawn uniformly and its coefficients
+    ``coef_scale * Rademacher`` (the paper states neither the coefficient distribution nor the
+    noise level; these are our choices, recorded here).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    coef : ndarray of shape (n_features,)
+        ``w_true``.
+    """
+    from ._validation import check_int, check_scalar
+    n = check_int(n_samples, "n_samples", low=1)
+    p = check_int(n_features, "n_features", low=1)
+    k = check_int(n_informative, "n_informative", low=0, high=p)
+    noise = check_scalar(noise, "noise", low=0.0, low_open=False)
+    coef_scale = check_scalar(coef_scale, "coef_scale", low=0.0, low_open=False)
+    rng = _rng(random_state)
+    X = rng.standard_normal((n, p))
+    coef = np.zeros(p)
+    active = rng.choice(p, size=k, replace=False)
+    coef[active] = coef_scale * rng.choice([-1.0, 1.0], size=k)
+    y = X @ coef + noise * rng.standard_normal(n)
+    return X, y, coef
+
+
+def _column_scales(n_features, scale_range):
+    from ._validation import check_scalar
+    lo = check_scalar(scale_range[0], "scale_range[0]", low=0.0)
+    hi = check_scalar(scale_range[1], "scale_range[1]", low=0.0)
+    if lo > hi:
+        raise ValueError(f"scale_range must be increasing; got {scale_range!r}.")
+    return np.geomspace(lo, hi, n_features)
+
+
+def make_imbalanced_regression(n_samples=1000, n_features=20, *, scale_range=(0.1, 10.0),
+                               noise=0.1, random_state=None):
+    """Linear regression whose columns have geometrically spread scales (imbalanced M_j).
+
+    ``X[:, j] = s_j * N(0, 1)`` with ``s_j`` geometric from ``scale_range[0]`` to
+    ``scale_range[1]``, ``y = X w_true + noise * N(0, 1)`` with ``w_true_j = N(0, 1) / s_j`` (so
+    each feature contributes comparably). Returns ``X, y, w_true``.
+    """
+    from ._validation import check_int, check_scalar
+    n = check_int(n_samples, "n_samples", low=1)
+    p = check_int(n_features, "n_features", low=1)
+    noise = check_scalar(noise, "noise", low=0.0, low_open=False)
+    scales = _column_scales(p, scale_range)
+    rng = _rng(random_state)
+    X = rng.standard_normal((n, p)) * scales
+    coef = rng.standard_normal(p) / scales
+    y = X @ coef + noise * rng.standard_normal(n)
+    return X, y, coef
+
+
+def make_imbalanced_classification(n_samples=1000, n_features=20, *, scale_range=(0.1, 10.0),
+                                   random_state=None):
+    """Logistic-model classification with geometrically spread column scales; labels in {-1, +1}.
+
+    ``X[:, j] = s_j * N(0, 1)``, ``w_true_j = N(0, 1) / s_j``, and ``y_i = +1`` with probability
+    ``sigmoid(<x_i, w_true>)``. Returns ``X, y, w_true``.
+    """
+    from ._validation import check_int
+    n = check_int(n_samples, "n_samples", low=1)
+    p = check_int(n_features, "n_features", low=1)
+    scales = _column_scales(p, scale_range)
+    rng = _rng(random_state)
+    X = rng.standard_normal((n, p)) * scales
+    coef = rng.standard_normal(p) / scales
+    prob = 0.5 * (1.0 + np.tanh(0.5 * (X @ coef)))      # sigmoid without overflow
+    y = np.where(rng.random(n) < prob, 1.0, -1.0)
+    return X, y, coef
+
+
+def make_rademacher_lasso(n_samples=1000, n_features=100, n_informative=5, *, radius=1.0,
+                          noise=0.5, random_state=None):
+    """Least squares over the l1 ball with a closed-form excess population loss.
+
+    Note 004 (l1 geometry), section 7.1 A: features ``a ~ Unif{-1, +1}^d`` (so
+    ``E[a a^T] = I``), ``x_true`` k-sparse with ``||x_true||_1 = 0.9 radius``,
+    ``y = <a, x_true> + xi`` with ``xi ~ Unif[-noise, noise]``. For the loss
+    ``f = (<a, x> - y)^2 / 2`` the population excess loss is exactly
+    ``F(x) - F* = ||x - x_true||_2^2 / 2``.
+
+    Returns ``X, y, x_true``.
+    """
+    from ._validation import check_int, check_scalar
+    n = check_int(n_samples, "n_samples", low=1)
+    d = check_int(n_features, "n_features", low=1)
+    k = check_int(n_informative, "n_informative", low=1, high=d)
+    radius = check_scalar(radius, "radius", low=0.0)
+    noise = check_scalar(noise, "noise", low=0.0, low_open=False)
+    rng = _rng(random_state)
+    X = rng.choice([-1.0, 1.0], size=(n, d))
+    x_true = np.zeros(d)
+    support = rng.choice(d, size=k, replace=False)
+    weights = rng.random(k) + 0.5
+    x_true[support] = rng.choice([-1.0, 1.0], size=k) * weights / weights.sum() * 0.9 * radius
+    y = X @ x_true + rng.uniform(-noise, noise, size=n)
+    return X, y, x_true
+
+
+class Standardizer:
+    """The affine map ``x -> (x - mean) / scale`` fitted by :func:`standardize`.
+
+    Columns with zero variance keep ``scale = 1``. Apply to new data with ``transform``; map
+    coefficients learned on standardized data back with ``coef_to_original``.
+    """
+
+    def __init__(self, mean, scale):
+        self.mean = mean
+        self.scale = scale
+
+    def transform(self, X):
+        return (np.asarray(X, dtype=np.float64) - self.mean) / self.scale
+
+    def coef_to_original(self, coef):
+        """Coefficients (and intercept) on the original features of a model fitted on standardized data."""
+        coef = np.asarray(coef, dtype=np.float64)
+        return coef / self.scale, -float(np.dot(coef, self.mean / self.scale))
+
+
+def standardize(X):
+    """Standardize columns to zero mean and unit variance; return ``(X_std, transform)``.
+
+    As in the DP-CD paper (section 5.3) the statistics are computed on the data without privacy
+    cost being charged: a private pipeline must treat them as public or pay for them.
+    Dense input only (centring destroys sparsity).
+    """
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional; got shape {X.shape}.")
+    if X.shape[0] == 0:
+        raise ValueError("X must not be empty.")
+    X = X.astype(np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X must contain only finite values; it has NaN or inf.")
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale[scale == 0.0] = 1.0
+    transform = Standardizer(mean, scale)
+    return transform.transform(X), transform

@@ -32,3 +32,51 @@ def test_electricity():
     X, y = datasets.load_electricity()
     assert X.shape == (45312, 8) and set(np.unique(y)) == {-1.0, 1.0}
     assert np.all(np.isfinite(X))
+
+
+def test_sparse_lasso_generator():
+    X, y, coef = datasets.make_sparse_lasso(random_state=0)
+    assert X.shape == (1000, 1000) and np.count_nonzero(coef) == 10
+    X2, y2, _ = datasets.make_sparse_lasso(random_state=0)
+    np.testing.assert_array_equal(y, y2)
+    assert np.std(y - X @ coef) == pytest.approx(0.1, rel=0.1)
+
+
+def test_imbalanced_generators():
+    X, y, coef = datasets.make_imbalanced_regression(500, 6, scale_range=(0.01, 100),
+                                                     random_state=1)
+    ratio = X.std(axis=0)[-1] / X.std(axis=0)[0]
+    assert 5e3 < ratio < 2e4
+    Xc, yc, _ = datasets.make_imbalanced_classification(500, 6, random_state=1)
+    assert set(np.unique(yc)) == {-1.0, 1.0}
+
+
+def test_rademacher_lasso_excess_loss_identity():
+    # F(x) - F* = ||x - x_true||^2 / 2 for the population loss (note 004, 7.1 A): check on a
+    # large sample to 4.5 standard errors of the empirical average.
+    X, y, x_true = datasets.make_rademacher_lasso(200_000, 20, 3, radius=2.0, random_state=2)
+    assert np.abs(x_true).sum() == pytest.approx(1.8)
+    x = x_true + np.random.default_rng(0).standard_normal(20) * 0.1
+    diff = 0.5 * (X @ x - y) ** 2 - 0.5 * (X @ x_true - y) ** 2
+    assert abs(diff.mean() - 0.5 * np.sum((x - x_true) ** 2)) <= 4.5 * diff.std() / np.sqrt(diff.size)
+
+
+def test_standardize():
+    X, _, _ = datasets.make_imbalanced_regression(300, 4, random_state=3)
+    X[:, 2] = 5.0
+    Xs, tr = datasets.standardize(X)
+    np.testing.assert_allclose(Xs.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(Xs[:, [0, 1, 3]].std(axis=0), 1.0)
+    coef = np.array([1.0, -2.0, 0.0, 0.5])
+    orig, intercept = tr.coef_to_original(coef)
+    np.testing.assert_allclose(X @ orig + intercept, Xs @ coef)
+    with pytest.raises(ValueError, match="2-dimensional"):
+        datasets.standardize(np.ones(3))
+
+
+@pytest.mark.parametrize("kwargs, match", [(dict(n_informative=2000), "n_informative"),
+                                           (dict(n_samples=0), "n_samples"),
+                                           (dict(noise=-1.0), "noise")])
+def test_generator_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        datasets.make_sparse_lasso(**kwargs)
