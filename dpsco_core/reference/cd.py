@@ -1,0 +1,166 @@
+"""NumPy twin of ``dpsco_core._kernels._cd`` (DP-CD): same entry points, same draws, same sums.
+
+Written for clarity, not speed: one Python iteration per coordinate update. The per-sample terms
+are summed in the kernel's four lanes (``_lane_sum``), so iterates agree bit for bit
+wherever NumPy's elementwise functions round like the C library's (always for the squared
+losses; ``exp`` may differ in the last bit on CPUs where NumPy uses its own SIMD ``exp``).
+"""
+
+import numpy as np
+
+from ..penalties import (PENALTY_BOX, PENALTY_ELASTIC_NET, PENALTY_L1, PENALTY_L2,
+                         PENALTY_NONE)
+
+LOSS_SQUARED, LOSS_HALF_SQUARED, LOSS_LOGISTIC, LOSS_HUBER, LOSS_HINGE, LOSS_ABSOLUTE = range(6)
+
+
+def _sigmoid(x):
+    out = np.empty_like(x)
+    pos = x >= 0.0
+    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+    e = np.exp(x[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+def _loss_deriv(kind, z, y, param):
+    """d l / dz, elementwise, with the kernel's formulas (``src_cython/_loss.pxd``)."""
+    if kind == LOSS_SQUARED:
+        return 2.0 * (z - y)
+    if kind == LOSS_HALF_SQUARED:
+        return z - y
+    if kind == LOSS_LOGISTIC:
+        return -y * _sigmoid(-(y * z))
+    if kind == LOSS_HUBER:
+        r = z - y
+        return np.where(np.abs(r) <= param, r, np.where(r > 0, param, -param))
+    if kind == LOSS_HINGE:
+        return np.where(1.0 - y * z > 0.0, -y, 0.0)
+    return np.sign(z - y)
+
+
+def _lane_sum(terms):
+    """The kernel's summation: term t to lane t mod 4, lanes left to right, (a0+a1)+(a2+a3)."""
+    lanes = [float(np.cumsum(terms[lane::4])[-1]) if terms[lane::4].size else 0.0
+             for lane in range(4)]
+    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+
+
+def _prox_scalar(kind, u, step, p1, p2):
+    if kind == PENALTY_NONE:
+        return u
+    if kind == PENALTY_L1:
+        return np.sign(u) * max(abs(u) - step * p1, 0.0)
+    if kind == PENALTY_L2:
+        return u / (1.0 + step * p1)
+    if kind == PENALTY_ELASTIC_NET:
+        return np.sign(u) * max(abs(u) - step * p1, 0.0) / (1.0 + step * p2)
+    if kind == PENALTY_BOX:
+        return min(max(u, p1), p2)
+    raise ValueError(f"unknown penalty kind {kind}")
+
+
+class _Columns:
+    """Column access for dense Fortran data or CSC arrays: (row indices, values) of column j."""
+
+    def __init__(self, n, p, dense=None, data=None, indices=None, indptr=None):
+        self.n, self.p = n, p
+        self.dense, self.data, self.indices, self.indptr = dense, data, indices, indptr
+        self.all_rows = np.arange(n)
+
+    def column(self, j):
+        if self.dense is not None:
+            return self.all_rows, self.dense[:, j]
+        lo, hi = self.indptr[j], self.indptr[j + 1]
+        return self.indices[lo:hi], self.data[lo:hi]
+
+    def margins(self, coef):
+        z = np.zeros(self.n)
+        for j in range(self.p):
+            if coef[j] != 0.0:
+                rows, vals = self.column(j)
+                z[rows] += coef[j] * vals         # rows are distinct within a column
+        return z
+
+
+def _run(cols, y, loss_kind, loss_param, penalty_kind, p1, p2, step, clip, noise_scale, coef,
+         n_outer, n_inner, average, cyclic, update_offset, rng):
+    n, p = cols.n, cols.p
+    n_clipped = 0
+    update = update_offset
+    z = np.zeros(n)
+    for _ in range(n_outer):
+        z = cols.margins(coef)
+        sums = np.zeros(p)
+        last = np.ones(p, dtype=np.int64)
+        for k in range(n_inner):
+            j = update % p if cyclic else int(rng.integers(0, p))
+            update += 1
+            g = noise_scale[j] * rng.standard_normal()
+            rows, vals = cols.column(j)
+            terms = vals * _loss_deriv(loss_kind, z[rows], y[rows], loss_param)
+            over = np.abs(terms) > clip[j]
+            n_clipped += int(over.sum())
+            terms = np.where(over, np.where(terms > 0.0, clip[j], -clip[j]), terms)
+            acc = _lane_sum(terms)
+            g = acc * (1.0 / n) + g
+            w_new = _prox_scalar(penalty_kind, coef[j] - step[j] * g, step[j], p1, p2)
+            delta = w_new - coef[j]
+            if delta == 0.0:
+                continue
+            z[rows] += delta * vals
+            if average:
+                sums[j] += coef[j] * (k + 1 - last[j])
+                last[j] = k + 1
+            coef[j] = w_new
+        if average:
+            coef[:] = (sums + coef * (n_inner + 1 - last)) / n_inner
+    return n_clipped, z
+
+
+def cd_dense(X, y, loss_kind, loss_param, penalty_kind, penalty_p1, penalty_p2, step, clip,
+             noise_scale, coef, n_outer, n_inner, average, cyclic, update_offset, bit_generator,
+             margin_out):
+    """Twin of the kernel's ``cd_dense``."""
+    cols = _Columns(X.shape[0], X.shape[1], dense=np.asarray(X))
+    n_clipped, z = _run(cols, np.asarray(y), loss_kind, loss_param, penalty_kind, penalty_p1,
+                        penalty_p2, step, clip, noise_scale, coef, n_outer, n_inner, average,
+                        cyclic, update_offset, np.random.Generator(bit_generator))
+    margin_out[:] = z
+    return n_clipped
+
+
+def cd_csc(data, indices, indptr, n_rows, y, loss_kind, loss_param, penalty_kind, penalty_p1,
+           penalty_p2, step, clip, noise_scale, coef, n_outer, n_inner, average, cyclic,
+           update_offset, bit_generator, margin_out):
+    """Twin of the kernel's ``cd_csc``."""
+    cols = _Columns(n_rows, len(indptr) - 1, data=np.asarray(data), indices=np.asarray(indices),
+                    indptr=np.asarray(indptr))
+    n_clipped, z = _run(cols, np.asarray(y), loss_kind, loss_param, penalty_kind, penalty_p1,
+                        penalty_p2, step, clip, noise_scale, coef, n_outer, n_inner, average,
+                        cyclic, update_offset, np.random.Generator(bit_generator))
+    margin_out[:] = z
+    return n_clipped
+
+
+def cd_grid_dense(X, y, loss_kind, loss_param, penalty_kind, penalty_p1, penalty_p2, step, clip,
+                  noise_scale, coef, n_outer, n_inner, average, cyclic, bit_generators,
+                  n_clipped_out, n_threads):
+    """Twin of the kernel's ``cd_grid_dense``: the runs one after the other."""
+    margin = np.empty(X.shape[0])
+    for r, bit_generator in enumerate(bit_generators):
+        n_clipped_out[r] = cd_dense(X, y, loss_kind, loss_param, penalty_kind, penalty_p1,
+                                    penalty_p2, step[r], clip[r], noise_scale[r], coef[r],
+                                    n_outer, n_inner, average, cyclic, 0, bit_generator, margin)
+
+
+def cd_grid_csc(data, indices, indptr, n_rows, y, loss_kind, loss_param, penalty_kind,
+                penalty_p1, penalty_p2, step, clip, noise_scale, coef, n_outer, n_inner,
+                average, cyclic, bit_generators, n_clipped_out, n_threads):
+    """Twin of the kernel's ``cd_grid_csc``."""
+    margin = np.empty(n_rows)
+    for r, bit_generator in enumerate(bit_generators):
+        n_clipped_out[r] = cd_csc(data, indices, indptr, n_rows, y, loss_kind, loss_param,
+                                  penalty_kind, penalty_p1, penalty_p2, step[r], clip[r],
+                                  noise_scale[r], coef[r], n_outer, n_inner, average, cyclic,
+                                  0, bit_generator, margin)

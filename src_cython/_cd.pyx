@@ -1,0 +1,426 @@
+# cython: language_level=3
+"""DP-CD: private proximal coordinate descent (Mangold et al. 2022, Algorithm 1 + section 5).
+
+What it computes (note 002, sections 2, 2.1 and 9): ``n_outer`` outer iterations; each runs
+``n_inner`` coordinate updates from its starting point and ends at the average of the
+``n_inner`` post-update iterates (``average=True``, line 9 of Algorithm 1, lazy O(1) per update,
+note 9.3) or at the last iterate. One update, on coordinate j:
+
+    g_j  = (1/n) sum_i clip(x_ij * l'(z_i, y_i), clip[j]) + noise_scale[j] * N(0, 1)
+    w_j <- prox_{step[j] psi_j}(w_j - step[j] * g_j)
+
+with ``clip(v, c) = max(-c, min(c, v))`` and the margins ``z = X w`` cached and updated in O(n)
+(O(nnz of the column) for CSC) after each change of w_j; they are recomputed from scratch at
+the start of every outer iteration (residual drift, note 9.1). Every loss of ``_loss.pxd`` and
+every penalty of ``_prox.pxd`` works. Noise scales, steps and clips are derived (and accounted)
+in Python: this module only computes.
+
+Layouts: dense X Fortran-ordered (columns contiguous), or CSC (``data``, ``indices``,
+``indptr``; int32 or int64 indices). One nogil core serves both: dense passes no index arrays.
+
+Randomness and draw order (reproduced by ``dpsco_core.reference.cd``): each run owns one bit
+generator; update k draws, in this order, the coordinate (``Generator.integers(0, p)``, i.e.
+``random_bounded_uint64``; skipped with ``cyclic``, where j = global update count mod p) and
+then one standard normal (``Generator.standard_normal()``). The noise is drawn even when
+``noise_scale[j] == 0`` so that the stream does not depend on the calibration.
+
+Threading: a single run is sequential (each update depends on the previous one; at the paper's
+sizes an OpenMP reduction over n costs more than it saves, note 9.5). The grid entry points
+run many independent configurations in parallel (dynamic schedule: runs differ in cost
+only through their data-dependent skips), each with its own generator and thread-local scratch,
+so results do not depend on the thread count.
+
+Summation: the per-sample terms of a column go to four lanes by position (term t of the column
+to lane t mod 4), each lane summed left to right, and the result is ``(a0 + a1) + (a2 + a3)``.
+Four independent accumulators break the add-latency chain (about 4x faster than one) and the
+order is fixed, so the twin reproduces it exactly (``np.cumsum`` per lane).
+"""
+
+from cython.parallel cimport parallel, prange
+from libc.math cimport fabs
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport random_bounded_uint64, random_standard_normal
+
+from _loss cimport LOSS_LOGISTIC, LOSS_SQUARED, loss_deriv
+from _prox cimport prox_scalar
+from _rng cimport bitgen_array
+
+ctypedef fused index_t:
+    int32_t
+    int64_t
+
+cdef struct Settings:
+    Py_ssize_t n
+    Py_ssize_t p
+    int loss_kind
+    double loss_param
+    int penalty_kind
+    double penalty_p1
+    double penalty_p2
+    Py_ssize_t n_outer
+    Py_ssize_t n_inner
+    bint average
+    bint cyclic
+    Py_ssize_t update_offset   # global index of the first update (cyclic selection)
+
+
+cdef inline double _clip_term(double term, double c, Py_ssize_t *n_clipped) noexcept nogil:
+    """max(-c, min(c, term)), counting clipped terms; branch-free (min/max instructions)."""
+    n_clipped[0] += fabs(term) > c
+    term = term if term < c else c
+    return term if term > -c else -c
+
+
+cdef inline double _lanes(const double *vals, const index_t *rows, Py_ssize_t m,
+                          const double *z, const double *y, int loss_kind, double loss_param,
+                          double c, Py_ssize_t *n_clipped) noexcept nogil:
+    """sum_t clip(vals[t] * l'(z[i_t], y[i_t]), c) over the m entries of one column, in four
+    lanes (see the module docstring); rows == NULL means i_t = t (dense)."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef Py_ssize_t t, i, head = m - m % 4
+    if rows == NULL:
+        for t in range(0, head, 4):
+            a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[t], y[t], loss_param), c, n_clipped)
+            a1 = a1 + _clip_term(vals[t + 1] * loss_deriv(loss_kind, z[t + 1], y[t + 1], loss_param), c, n_clipped)
+            a2 = a2 + _clip_term(vals[t + 2] * loss_deriv(loss_kind, z[t + 2], y[t + 2], loss_param), c, n_clipped)
+            a3 = a3 + _clip_term(vals[t + 3] * loss_deriv(loss_kind, z[t + 3], y[t + 3], loss_param), c, n_clipped)
+        for t in range(head, m):
+            i = t
+            if t - head == 0:
+                a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+            elif t - head == 1:
+                a1 = a1 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+            else:
+                a2 = a2 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+    else:
+        for t in range(0, head, 4):
+            i = rows[t]
+            a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+            i = rows[t + 1]
+            a1 = a1 + _clip_term(vals[t + 1] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+            i = rows[t + 2]
+            a2 = a2 + _clip_term(vals[t + 2] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+            i = rows[t + 3]
+            a3 = a3 + _clip_term(vals[t + 3] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+        for t in range(head, m):
+            i = rows[t]
+            if t - head == 0:
+                a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+            elif t - head == 1:
+                a1 = a1 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+            else:
+                a2 = a2 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+    return (a0 + a1) + (a2 + a3)
+
+
+cdef inline double _clipped_sum(const double *vals, const index_t *rows, Py_ssize_t m,
+                                const double *z, const double *y, int loss_kind,
+                                double loss_param, double c,
+                                Py_ssize_t *n_clipped) noexcept nogil:
+    """``_lanes`` with the loss kind a literal in the common cases, so that the C compiler
+    specializes the inlined loop and the loss switch leaves the per-sample path."""
+    if loss_kind == LOSS_SQUARED:
+        return _lanes(vals, rows, m, z, y, LOSS_SQUARED, loss_param, c, n_clipped)
+    if loss_kind == LOSS_LOGISTIC:
+        return _lanes(vals, rows, m, z, y, LOSS_LOGISTIC, loss_param, c, n_clipped)
+    return _lanes(vals, rows, m, z, y, loss_kind, loss_param, c, n_clipped)
+
+
+cdef void _margins(const double *data, const index_t *indices, const index_t *indptr,
+                   const double *coef, Settings *s, double *z) noexcept nogil:
+    """z = X @ coef, column by column (indices == NULL: dense Fortran-ordered data)."""
+    cdef Py_ssize_t i, j, k
+    cdef const double *col
+    for i in range(s.n):
+        z[i] = 0.0
+    for j in range(s.p):
+        if coef[j] == 0.0:
+            continue
+        if indices == NULL:
+            col = data + j * s.n
+            for i in range(s.n):
+                z[i] += coef[j] * col[i]
+        else:
+            for k in range(indptr[j], indptr[j + 1]):
+                z[indices[k]] += coef[j] * data[k]
+
+
+cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *indptr,
+                     const double *y, const double *step, const double *clip,
+                     const double *noise_scale, double *coef, Settings *s, bitgen_t *gen,
+                     double *z, double *sums, Py_ssize_t *last) noexcept nogil:
+    """All outer iterations of one run; returns the number of clipped per-sample terms."""
+    cdef Py_ssize_t t, k, i, j, idx, n_clipped = 0, update = s.update_offset
+    cdef double acc, g, w_new, delta
+    cdef double inv_n = 1.0 / s.n
+    cdef const double *col
+    for t in range(s.n_outer):
+        _margins(data, indices, indptr, coef, s, z)
+        if s.average:
+            for j in range(s.p):
+                sums[j] = 0.0
+                last[j] = 1
+        for k in range(s.n_inner):
+            if s.cyclic:
+                j = update % s.p
+            else:
+                j = <Py_ssize_t> random_bounded_uint64(gen, 0, <uint64_t> (s.p - 1), 0, 0)
+            update += 1
+            g = noise_scale[j] * random_standard_normal(gen)
+            # acc = sum_i clip(x_ij * l'(z_i, y_i), clip[j])
+            if indices == NULL:
+                col = data + j * s.n
+                acc = _clipped_sum(col, indices, s.n, z, y, s.loss_kind, s.loss_param, clip[j],
+                                   &n_clipped)
+            else:
+                acc = _clipped_sum(data + indptr[j], indices + indptr[j],
+                                   indptr[j + 1] - indptr[j], z, y, s.loss_kind, s.loss_param,
+                                   clip[j], &n_clipped)
+            g = acc * inv_n + g
+            w_new = prox_scalar(s.penalty_kind, coef[j] - step[j] * g, step[j],
+                                s.penalty_p1, s.penalty_p2)
+            delta = w_new - coef[j]
+            if delta == 0.0:
+                continue
+            # z += delta * X[:, j]
+            if indices == NULL:
+                for i in range(s.n):
+                    z[i] += delta * col[i]
+            else:
+                for idx in range(indptr[j], indptr[j + 1]):
+                    z[indices[idx]] += delta * data[idx]
+            if s.average:
+                sums[j] += coef[j] * (k + 1 - last[j])
+                last[j] = k + 1
+            coef[j] = w_new
+        if s.average:
+            for j in range(s.p):
+                coef[j] = (sums[j] + coef[j] * (s.n_inner + 1 - last[j])) / s.n_inner
+    return n_clipped
+
+
+cdef Settings _settings(Py_ssize_t n, Py_ssize_t p, int loss_kind, double loss_param,
+                        int penalty_kind, double penalty_p1, double penalty_p2,
+                        Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
+                        Py_ssize_t update_offset) except *:
+    if n < 1 or p < 1:
+        raise ValueError(f"X must have at least one row and one column; got ({n}, {p})")
+    if n_outer < 0 or n_inner < 1:
+        raise ValueError(f"need n_outer >= 0 and n_inner >= 1; got {n_outer}, {n_inner}")
+    cdef Settings s
+    s.n = n
+    s.p = p
+    s.loss_kind = loss_kind
+    s.loss_param = loss_param
+    s.penalty_kind = penalty_kind
+    s.penalty_p1 = penalty_p1
+    s.penalty_p2 = penalty_p2
+    s.n_outer = n_outer
+    s.n_inner = n_inner
+    s.average = average
+    s.cyclic = cyclic
+    s.update_offset = update_offset
+    return s
+
+
+cdef _check_vectors(Py_ssize_t n, Py_ssize_t p, const double[::1] y, const double[::1] step,
+                    const double[::1] clip, const double[::1] noise_scale, double[::1] coef):
+    if y.shape[0] != n:
+        raise ValueError(f"y has length {y.shape[0]}, X has {n} rows")
+    for name, length in (("step", step.shape[0]), ("clip", clip.shape[0]),
+                         ("noise_scale", noise_scale.shape[0]), ("coef", coef.shape[0])):
+        if length != p:
+            raise ValueError(f"{name} has length {length}, X has {p} columns")
+
+
+cdef _check_csc(Py_ssize_t n, Py_ssize_t p, Py_ssize_t nnz, Py_ssize_t n_indices,
+                Py_ssize_t n_indptr):
+    if n_indptr != p + 1 or n_indices != nnz:
+        raise ValueError("inconsistent CSC arrays (indptr must have p + 1 entries and indices "
+                         "as many as data)")
+
+
+def cd_dense(const double[::1, :] X,       # IN  (n, p) Fortran-ordered
+             const double[::1] y,          # IN  (n,)
+             int loss_kind, double loss_param,
+             int penalty_kind, double penalty_p1, double penalty_p2,
+             const double[::1] step,       # IN  (p,) gamma_j
+             const double[::1] clip,       # IN  (p,) C_j (inf: no clipping)
+             const double[::1] noise_scale,  # IN  (p,) sigma_j (absolute)
+             double[::1] coef,             # IN/OUT (p,) start point, then result
+             Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
+             Py_ssize_t update_offset,
+             object bit_generator,         # one numpy BitGenerator, advanced in place
+             double[::1] margin_out):      # OUT (n,) scratch: the margins X @ coef at the end
+    """Run DP-CD on dense data; ``coef`` is updated in place. Returns the clipped-term count.
+
+    ``margin_out`` holds X @ coef of the last iterate before averaging (a scratch buffer).
+    """
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    cdef Settings s = _settings(n, p, loss_kind, loss_param, penalty_kind, penalty_p1,
+                                penalty_p2, n_outer, n_inner, average, cyclic, update_offset)
+    _check_vectors(n, p, y, step, clip, noise_scale, coef)
+    if margin_out.shape[0] != n:
+        raise ValueError(f"margin_out has length {margin_out.shape[0]}, X has {n} rows")
+    cdef bitgen_t **gens = bitgen_array([bit_generator], 1)
+    cdef double *sums = <double *> malloc(p * sizeof(double))
+    cdef Py_ssize_t *last = <Py_ssize_t *> malloc(p * sizeof(Py_ssize_t))
+    cdef Py_ssize_t n_clipped = 0
+    try:
+        if sums == NULL or last == NULL:
+            raise MemoryError()
+        with nogil:
+            n_clipped = _run(&X[0, 0], <const int32_t *> NULL, <const int32_t *> NULL, &y[0],
+                             &step[0], &clip[0], &noise_scale[0], &coef[0], &s, gens[0],
+                             &margin_out[0], sums, last)
+    finally:
+        free(gens)
+        free(sums)
+        free(last)
+    return n_clipped
+
+
+def cd_csc(const double[::1] data,         # IN  (nnz,) CSC values
+           const index_t[::1] indices,     # IN  (nnz,) row indices
+           const index_t[::1] indptr,      # IN  (p + 1,)
+           Py_ssize_t n_rows,
+           const double[::1] y, int loss_kind, double loss_param,
+           int penalty_kind, double penalty_p1, double penalty_p2,
+           const double[::1] step, const double[::1] clip, const double[::1] noise_scale,
+           double[::1] coef,               # IN/OUT (p,)
+           Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
+           Py_ssize_t update_offset, object bit_generator,
+           double[::1] margin_out):        # OUT (n,)
+    """Run DP-CD on CSC data (sorted or unsorted indices, no duplicates); see ``cd_dense``."""
+    cdef Py_ssize_t p = indptr.shape[0] - 1
+    cdef Settings s = _settings(n_rows, p, loss_kind, loss_param, penalty_kind, penalty_p1,
+                                penalty_p2, n_outer, n_inner, average, cyclic, update_offset)
+    _check_csc(n_rows, p, data.shape[0], indices.shape[0], indptr.shape[0])
+    _check_vectors(n_rows, p, y, step, clip, noise_scale, coef)
+    if margin_out.shape[0] != n_rows:
+        raise ValueError(f"margin_out has length {margin_out.shape[0]}, X has {n_rows} rows")
+    cdef bitgen_t **gens = bitgen_array([bit_generator], 1)
+    cdef double *sums = <double *> malloc(p * sizeof(double))
+    cdef Py_ssize_t *last = <Py_ssize_t *> malloc(p * sizeof(Py_ssize_t))
+    cdef Py_ssize_t n_clipped = 0
+    cdef const double *data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
+    try:
+        if sums == NULL or last == NULL:
+            raise MemoryError()
+        with nogil:
+            n_clipped = _run(data_ptr, indices_ptr, &indptr[0], &y[0], &step[0], &clip[0],
+                             &noise_scale[0], &coef[0], &s, gens[0], &margin_out[0], sums,
+                             last)
+    finally:
+        free(gens)
+        free(sums)
+        free(last)
+    return n_clipped
+
+
+cdef int _grid(const double *data, const index_t *indices, const index_t *indptr,
+               const double *y, const double[:, ::1] step, const double[:, ::1] clip,
+               const double[:, ::1] noise_scale, double[:, ::1] coef, Settings *s,
+               bitgen_t **gens, int64_t *n_clipped, int n_threads) noexcept nogil:
+    """Independent runs r = 0..R-1 in parallel; returns -1 if scratch allocation failed."""
+    cdef Py_ssize_t r, n_runs = coef.shape[0]
+    cdef double *z
+    cdef double *sums
+    cdef Py_ssize_t *last
+    cdef int failed = 0
+    with parallel(num_threads=n_threads):
+        z = <double *> malloc(s.n * sizeof(double))
+        sums = <double *> malloc(s.p * sizeof(double))
+        last = <Py_ssize_t *> malloc(s.p * sizeof(Py_ssize_t))
+        # Every thread must reach the worksharing loop, so a failed allocation is handled
+        # per run inside it (and reported through the reduction), not by skipping the loop.
+        for r in prange(n_runs, schedule="dynamic"):
+            if z == NULL or sums == NULL or last == NULL:
+                failed += 1
+            else:
+                n_clipped[r] = _run(data, indices, indptr, y, &step[r, 0], &clip[r, 0],
+                                    &noise_scale[r, 0], &coef[r, 0], s, gens[r], z, sums,
+                                    last)
+        free(z)
+        free(sums)
+        free(last)
+    return -1 if failed > 0 else 0
+
+
+def cd_grid_dense(const double[::1, :] X, const double[::1] y,
+                  int loss_kind, double loss_param,
+                  int penalty_kind, double penalty_p1, double penalty_p2,
+                  const double[:, ::1] step,         # IN  (R, p) one row per configuration
+                  const double[:, ::1] clip,         # IN  (R, p)
+                  const double[:, ::1] noise_scale,  # IN  (R, p)
+                  double[:, ::1] coef,               # IN/OUT (R, p)
+                  Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
+                  object bit_generators,             # IN  R generators, one per run
+                  int64_t[::1] n_clipped_out,        # OUT (R,)
+                  int n_threads):
+    """R independent DP-CD runs on dense data, in parallel over runs (see ``cd_dense``)."""
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1], n_runs = coef.shape[0]
+    cdef Settings s = _settings(n, p, loss_kind, loss_param, penalty_kind, penalty_p1,
+                                penalty_p2, n_outer, n_inner, average, cyclic, 0)
+    _check_grid(n, p, n_runs, y, step, clip, noise_scale, coef, n_clipped_out)
+    if n_runs == 0:
+        return
+    cdef bitgen_t **gens = bitgen_array(bit_generators, n_runs)
+    cdef int status
+    try:
+        with nogil:
+            status = _grid(&X[0, 0], <const int32_t *> NULL, <const int32_t *> NULL, &y[0],
+                           step, clip, noise_scale, coef, &s, gens, &n_clipped_out[0],
+                           n_threads)
+    finally:
+        free(gens)
+    if status != 0:
+        raise MemoryError()
+
+
+def cd_grid_csc(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+                Py_ssize_t n_rows, const double[::1] y, int loss_kind, double loss_param,
+                int penalty_kind, double penalty_p1, double penalty_p2,
+                const double[:, ::1] step, const double[:, ::1] clip,
+                const double[:, ::1] noise_scale, double[:, ::1] coef,
+                Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
+                object bit_generators, int64_t[::1] n_clipped_out, int n_threads):
+    """R independent DP-CD runs on CSC data, in parallel over runs (see ``cd_csc``)."""
+    cdef Py_ssize_t p = indptr.shape[0] - 1, n_runs = coef.shape[0]
+    cdef Settings s = _settings(n_rows, p, loss_kind, loss_param, penalty_kind, penalty_p1,
+                                penalty_p2, n_outer, n_inner, average, cyclic, 0)
+    _check_csc(n_rows, p, data.shape[0], indices.shape[0], indptr.shape[0])
+    _check_grid(n_rows, p, n_runs, y, step, clip, noise_scale, coef, n_clipped_out)
+    if n_runs == 0:
+        return
+    cdef bitgen_t **gens = bitgen_array(bit_generators, n_runs)
+    cdef const double *data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
+    cdef int status
+    try:
+        with nogil:
+            status = _grid(data_ptr, indices_ptr, &indptr[0], &y[0], step, clip, noise_scale,
+                           coef, &s, gens, &n_clipped_out[0], n_threads)
+    finally:
+        free(gens)
+    if status != 0:
+        raise MemoryError()
+
+
+cdef _check_grid(Py_ssize_t n, Py_ssize_t p, Py_ssize_t n_runs, const double[::1] y,
+                 const double[:, ::1] step, const double[:, ::1] clip,
+                 const double[:, ::1] noise_scale, double[:, ::1] coef,
+                 int64_t[::1] n_clipped_out):
+    if y.shape[0] != n:
+        raise ValueError(f"y has length {y.shape[0]}, X has {n} rows")
+    for name, arr_rows, arr_cols in (("step", step.shape[0], step.shape[1]),
+                                     ("clip", clip.shape[0], clip.shape[1]),
+                                     ("noise_scale", noise_scale.shape[0], noise_scale.shape[1]),
+                                     ("coef", coef.shape[0], coef.shape[1])):
+        if arr_rows != n_runs or arr_cols != p:
+            raise ValueError(f"{name} has shape ({arr_rows}, {arr_cols}); expected ({n_runs}, {p})")
+    if n_clipped_out.shape[0] != n_runs:
+        raise ValueError(f"n_clipped_out has length {n_clipped_out.shape[0]}; expected {n_runs}")
