@@ -103,30 +103,43 @@ def _deriv2(z, y, kind, param):
     raise ValueError(f"unknown loss kind {kind}")
 
 
+def _quiet(func):
+    """The kernel overflows silently to inf (as IEEE arithmetic does); so does the twin."""
+    def wrapper(*args):
+        with np.errstate(over="ignore"):
+            return func(*args)
+    wrapper.__name__, wrapper.__doc__ = func.__name__, func.__doc__
+    return wrapper
+
+
 def _check(z, y, out):
     if y.shape[0] != z.shape[0] or out.shape[0] != z.shape[0]:
         raise ValueError(f"z, y and the output must have the same length; got {z.shape[0]}, "
                          f"{y.shape[0]}, {out.shape[0]}")
 
 
+@_quiet
 def loss_values(z, y, kind, param, value_out, n_threads):
     """Write ``l(z[i], y[i])`` into ``value_out``."""
     _check(z, y, value_out)
     value_out[:] = _value(z, y, kind, param)
 
 
+@_quiet
 def loss_derivs(z, y, kind, param, deriv_out, n_threads):
     """Write ``dl/dz (z[i], y[i])`` into ``deriv_out``."""
     _check(z, y, deriv_out)
     deriv_out[:] = _deriv(z, y, kind, param)
 
 
+@_quiet
 def loss_derivs2(z, y, kind, param, deriv2_out, n_threads):
     """Write ``d2l/dz2 (z[i], y[i])`` into ``deriv2_out``."""
     _check(z, y, deriv2_out)
     deriv2_out[:] = _deriv2(z, y, kind, param)
 
 
+@_quiet
 def loss_values_derivs(z, y, kind, param, value_out, deriv_out, n_threads):
     """Write the values and the derivatives."""
     _check(z, y, value_out)
