@@ -1,24 +1,39 @@
 """dpsco-core: differentially private stochastic convex optimization with compiled kernels.
 
-Submodules are imported on first use, so ``import dpsco_core`` is cheap and the pure-Python
-privacy layer works without touching the compiled kernels.
+Submodules (``privacy``, ``mechanisms``, ``datasets``, ``penalties``, ``problems``, ...) and
+the main names below are imported on first use, so ``import dpsco_core`` is cheap and the
+pure-Python privacy layer works without touching the compiled kernels.
 """
 
 import importlib
+import importlib.util
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("privacy", "mechanisms", "datasets", "penalties", "reference", "exceptions")
-_CONFIG_NAMES = ("show_config", "effective_n_threads", "openmp_enabled")
+# name -> module that defines it, for the names users reach as dpsco_core.<name>
+_EXPORTS = {
+    "show_config": "_config",
+    "effective_n_threads": "_config",
+    "openmp_enabled": "_config",
+    "Problem": "problems",
+    "L1": "penalties",
+    "L2": "penalties",
+    "ElasticNet": "penalties",
+    "Box": "penalties",
+    "NoPenalty": "penalties",
+    "Result": "result",
+    "dp_cd": "solvers.dp_cd",
+    "dp_sgd": "solvers.dp_sgd",
+}
 
-__all__ = list(_SUBMODULES) + list(_CONFIG_NAMES) + ["__version__"]
+__all__ = sorted(_EXPORTS) + ["__version__"]
 
 
 def __getattr__(name):
-    if name in _SUBMODULES:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return importlib.import_module(f"{__name__}.{name}")
-    if name in _CONFIG_NAMES:
-        return getattr(importlib.import_module(f"{__name__}._config"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

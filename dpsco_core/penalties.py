@@ -6,7 +6,9 @@ loss and :math:`\psi(w) = \sum_j \psi_j(w_j)` one of the penalties below. Each p
 - ``value(w)``: :math:`\psi(w)`;
 - ``prox(u, step)``: :math:`\mathrm{prox}_{t \psi}(u) = \arg\min_w \tfrac12 \|w - u\|^2 +
   t\,\psi(w)`, where ``step`` is a scalar :math:`t > 0` or a vector of per-coordinate steps
-  (DP-CD uses :math:`t_j = \gamma / M_j`);
+  (DP-CD uses :math:`t_j = \gamma / M_j`), computed by the compiled kernel
+  ``_prox.prox_vector`` (its NumPy twin, ``dpsco_core.reference.prox.prox_vector``, holds the
+  formulas in NumPy and gives the same bits);
 - ``kind`` and ``params``: the code and the two parameters with which compiled kernels call
   the scalar prox of ``src_cython/_prox.pxd`` (one prox implementation for every solver).
 
@@ -19,6 +21,8 @@ Penalties are data-independent: applying them is post-processing and costs no pr
 
 import numpy as np
 
+from ._config import effective_n_threads
+from ._kernels import _prox as _prox_kernel
 from ._validation import check_scalar
 
 __all__ = ["Penalty", "NoPenalty", "L1", "L2", "ElasticNet", "Box", "check_penalty",
@@ -55,12 +59,44 @@ class Penalty:
     def value(self, w):
         raise NotImplementedError
 
-    def prox(self, u, step):
-        """:math:`\\arg\\min_w \\frac12 \\|w - u\\|^2 + t \\psi(w)`, a new array."""
+    def prox(self, u, step, *, n_threads=None):
+        """:math:`\\arg\\min_w \\frac12 \\|w - u\\|^2 + t \\psi(w)`, a new array.
+
+        Parameters
+        ----------
+        u : array-like
+            The point (any shape; a vector in the solvers). Never modified.
+        step : float or array-like of shape (u.shape[-1],)
+            The step :math:`t > 0`, one for all coordinates or one per coordinate (broadcast
+            along the last axis of ``u``).
+        n_threads : int or None, default=None
+            OpenMP threads (used only for at least 131072 values); None means every core.
+            The result does not depend on it.
+
+        Returns
+        -------
+        ndarray of shape ``np.broadcast_shapes(u.shape, step.shape)``
+            The prox, computed coordinate-wise by the compiled kernel; a penalty without a
+            compiled ``kind`` (a user subclass) uses its own ``_prox``.
+        """
         u = np.asarray(u, dtype=np.float64)
-        return self._prox(u, _check_step(step, u.shape[-1] if u.ndim else 1))
+        step = _check_step(step, u.shape[-1] if u.ndim else 1)
+        if self.kind is None:
+            return self._prox(u, step)
+        shape = np.broadcast_shapes(u.shape, step.shape)
+        if step.ndim == 0:
+            steps = step.reshape(1)
+        else:
+            steps = np.ascontiguousarray(np.broadcast_to(step, shape)).reshape(-1)
+        flat = np.ascontiguousarray(np.broadcast_to(u, shape)).reshape(-1)
+        out = np.empty(flat.shape[0])
+        p1, p2 = self.params
+        _prox_kernel.prox_vector(flat, steps, self.kind, p1, p2, out,
+                                 effective_n_threads(n_threads))
+        return out.reshape(shape)
 
     def _prox(self, u, step):
+        """The prox of a penalty without a compiled ``kind``; subclasses override it."""
         raise NotImplementedError
 
     @property
@@ -86,9 +122,6 @@ class NoPenalty(Penalty):
     def value(self, w):
         return 0.0
 
-    def _prox(self, u, step):
-        return u.copy()
-
 
 class L1(Penalty):
     """:math:`\\psi(w) = \\lambda \\|w\\|_1`; prox: soft-thresholding at :math:`t \\lambda`."""
@@ -104,9 +137,6 @@ class L1(Penalty):
 
     def value(self, w):
         return self.lam * float(np.abs(w).sum())
-
-    def _prox(self, u, step):
-        return np.sign(u) * np.maximum(np.abs(u) - step * self.lam, 0.0)
 
     def __repr__(self):
         return f"L1(lam={self.lam!r})"
@@ -130,9 +160,6 @@ class L2(Penalty):
 
     def value(self, w):
         return 0.5 * self.lam * float(np.dot(np.ravel(w), np.ravel(w)))
-
-    def _prox(self, u, step):
-        return u / (1.0 + step * self.lam)
 
     def __repr__(self):
         return f"L2(lam={self.lam!r})"
@@ -164,9 +191,6 @@ class ElasticNet(Penalty):
         w = np.ravel(w)
         return self.l1 * float(np.abs(w).sum()) + 0.5 * self.l2 * float(np.dot(w, w))
 
-    def _prox(self, u, step):
-        return np.sign(u) * np.maximum(np.abs(u) - step * self.l1, 0.0) / (1.0 + step * self.l2)
-
     def __repr__(self):
         return f"ElasticNet(l1={self.l1!r}, l2={self.l2!r})"
 
@@ -194,9 +218,6 @@ class Box(Penalty):
         w = np.asarray(w)
         inside = np.all((w >= self.lower) & (w <= self.upper))
         return 0.0 if inside else float("inf")
-
-    def _prox(self, u, step):
-        return np.clip(u, self.lower, self.upper)
 
     def __repr__(self):
         return f"Box(lower={self.lower!r}, upper={self.upper!r})"

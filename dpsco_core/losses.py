@@ -1,0 +1,342 @@
+r"""Per-sample losses :math:`\ell(z, y)` of linear models, with margin :math:`z = \langle x, w\rangle`.
+
+Each loss offers its value, derivative and second derivative in :math:`z` (vectorized, through
+the compiled kernel ``dpsco_core._kernels._loss``), the constants that the solvers derive
+step sizes and sensitivities from, and the validation of labels. The scalar formulas live in
+``src_cython/_loss.pxd``, which every kernel cimports, so there is one implementation.
+
+=================  ====================================  ===========  ======================
+loss               :math:`\ell(z, y)`                    smoothness   Lipschitz in :math:`z`
+=================  ====================================  ===========  ======================
+``Squared()``      :math:`(z - y)^2` (DP-CD convention)  2            none
+``Squared(True)``  :math:`(z - y)^2 / 2`                 1            none
+``Logistic()``     :math:`\log(1 + e^{-y z})`            1/4          1
+``Huber(d)``       :math:`r^2/2` if :math:`|r| \le d`,   1            d
+                   else :math:`d(|r| - d/2)`, r = z - y
+``Hinge()``        :math:`\max(0, 1 - y z)`              none         1
+``Absolute()``     :math:`|z - y|`                       none         1
+=================  ====================================  ===========  ======================
+
+``smoothness`` is :math:`\sup |\ell''|` and ``lipschitz_in_margin`` is :math:`\sup |\ell'|`
+(None when unbounded); with them ``Problem`` computes :math:`M_j`, :math:`L_j` and
+:math:`\beta` (note 002, section 3.6). Logistic and hinge labels are in {-1, +1}; labels in
+{0, 1} are accepted only with ``labels="01"``, which maps 0 to -1 explicitly. At kinks the
+derivative is the subgradient 0.
+"""
+
+import numpy as np
+
+from ._validation import check_positive, check_vector
+
+__all__ = ["Loss", "Squared", "Logistic", "Huber", "Hinge", "Absolute", "check_loss",
+           "LOSS_SQUARED", "LOSS_HALF_SQUARED", "LOSS_LOGISTIC", "LOSS_HUBER", "LOSS_HINGE",
+           "LOSS_ABSOLUTE"]
+
+# Codes shared with src_cython/_loss.pxd (enum LossKind); never renumber.
+LOSS_SQUARED = 0
+LOSS_HALF_SQUARED = 1
+LOSS_LOGISTIC = 2
+LOSS_HUBER = 3
+LOSS_HINGE = 4
+LOSS_ABSOLUTE = 5
+
+# Below this many margins the kernel runs on one thread: starting OpenMP costs more.
+_SERIAL_BELOW = 20_000
+
+
+def _kernel():
+    from ._kernels import _loss
+    return _loss
+
+
+def _threads(n, n_threads):
+    if n < _SERIAL_BELOW and n_threads is None:
+        return 1
+    from ._config import effective_n_threads
+    return effective_n_threads(n_threads)
+
+
+class Loss:
+    """Base class of the per-sample losses (see the module docstring for the table).
+
+    Attributes
+    ----------
+    kind : int
+        The ``LossKind`` code of ``src_cython/_loss.pxd``.
+    param : float
+        The scalar parameter passed to the kernels (Huber threshold; 0 otherwise).
+    smoothness : float or None
+        :math:`\\sup_z |\\ell''(z, y)|`, None for the non-smooth losses.
+    lipschitz_in_margin : float or None
+        :math:`\\sup_z |\\ell'(z, y)|`, None when unbounded (squared losses).
+    """
+
+    kind = None
+    param = 0.0
+    smoothness = None
+    lipschitz_in_margin = None
+    name = None
+
+    def check_labels(self, y, name="y"):
+        """Return ``y`` as a finite 1-d float64 array in the loss's label domain.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,)
+            Targets (regression losses) or labels (classification losses).
+        name : str, default="y"
+            Argument name used in error messages.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            float64 labels as the kernels expect them (a new array whenever they differ from
+            ``y``'s values or type; ``y`` itself is never modified).
+
+        Raises
+        ------
+        ValueError
+            If ``y`` is not 1-d, is empty, has NaN or inf, or has labels outside the domain.
+        """
+        return check_vector(y, name)
+
+    # Private paths take labels already returned by check_labels and contiguous arrays.
+    def _run(self, entry, z, y, n_threads):
+        out = np.empty(z.shape[0])
+        getattr(_kernel(), entry)(z, y, self.kind, self.param, out,
+                                  _threads(z.shape[0], n_threads))
+        return out
+
+    def _value(self, z, y, n_threads=None):
+        return self._run("loss_values", z, y, n_threads)
+
+    def _deriv(self, z, y, n_threads=None):
+        return self._run("loss_derivs", z, y, n_threads)
+
+    def _deriv2(self, z, y, n_threads=None):
+        return self._run("loss_derivs2", z, y, n_threads)
+
+    def _public(self, private, z, y, n_threads):
+        z_arr = np.asarray(z, dtype=np.float64)
+        y_arr = np.asarray(y)
+        shape = np.broadcast_shapes(z_arr.shape, y_arr.shape)
+        zb = np.ascontiguousarray(np.broadcast_to(z_arr, shape)).ravel()
+        yb = self.check_labels(np.broadcast_to(y_arr, shape).ravel()) if zb.size else \
+            np.empty(0)
+        out = private(zb, yb, n_threads).reshape(shape)
+        return float(out) if out.ndim == 0 else out
+
+    def value(self, z, y, n_threads=None):
+        """:math:`\\ell(z, y)` element-wise (arrays broadcast; a float for scalars).
+
+        Parameters
+        ----------
+        z : array-like
+            Margins :math:`\\langle x_i, w\\rangle`.
+        y : array-like
+            Labels or targets in the user's encoding (validated by :meth:`check_labels`).
+        n_threads : int or None, default=None
+            Kernel threads (None: all cores for large inputs). Results never depend on it.
+        """
+        return self._public(self._value, z, y, n_threads)
+
+    def deriv(self, z, y, n_threads=None):
+        """:math:`\\partial \\ell / \\partial z` element-wise (subgradient 0 at kinks)."""
+        return self._public(self._deriv, z, y, n_threads)
+
+    def deriv2(self, z, y, n_threads=None):
+        """:math:`\\partial^2 \\ell / \\partial z^2` element-wise (0 where piecewise linear)."""
+        return self._public(self._deriv2, z, y, n_threads)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and (self.kind, self.param) == (other.kind,
+                                                                        other.param)
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.kind, self.param))
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class Squared(Loss):
+    """Squared loss :math:`(z - y)^2` (DP-CD paper, no 1/2), or :math:`(z - y)^2/2` with ``half``.
+
+    With ``L1(lam)``, ``half=False`` matches scikit-learn's ``Lasso(alpha=lam / 2)`` and
+    ``half=True`` matches ``Lasso(alpha=lam)`` (``fit_intercept=False``).
+
+    Parameters
+    ----------
+    half : bool, default=False
+        Use the 1/2 convention.
+    """
+
+    lipschitz_in_margin = None
+
+    def __init__(self, half=False):
+        if not isinstance(half, (bool, np.bool_)):
+            raise TypeError(f"half must be a bool; got {type(half).__name__} {half!r}.")
+        self.half = bool(half)
+        self.kind = LOSS_HALF_SQUARED if self.half else LOSS_SQUARED
+        self.smoothness = 1.0 if self.half else 2.0
+        self.name = "half_squared" if self.half else "squared"
+
+    def __repr__(self):
+        return "Squared(half=True)" if self.half else "Squared()"
+
+
+def _check_pm1(y, name, labels, loss_name):
+    y = check_vector(y, name)
+    if labels == "01":
+        ok = (y == 0.0) | (y == 1.0)
+        if not ok.all():
+            raise ValueError(f"{name} must contain labels in {{0, 1}} for the {loss_name} loss "
+                             f"with labels='01'; got values {_sample_bad(y, ok)}.")
+        return 2.0 * y - 1.0
+    ok = (y == 1.0) | (y == -1.0)
+    if not ok.all():
+        hint = (" Pass labels='01' to map {0, 1} labels to {-1, +1}."
+                if np.all((y == 0.0) | (y == 1.0)) else "")
+        raise ValueError(f"{name} must contain labels in {{-1, +1}} for the {loss_name} loss; "
+                         f"got values {_sample_bad(y, ok)}.{hint}")
+    return y
+
+
+def _sample_bad(y, ok):
+    bad = np.unique(y[~ok])
+    shown = ", ".join(repr(float(v)) for v in bad[:5])
+    return "{" + shown + (", ..." if bad.size > 5 else "") + "}"
+
+
+def _check_label_option(labels):
+    if labels not in ("pm1", "01"):
+        raise ValueError(f"labels must be 'pm1' or '01'; got {labels!r}.")
+    return labels
+
+
+class Logistic(Loss):
+    """Logistic loss :math:`\\log(1 + e^{-y z})` with labels :math:`y \\in \\{-1, +1\\}`.
+
+    Evaluated without overflow for any finite margin (``log1pexp`` with Maechler's cut-offs,
+    ``src_cython/_loss.pxd``). With ``L2(lam)`` it matches scikit-learn's
+    ``LogisticRegression(C=1 / (n lam), fit_intercept=False)``.
+
+    Parameters
+    ----------
+    labels : {"pm1", "01"}, default="pm1"
+        Encoding of the labels passed in: "pm1" for {-1, +1}; "01" maps {0, 1} to {-1, +1}.
+        Labels outside the chosen set raise ValueError (never silently reinterpreted).
+    """
+
+    kind = LOSS_LOGISTIC
+    smoothness = 0.25
+    lipschitz_in_margin = 1.0
+    name = "logistic"
+
+    def __init__(self, labels="pm1"):
+        self.labels = _check_label_option(labels)
+
+    def check_labels(self, y, name="y"):
+        return _check_pm1(y, name, self.labels, "logistic")
+
+    def __eq__(self, other):
+        return super().__eq__(other) and self.labels == other.labels
+
+    def __hash__(self):
+        return hash(("Logistic", self.labels))
+
+    def __repr__(self):
+        return f"Logistic(labels={self.labels!r})"
+
+
+class Huber(Loss):
+    """Huber loss in :math:`r = z - y`: :math:`r^2/2` if :math:`|r| \\le d`, else :math:`d(|r| - d/2)`.
+
+    Parameters
+    ----------
+    threshold : float, default=1.0
+        :math:`d > 0`; also the Lipschitz constant in the margin.
+    """
+
+    kind = LOSS_HUBER
+    smoothness = 1.0
+    name = "huber"
+
+    def __init__(self, threshold=1.0):
+        self.threshold = check_positive(threshold, "threshold")
+        self.param = self.threshold
+        self.lipschitz_in_margin = self.threshold
+
+    def __repr__(self):
+        return f"Huber(threshold={self.threshold!r})"
+
+
+class Hinge(Loss):
+    """Hinge loss :math:`\\max(0, 1 - y z)`, labels in {-1, +1} (or {0, 1} with ``labels="01"``).
+
+    Not smooth; the derivative at :math:`y z = 1` is the subgradient 0.
+    """
+
+    kind = LOSS_HINGE
+    lipschitz_in_margin = 1.0
+    name = "hinge"
+
+    def __init__(self, labels="pm1"):
+        self.labels = _check_label_option(labels)
+
+    def check_labels(self, y, name="y"):
+        return _check_pm1(y, name, self.labels, "hinge")
+
+    def __eq__(self, other):
+        return super().__eq__(other) and self.labels == other.labels
+
+    def __hash__(self):
+        return hash(("Hinge", self.labels))
+
+    def __repr__(self):
+        return f"Hinge(labels={self.labels!r})"
+
+
+class Absolute(Loss):
+    """Absolute loss :math:`|z - y|` (median regression); derivative 0 at :math:`z = y`."""
+
+    kind = LOSS_ABSOLUTE
+    lipschitz_in_margin = 1.0
+    name = "absolute"
+
+
+_BY_NAME = {
+    "squared": Squared,
+    "half_squared": lambda: Squared(half=True),
+    "logistic": Logistic,
+    "huber": Huber,
+    "hinge": Hinge,
+    "absolute": Absolute,
+}
+
+
+def check_loss(loss):
+    """Return a :class:`Loss` from an instance or a name.
+
+    Parameters
+    ----------
+    loss : Loss or str
+        An instance, or one of "squared", "half_squared", "logistic", "huber" (threshold 1),
+        "hinge", "absolute".
+
+    Raises
+    ------
+    TypeError
+        If ``loss`` is neither a string nor a Loss.
+    ValueError
+        If ``loss`` is an unknown name.
+    """
+    if isinstance(loss, Loss):
+        return loss
+    if isinstance(loss, str):
+        if loss not in _BY_NAME:
+            raise ValueError(f"loss must be one of {sorted(_BY_NAME)} or a Loss instance; "
+                             f"got {loss!r}.")
+        return _BY_NAME[loss]()
+    raise TypeError(f"loss must be a str or a dpsco_core.losses.Loss; got "
+                    f"{type(loss).__name__}.")

@@ -1,0 +1,381 @@
+r"""The composite empirical risk every solver minimizes, with its data and constants.
+
+.. math::
+
+    F(w) = \frac1n \sum_{i=1}^n \ell(\langle x_i, w\rangle, y_i) + \psi(w)
+
+with a per-sample loss :math:`\ell` (``dpsco_core.losses``) and a separable penalty
+:math:`\psi` (``dpsco_core.penalties``). ``Problem`` validates and stores the data once (float64,
+never writing to the caller's arrays), keeps the layouts the kernels need (Fortran / CSC for
+column kernels, C / CSR for row kernels; each at most one copy, cached), and computes the
+constants of note 002, section 3.6:
+
+- coordinate smoothness :math:`M_j = s_\ell \|X_{:,j}\|_2^2 / n` with :math:`s_\ell =
+  \sup|\ell''|` (2 squared, 1 half squared and Huber, 1/4 logistic);
+- coordinate Lipschitz bounds :math:`L_j = \Lambda_\ell \max_i |x_{ij}|` with
+  :math:`\Lambda_\ell = \sup|\ell'|` (none for the squared losses);
+- global smoothness :math:`\beta = s_\ell \lambda_{\max}(X^\top X) / n`;
+- global Lipschitz constant :math:`\Lambda_\ell \max_i \|x_i\|_2`.
+
+These constants are computed from the private data: a solver that uses them must either pay
+privacy budget for them (note 002, section 3.4) or treat them as public, and say so in its
+privacy report.
+"""
+
+import math
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+import scipy.sparse.linalg
+
+from ._validation import check_int, check_vector
+from .losses import check_loss
+from .penalties import check_penalty
+
+__all__ = ["Problem"]
+
+# Largest min(n, p) for which beta is computed exactly from the Gram matrix (dense eigvalsh);
+# beyond it, ARPACK (eigsh) on the operator v -> X^T (X v).
+_EXACT_GRAM_MAX = 2000
+
+
+def _read_only(a):
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def _read_only_sparse(X):
+    """A matrix of the same class sharing X's buffers through read-only views."""
+    return type(X)((_read_only(X.data), _read_only(X.indices), _read_only(X.indptr)),
+                   shape=X.shape, copy=False)
+
+
+def _check_X(X):
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional; got a sparse array of shape {X.shape}.")
+        if X.format not in ("csr", "csc"):
+            # Documented copy: COO, LIL, DOK, BSR, DIA are converted to CSR once.
+            X = X.tocsr()
+        if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or \
+                np.iscomplexobj(X.data):
+            raise TypeError(f"X must hold real numbers; got dtype {X.dtype}.")
+        if X.dtype != np.float64:
+            X = X.astype(np.float64)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError("X must contain only finite values; it has NaN or inf.")
+        n, p = X.shape
+        if n == 0 or p == 0:
+            raise ValueError(f"X must have at least one sample and one feature; got shape "
+                             f"{X.shape}.")
+        return _read_only_sparse(X), True
+    arr = np.asarray(X)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
+                                   or arr.dtype == np.bool_) or np.iscomplexobj(arr):
+        raise TypeError(f"X must be an array of real numbers; got dtype {arr.dtype}.")
+    if arr.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional (n_samples, n_features); got an array of "
+                         f"shape {arr.shape}. Reshape with X.reshape(-1, 1) for one feature "
+                         "or X.reshape(1, -1) for one sample.")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"X must have at least one sample and one feature; got shape "
+                         f"{arr.shape}.")
+    if arr.dtype != np.float64:
+        arr = arr.astype(np.float64, order="K")       # the one copy; keeps the layout
+    if not math.isfinite(float(np.sum(arr))) and not np.all(np.isfinite(arr)):
+        raise ValueError("X must contain only finite values; it has NaN or inf.")
+    return _read_only(arr), False
+
+
+class Problem:
+    """Regularized empirical risk minimization over a linear model.
+
+    .. math::
+
+        F(w) = \\frac1n \\sum_{i=1}^n \\ell(\\langle x_i, w\\rangle, y_i) + \\psi(w)
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features) or scipy.sparse matrix/array
+        Features. Dense input of any order and real dtype is converted to float64 (one copy at
+        most, keeping the memory order). Sparse CSR and CSC are used as they are (float64);
+        other sparse formats are converted to CSR (one copy). X is never modified.
+    y : array-like of shape (n_samples,)
+        Targets, or labels in the loss's encoding (``Logistic(labels="01")`` maps {0, 1} to
+        {-1, +1}).
+    loss : str or Loss, default="squared"
+        "squared" (:math:`(z - y)^2`, the DP-CD convention), "half_squared", "logistic",
+        "huber", "hinge", "absolute", or a ``dpsco_core.losses.Loss`` instance.
+    penalty : Penalty or None, default=None
+        A ``dpsco_core.penalties`` penalty (``L1``, ``L2``, ``ElasticNet``, ``Box``); None means
+        no penalty.
+
+    Attributes
+    ----------
+    X : ndarray or sparse matrix
+        The validated features (float64; read-only view or converted copy).
+    y : ndarray of shape (n_samples,)
+        The validated labels as the kernels use them (read-only; logistic/hinge in {-1, +1}).
+    loss : Loss
+    penalty : Penalty
+    n_samples, n_features : int
+    is_sparse : bool
+
+    Raises
+    ------
+    TypeError
+        If X or y is not numeric, or loss / penalty has the wrong type.
+    ValueError
+        If X is not 2-d, is empty or has NaN/inf; if y is not 1-d, has NaN/inf, has a length
+        other than n_samples, or has labels outside the loss's domain.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsco_core import Problem
+    >>> from dpsco_core.penalties import L1
+    >>> X = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    >>> prob = Problem(X, [1.0, 2.0, 2.0], loss="squared", penalty=L1(0.1))
+    >>> prob.coordinate_smoothness()          # 2 ||X_j||^2 / n
+    array([1.33333333, 3.33333333])
+    >>> round(prob.objective(np.zeros(2)), 6)   # mean(y^2)
+    3.0
+    """
+
+    def __init__(self, X, y, loss="squared", penalty=None):
+        self.loss = check_loss(loss)
+        self.penalty = check_penalty(penalty)
+        self.X, self.is_sparse = _check_X(X)
+        self.n_samples, self.n_features = self.X.shape
+        y_arr = check_vector(y, "y")
+        if y_arr.shape[0] != self.n_samples:
+            raise ValueError(f"y must have one entry per row of X ({self.n_samples}); got "
+                             f"{y_arr.shape[0]}.")
+        self.y = _read_only(self.loss.check_labels(y_arr, "y"))
+        self._cache = {}
+
+    def __repr__(self):
+        kind = "sparse" if self.is_sparse else "dense"
+        return (f"Problem(n_samples={self.n_samples}, n_features={self.n_features}, {kind}, "
+                f"loss={self.loss!r}, penalty={self.penalty!r})")
+
+    def _cached(self, key, compute):
+        if key not in self._cache:
+            value = compute()
+            if isinstance(value, np.ndarray):
+                value = _read_only(value)
+            self._cache[key] = value
+        return self._cache[key]
+
+    # ---------------------------------------------------------------- layouts for kernels
+    def X_fortran(self):
+        """Dense X as a Fortran-ordered float64 array (for column kernels); cached, read-only."""
+        self._require_dense("X_fortran", "X_csc")
+        return self._cached("X_fortran", lambda: np.asfortranarray(self.X))
+
+    def X_c(self):
+        """Dense X as a C-ordered float64 array (for row kernels); cached, read-only."""
+        self._require_dense("X_c", "X_csr")
+        return self._cached("X_c", lambda: np.ascontiguousarray(self.X))
+
+    def X_csc(self):
+        """Sparse X in CSC format with sorted, unique indices (column kernels); cached.
+
+        The index arrays keep SciPy's dtype (int32 or int64). A copy is made only when X is
+        CSR or its indices are not canonical; its buffers are read-only.
+        """
+        self._require_sparse("X_csc", "X_fortran")
+        return self._cached("X_csc", lambda: self._canonical("csc"))
+
+    def X_csr(self):
+        """Sparse X in CSR format with sorted, unique indices (row kernels); cached."""
+        self._require_sparse("X_csr", "X_c")
+        return self._cached("X_csr", lambda: self._canonical("csr"))
+
+    def _canonical(self, fmt):
+        X = self.X
+        if X.format == fmt and X.has_canonical_format:
+            return X
+        # asformat of another format makes a new matrix; copy() otherwise, so that
+        # sum_duplicates / sort_indices never touch the caller's buffers.
+        Y = X.asformat(fmt) if X.format != fmt else X.copy()
+        Y.sum_duplicates()
+        Y.sort_indices()
+        return _read_only_sparse(Y)
+
+    def _require_dense(self, name, other):
+        if self.is_sparse:
+            raise ValueError(f"{name}() needs a dense X; this problem's X is sparse (use "
+                             f"{other}()).")
+
+    def _require_sparse(self, name, other):
+        if not self.is_sparse:
+            raise ValueError(f"{name}() needs a sparse X; this problem's X is dense (use "
+                             f"{other}()).")
+
+    # ---------------------------------------------------------------- objective and gradients
+    def _check_w(self, w):
+        w = check_vector(w, "w")
+        if w.shape[0] != self.n_features:
+            raise ValueError(f"w must have length n_features={self.n_features}; got "
+                             f"{w.shape[0]}.")
+        return w
+
+    def _margins(self, w):
+        return np.ascontiguousarray(self.X @ w, dtype=np.float64)
+
+    def margins(self, w):
+        """The margins :math:`z = X w`, shape (n_samples,)."""
+        return self._margins(self._check_w(w))
+
+    def smooth_objective(self, w):
+        """:math:`f(w) = \\frac1n \\sum_i \\ell(\\langle x_i, w\\rangle, y_i)` (the loss part)."""
+        w = self._check_w(w)
+        return float(np.mean(self.loss._value(self._margins(w), self.y)))
+
+    def objective(self, w):
+        """:math:`F(w) = f(w) + \\psi(w)`."""
+        w = self._check_w(w)
+        return float(np.mean(self.loss._value(self._margins(w), self.y))) + \
+            self.penalty.value(w)
+
+    def _loss_derivs(self, w):
+        return self.loss._deriv(self._margins(w), self.y)
+
+    def gradient(self, w):
+        """:math:`\\nabla f(w) = X^\\top \\ell'(Xw, y) / n` (a subgradient for hinge/absolute)."""
+        w = self._check_w(w)
+        return np.asarray(self.X.T @ self._loss_derivs(w)).ravel() / self.n_samples
+
+    def per_sample_gradients(self, w):
+        """Dense (n_samples, n_features) array of :math:`\\ell'(z_i, y_i) x_i` (for tests)."""
+        w = self._check_w(w)
+        d = self._loss_derivs(w)
+        Xd = self.X.toarray() if self.is_sparse else np.asarray(self.X)
+        return Xd * d[:, None]
+
+    def coordinate_gradient(self, w, j):
+        """:math:`\\nabla_j f(w) = X_{:,j}^\\top \\ell'(Xw, y) / n`."""
+        w = self._check_w(w)
+        j = check_int(j, "j", low=0, high=self.n_features - 1)
+        d = self._loss_derivs(w)
+        if self.is_sparse:
+            col = self.X_csc()[:, [j]]
+            return float(col.data @ d[col.indices]) / self.n_samples
+        return float(self.X[:, j] @ d) / self.n_samples
+
+    # ---------------------------------------------------------------- norms and constants
+    def _column_sq_norms(self):
+        def compute():
+            if self.is_sparse:
+                return np.asarray(self.X.multiply(self.X).sum(axis=0), dtype=np.float64).ravel()
+            return np.einsum("ij,ij->j", self.X, self.X)
+        return self._cached("column_sq_norms", compute)
+
+    def _row_sq_norms(self):
+        def compute():
+            if self.is_sparse:
+                return np.asarray(self.X.multiply(self.X).sum(axis=1), dtype=np.float64).ravel()
+            return np.einsum("ij,ij->i", self.X, self.X)
+        return self._cached("row_sq_norms", compute)
+
+    def column_norms(self):
+        """:math:`\\|X_{:,j}\\|_2` for every feature j, shape (n_features,)."""
+        return self._cached("column_norms", lambda: np.sqrt(self._column_sq_norms()))
+
+    def row_norms(self):
+        """:math:`\\|x_i\\|_2` for every sample i, shape (n_samples,)."""
+        return self._cached("row_norms", lambda: np.sqrt(self._row_sq_norms()))
+
+    def _column_max_abs(self):
+        def compute():
+            if self.is_sparse:
+                return abs(self.X).max(axis=0).toarray().ravel().astype(np.float64)
+            return np.max(np.abs(self.X), axis=0)
+        return self._cached("column_max_abs", compute)
+
+    def _loss_smoothness(self, what):
+        s = self.loss.smoothness
+        if s is None:
+            raise ValueError(f"the {self.loss!r} loss is not smooth: {what} does not exist.")
+        return s
+
+    def _loss_lipschitz(self, what):
+        lip = self.loss.lipschitz_in_margin
+        if lip is None:
+            raise ValueError(f"the {self.loss!r} loss is not Lipschitz (its derivative is "
+                             f"unbounded): {what} does not exist; clip the gradients instead.")
+        return lip
+
+    def coordinate_smoothness(self):
+        """:math:`M_j = s_\\ell \\|X_{:,j}\\|_2^2 / n`, shape (n_features,) (note 002, 3.6).
+
+        Raises
+        ------
+        ValueError
+            For the non-smooth losses (hinge, absolute).
+        """
+        s = self._loss_smoothness("coordinate smoothness")
+        return self._cached("M", lambda: s * self._column_sq_norms() / self.n_samples)
+
+    def coordinate_lipschitz(self):
+        """:math:`L_j = \\Lambda_\\ell \\max_i |x_{ij}|`: bound on :math:`|\\nabla_j \\ell(\\cdot; x_i, y_i)|`.
+
+        Raises
+        ------
+        ValueError
+            For the squared losses (unbounded derivative).
+        """
+        lip = self._loss_lipschitz("a coordinate-wise Lipschitz bound")
+        return self._cached("L", lambda: lip * self._column_max_abs())
+
+    def _lambda_max(self):
+        """Largest eigenvalue of :math:`X^\\top X`: exact (Gram + eigvalsh) when min(n, p) is
+        at most 2000, else ARPACK on the operator (relative accuracy ~ machine precision)."""
+        def compute():
+            n, p = self.X.shape
+            X = self.X
+            if min(n, p) <= _EXACT_GRAM_MAX:
+                G = (X.T @ X) if p <= n else (X @ X.T)
+                G = G.toarray() if sp.issparse(G) else np.asarray(G)
+                m = G.shape[0]
+                return float(scipy.linalg.eigvalsh(G, subset_by_index=[m - 1, m - 1])[0])
+            op = scipy.sparse.linalg.LinearOperator(
+                (p, p), matvec=lambda v: X.T @ (X @ v), dtype=np.float64)
+            # A fixed start vector: ARPACK's default is random, which would make beta vary.
+            v0 = np.random.default_rng(0).standard_normal(p)
+            vals = scipy.sparse.linalg.eigsh(op, k=1, which="LA", v0=v0, tol=0.0,
+                                             return_eigenvectors=False)
+            return float(vals[0])
+        return self._cached("lambda_max", compute)
+
+    def smoothness(self):
+        """Global smoothness :math:`\\beta = s_\\ell \\lambda_{\\max}(X^\\top X) / n` of f."""
+        s = self._loss_smoothness("the smoothness constant")
+        return self._cached("beta", lambda: s * max(self._lambda_max(), 0.0) / self.n_samples)
+
+    def lipschitz(self):
+        """Lipschitz constant of every per-sample loss: :math:`\\Lambda_\\ell \\max_i \\|x_i\\|_2`."""
+        lip = self._loss_lipschitz("a Lipschitz constant")
+        return self._cached("lipschitz", lambda: lip * float(np.max(self.row_norms())))
+
+    # ---------------------------------------------------------------- optimum
+    def solve(self, tol=None):
+        """The non-private optimum :math:`w^*, F^*` to high precision (cached per ``tol``).
+
+        Delegates to :func:`dpsco_core.optimum.solve`; see there for the certificates and
+        default tolerances.
+
+        Returns
+        -------
+        dpsco_core.optimum.Optimum
+            ``coef``, ``objective`` (:math:`F^*`), ``certificate``, ``certificate_kind``,
+            ``n_iter``, ``converged``.
+        """
+        key = ("solve", tol)
+        if key not in self._cache:
+            from .optimum import solve
+            self._cache[key] = solve(self, tol=tol)
+        return self._cache[key]
