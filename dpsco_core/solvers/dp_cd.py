@@ -1,0 +1,313 @@
+r"""DP-CD: differentially private proximal coordinate descent (Mangold et al., ICML 2022).
+
+Implementation notes: ``shared/notes/002_dpcd.md`` (sections 2, 3, 5 and 9). The compiled
+kernel is ``dpsco_core._kernels._cd``; its NumPy twin ``dpsco_core.reference.cd``.
+"""
+
+import math
+import time
+
+import numpy as np
+
+from .._config import effective_n_threads
+from .._kernels import _cd
+from .._random import block_bit_generators, check_random_state, child_seed_sequences
+from .._validation import check_int, check_scalar
+from ..privacy.calibration import dp_cd_noise_multiplier
+from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
+                              SelfComposedDpEvent)
+from ..result import History, Result
+from ._common import (check_privacy_budget, check_problem, check_relation, report_from_event,
+                      sensitivity_factor)
+from .smoothness import TWICE_MAX_ASSUMPTION, private_coordinate_smoothness
+
+__all__ = ["dp_cd", "dp_cd_schedule", "dp_cd_constants"]
+
+EXACT_SMOOTHNESS_ASSUMPTION = ("the coordinate smoothness constants M_j (steps and clip "
+                               "thresholds) are computed from the data and not accounted "
+                               "(as in the paper's DP-CD); use smoothness='private' or public "
+                               "constants for a fully private run")
+
+
+def dp_cd_schedule(n_features, *, passes=None, n_outer=None, n_inner=None, average=True):
+    """Outer iterations T and inner updates K of a DP-CD run.
+
+    ``passes`` (one pass = ``n_features`` coordinate updates) gives ``T = 1``,
+    ``K = passes * p`` with averaging (Algorithm 1 in the convex case) and ``T = passes``,
+    ``K = p`` without (the last iterate; margins are recomputed every pass). ``n_outer`` and
+    ``n_inner`` set (T, K) directly. The number of private releases is ``T * K``.
+    """
+    if passes is not None:
+        if n_outer is not None or n_inner is not None:
+            raise ValueError("give either passes or (n_outer, n_inner), not both.")
+        passes = check_scalar(passes, "passes", low=0.0)
+        total = int(round(passes * n_features))
+        if total < 1 or not math.isclose(total, passes * n_features, rel_tol=1e-9, abs_tol=1e-9):
+            raise ValueError(f"passes * n_features must be a positive integer; got "
+                             f"{passes!r} * {n_features}.")
+        if average:
+            return 1, total
+        if total % n_features:
+            raise ValueError("passes must be a whole number when average=False; got "
+                             f"{passes!r}.")
+        return total // n_features, n_features
+    if n_outer is None or n_inner is None:
+        raise ValueError("give passes, or both n_outer and n_inner.")
+    return check_int(n_outer, "n_outer", low=1), check_int(n_inner, "n_inner", low=1)
+
+
+def dp_cd_constants(M, *, step, clip):
+    """Per-coordinate steps ``gamma_j = step / M_j`` and clips ``C_j = sqrt(M_j / sum M) clip``.
+
+    Note 002 section 3.3: ``sum_j C_j^2 = clip^2``. A coordinate with ``M_j = 0`` (an all-zero
+    column) gets step 0 and clip 0: it never moves.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    positive = M > 0
+    steps = np.zeros_like(M)
+    steps[positive] = step / M[positive]
+    total = M.sum()
+    clips = np.sqrt(M / total) * clip if total > 0 else np.zeros_like(M)
+    return steps, clips
+
+
+def _check_coef(coef_init, p):
+    if coef_init is None:
+        return np.zeros(p)
+    coef = np.array(coef_init, dtype=np.float64, copy=True).reshape(-1)
+    if coef.shape != (p,) or not np.all(np.isfinite(coef)):
+        raise ValueError(f"coef_init must be a finite vector of length {p}.")
+    return coef
+
+
+def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq):
+    """M_j, the event of their release (None if not private), assumptions, budget used."""
+    if isinstance(smoothness, str) and smoothness == "exact":
+        return problem.coordinate_smoothness(), None, [EXACT_SMOOTHNESS_ASSUMPTION], 0.0
+    if isinstance(smoothness, str) and smoothness == "private":
+        share = check_scalar(share, "smoothness_share", low=0.0, high=1.0)
+        if not math.isfinite(epsilon):
+            raise ValueError("smoothness='private' needs a finite epsilon.")
+        M, event, data_dependent = private_coordinate_smoothness(
+            problem, epsilon=share * epsilon, bounds=bounds, random_state=seed_seq)
+        return M, event, [TWICE_MAX_ASSUMPTION] if data_dependent else [], share
+    if isinstance(smoothness, str):
+        raise ValueError("smoothness must be 'exact', 'private' or an array of public "
+                         f"constants; got {smoothness!r}.")
+    M = np.asarray(smoothness, dtype=np.float64)
+    if M.shape != (problem.n_features,) or not np.all(np.isfinite(M)) or np.any(M < 0):
+        raise ValueError(f"smoothness constants must be finite, >= 0, of shape "
+                         f"({problem.n_features},).")
+    return M, None, ["the smoothness constants passed as smoothness= are public"], 0.0
+
+
+def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, step=1.0,
+          clip=1.0, average=True, selection="random", calibration="rdp",
+          smoothness="exact", smoothness_share=0.1, smoothness_bounds="twice_max",
+          neighboring_relation="replace_one", coef_init=None, random_state=None,
+          record_history=True):
+    r"""Differentially private proximal coordinate descent (DP-CD).
+
+    Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` for the
+    problem's loss and separable penalty with Algorithm 1 of Mangold et al. (2022) in its
+    clipped form (note 002, section 2.1): ``T`` outer iterations of ``K`` updates; update k
+    picks a coordinate j uniformly at random (independently of the data) and sets
+
+    .. math::
+
+        w_j \leftarrow \mathrm{prox}_{\gamma_j \psi_j}\Big(w_j - \gamma_j \Big(\frac1n
+        \sum_{i=1}^n \mathrm{clip}\big(x_{ij}\,\ell'(\langle x_i, w\rangle, y_i), C_j\big)
+        + \mathcal N(0, \sigma_j^2)\Big)\Big),
+
+    with :math:`\gamma_j = \gamma / M_j`, :math:`C_j = \sqrt{M_j / \sum_k M_k}\, C` (section
+    5.1) and :math:`\sigma_j = s \Delta_j`, where :math:`\Delta_j = 2 C_j / n` (replace-one)
+    or :math:`C_j / n` (add/remove-one, zero-out). Each outer iteration ends at the average of
+    its K post-update iterates (``average=True``, line 9) or at its last iterate.
+
+    Parameters
+    ----------
+    problem : Problem
+        Data, loss (any with a derivative) and penalty (L1, L2, ElasticNet, Box or none).
+    epsilon : float
+        Privacy budget in (0, inf]; ``inf`` runs the non-private algorithm (no noise), for
+        testing and as a baseline (the report says epsilon = inf).
+    delta : float
+        In (0, 1); the paper uses 1/n^2.
+    passes : float, optional
+        Data passes (one pass = p coordinate updates). Or give ``n_outer`` and ``n_inner``.
+    n_outer, n_inner : int, optional
+        T and K of Algorithm 1 (the strongly convex variant restarts T times).
+    step : float, default=1.0
+        Step scale :math:`\gamma` (theory: 1).
+    clip : float, default=1.0
+        Clip scale :math:`C` in (0, inf]; inf only with ``epsilon=inf``.
+    average : bool, default=True
+        Output the average of the inner iterates (Algorithm 1) or the last iterate.
+    selection : {"random", "cyclic"}, default="random"
+        Coordinate rule. Privacy does not depend on it (it does not look at the data).
+    calibration : {"rdp", "theorem"}, default="rdp"
+        ``"rdp"``: the exact inversion of the RDP bound with Mironov's conversion at the
+        continuous optimal order (App. B, the paper's experiments; note 002 section 5.2).
+        ``"theorem"``: Theorem 3.1, :math:`s = \sqrt{3 T K \log(1/\delta)}/\varepsilon`.
+    smoothness : {"exact", "private"} or array-like, default="exact"
+        Source of :math:`M_j`. ``"exact"``: computed from the data and **not accounted**, as
+        in the paper (the report lists this assumption). ``"private"``: the Laplace estimate
+        of section 5.2 with ``smoothness_share`` of epsilon. An array: public constants.
+    smoothness_share : float, default=0.1
+        Fraction of epsilon spent on private smoothness constants.
+    smoothness_bounds : "twice_max" or array-like, default="twice_max"
+        Bounds for the private constants: the paper's data-dependent rule (flagged in the
+        report) or public per-feature bounds :math:`B_j \ge |x_{ij}|`.
+    neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}, default="replace_one"
+        The relation of the guarantee (the paper: replace-one). With add/remove-one and
+        zero-out the kernel's division by n uses n as a public constant.
+    coef_init : array-like of shape (n_features,), optional
+        Starting point (default 0). It must not depend on the private data.
+    random_state : None, int, SeedSequence or Generator
+        None (default) draws fresh OS entropy, as a private release must.
+    record_history : bool, default=True
+        Record F(w) after every outer iteration (costs one objective evaluation each).
+
+    Returns
+    -------
+    Result
+        ``coef``; ``privacy`` (the report, recomputed by the RDP accountant from
+        ``privacy.event``); ``history`` (passes, objective); ``stats`` (noise multiplier,
+        steps, clips, noise scales, clipped fraction, time).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments (the message names the argument).
+    RuntimeError
+        If the accountant's epsilon exceeds the target (a calibration bug; never silent).
+
+    Notes
+    -----
+    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP under the chosen neighbouring
+    relation (default replace-one). Mechanism: :math:`T K` adaptive Gaussian releases of
+    clipped coordinate gradients, each with noise multiplier :math:`s = \sigma_j / \Delta_j`
+    (the same for every j), composed in RDP, :math:`\varepsilon(\alpha) = T K \alpha/(2 s^2)`,
+    and converted with Mironov's Prop. 3 (Lemma B.3); ``calibration="rdp"`` solves for
+    :math:`s` in closed form (note 002 section 5.2). With ``smoothness="private"`` a share
+    :math:`\varepsilon'` goes to a pure-DP Laplace release of the :math:`M_j` and the rest to
+    the updates; the report composes both in RDP (never more than their sum). Clipping is
+    enforced by the kernel; the coordinate choice and the starting point are data-independent;
+    every iterate may be released (footnote 1). Not accounted: ``smoothness="exact"`` (stated
+    in the report), hyperparameter tuning on the private data, feature standardization.
+
+    References
+    ----------
+    Mangold, Bellet, Salmon and Tommasi, "Differentially Private Coordinate Descent for
+    Composite Empirical Risk Minimization", ICML 2022: Algorithm 1, Theorem 3.1, Lemma B.3,
+    sections 5.1 and 5.2.
+
+    Examples
+    --------
+    >>> import dpsco_core as dp
+    >>> X, y = dp.datasets.load_california()
+    >>> prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(0.1))
+    >>> res = dp.dp_cd(prob, epsilon=1.0, delta=1 / len(y) ** 2, passes=5, random_state=0)
+    >>> res.privacy.epsilon <= 1.0
+    True
+    """
+    problem = check_problem(problem)
+    epsilon, delta = check_privacy_budget(epsilon, delta)
+    relation = check_relation(neighboring_relation)
+    n, p = problem.n_samples, problem.n_features
+    n_outer, n_inner = dp_cd_schedule(p, passes=passes, n_outer=n_outer, n_inner=n_inner,
+                                      average=average)
+    step = check_scalar(step, "step", low=0.0)
+    clip = check_scalar(clip, "clip", low=0.0, allow_inf=True)
+    if math.isinf(clip) and math.isfinite(epsilon):
+        raise ValueError("clip must be finite for a private run (an unbounded gradient has "
+                         "infinite sensitivity); clip=inf needs epsilon=inf.")
+    if selection not in ("random", "cyclic"):
+        raise ValueError(f"selection must be 'random' or 'cyclic'; got {selection!r}.")
+    if calibration not in ("rdp", "theorem"):
+        raise ValueError(f"calibration must be 'rdp' or 'theorem'; got {calibration!r}.")
+    coef = _check_coef(coef_init, p)
+    if problem.loss.lipschitz_in_margin is None and problem.loss.smoothness is None:
+        raise ValueError(f"DP-CD needs a loss with a derivative; got {problem.loss!r}.")
+
+    seed_seq = check_random_state(random_state)
+    kernel_seq, smoothness_seq = child_seed_sequences(seed_seq, 2)
+    M, smoothness_event, assumptions, share = _smoothness(
+        problem, smoothness, smoothness_share, smoothness_bounds, epsilon, smoothness_seq)
+    steps, clips = dp_cd_constants(M, step=step, clip=clip)
+
+    releases = n_outer * n_inner
+    cd_epsilon = epsilon * (1.0 - share)
+    if math.isfinite(epsilon):
+        s = dp_cd_noise_multiplier(epsilon=cd_epsilon, delta=delta, releases=releases,
+                                   method="tight" if calibration == "rdp" else "theorem")
+        sensitivities = sensitivity_factor(relation) * clips / n
+        noise_scales = s * sensitivities
+        cd_event = SelfComposedDpEvent(GaussianDpEvent(s), releases)
+    else:
+        s = 0.0
+        noise_scales = np.zeros(p)
+        cd_event = NonPrivateDpEvent()
+
+    start = time.perf_counter()
+    bit_generator = block_bit_generators(kernel_seq, 1)[0]
+    margins = np.empty(n)
+    if problem.is_sparse:
+        X = problem.X_csc()
+        run = lambda k_outer, offset: _cd.cd_csc(  # noqa: E731
+            X.data, X.indices, X.indptr, n, problem.y, problem.loss.kind, problem.loss.param,
+            problem.penalty.kind, *problem.penalty.params, steps, clips, noise_scales, coef,
+            k_outer, n_inner, average, selection == "cyclic", offset, bit_generator, margins)
+    else:
+        X = problem.X_fortran()
+        run = lambda k_outer, offset: _cd.cd_dense(  # noqa: E731
+            X, problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
+            *problem.penalty.params, steps, clips, noise_scales, coef, k_outer, n_inner,
+            average, selection == "cyclic", offset, bit_generator, margins)
+    history_passes, history_objective = [0.0], [problem.objective(coef)]
+    n_clipped = 0
+    if record_history:
+        for t in range(n_outer):
+            n_clipped += run(1, t * n_inner)
+            history_passes.append((t + 1) * n_inner / p)
+            history_objective.append(problem.objective(coef))
+    else:
+        n_clipped = run(n_outer, 0)
+        history_passes.append(releases / p)
+        history_objective.append(problem.objective(coef))
+    elapsed = time.perf_counter() - start
+
+    if smoothness_event is None:
+        event = cd_event
+        budget_split = {"optimization": 1.0}
+    else:
+        event = ComposedDpEvent((smoothness_event, cd_event))
+        budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
+    if math.isfinite(epsilon):
+        # The closed form is the RDP bound at the continuous optimal order; add that order to
+        # the accountant's grid so that it reproduces the calibration exactly.
+        optimal_order = 1.0 + math.sqrt(2.0 * -math.log(delta)) * s / math.sqrt(releases)
+        report = report_from_event(event, delta=delta, relation=relation,
+                                   budget_split=budget_split, assumptions=assumptions,
+                                   target_epsilon=epsilon, extra_orders=[optimal_order])
+    else:
+        report = report_from_event(event, delta=delta, relation=relation,
+                                   budget_split=budget_split, assumptions=assumptions,
+                                   target_epsilon=math.inf)
+    updates = releases
+    stats = {
+        "time": elapsed,
+        "n_outer": n_outer,
+        "n_inner": n_inner,
+        "updates": updates,
+        "noise_multiplier": s,
+        "smoothness": M,
+        "steps": steps,
+        "clips": clips,
+        "noise_scales": noise_scales,
+        "clipped_fraction": n_clipped / max(1, updates * (problem.X.nnz if problem.is_sparse
+                                                          else n * p) / p),
+        "calibration": calibration,
+    }
+    history = History(np.asarray(history_passes), np.asarray(history_objective))
+    return Result(coef=coef, privacy=report, history=history, stats=stats)
