@@ -12,12 +12,14 @@ _SUBMODULES = ("privacy", "mechanisms", "datasets", "penalties", "reference", "e
                "losses", "problems", "optimum")
 _CONFIG_NAMES = ("show_config", "effective_n_threads", "openmp_enabled")
 
-__all__ = list(_SUBMODULES) + list(_CONFIG_NAMES) + ["__version__"]
+__all__ = list(_SUBMODULES) + list(_CONFIG_NAMES) + ["Problem", "__version__"]
 
 
 def __getattr__(name):
     if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "Problem":
+        return importlib.import_module(f"{__name__}.problems").Problem
     if name in _CONFIG_NAMES:
         return getattr(importlib.import_module(f"{__name__}._config"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
