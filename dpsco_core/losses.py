@@ -214,7 +214,26 @@ def _check_label_option(labels):
     return labels
 
 
-class Logistic(Loss):
+class _PlusMinusOneLoss(Loss):
+    """A classification loss with labels in {-1, +1} ({0, 1} with ``labels="01"``)."""
+
+    def __init__(self, labels="pm1"):
+        self.labels = _check_label_option(labels)
+
+    def check_labels(self, y, name="y"):
+        return _check_pm1(y, name, self.labels, self.name)
+
+    def __eq__(self, other):
+        return super().__eq__(other) and self.labels == other.labels
+
+    def __hash__(self):
+        return hash((type(self).__name__, self.labels))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(labels={self.labels!r})"
+
+
+class Logistic(_PlusMinusOneLoss):
     """Logistic loss :math:`\\log(1 + e^{-y z})` with labels :math:`y \\in \\{-1, +1\\}`.
 
     Evaluated without overflow for any finite margin (``log1pexp`` with Maechler's cut-offs,
@@ -232,21 +251,6 @@ class Logistic(Loss):
     smoothness = 0.25
     lipschitz_in_margin = 1.0
     name = "logistic"
-
-    def __init__(self, labels="pm1"):
-        self.labels = _check_label_option(labels)
-
-    def check_labels(self, y, name="y"):
-        return _check_pm1(y, name, self.labels, "logistic")
-
-    def __eq__(self, other):
-        return super().__eq__(other) and self.labels == other.labels
-
-    def __hash__(self):
-        return hash(("Logistic", self.labels))
-
-    def __repr__(self):
-        return f"Logistic(labels={self.labels!r})"
 
 
 class Huber(Loss):
@@ -271,7 +275,7 @@ class Huber(Loss):
         return f"Huber(threshold={self.threshold!r})"
 
 
-class Hinge(Loss):
+class Hinge(_PlusMinusOneLoss):
     """Hinge loss :math:`\\max(0, 1 - y z)`, labels in {-1, +1} (or {0, 1} with ``labels="01"``).
 
     Not smooth; the derivative at :math:`y z = 1` is the subgradient 0.
@@ -280,21 +284,6 @@ class Hinge(Loss):
     kind = LOSS_HINGE
     lipschitz_in_margin = 1.0
     name = "hinge"
-
-    def __init__(self, labels="pm1"):
-        self.labels = _check_label_option(labels)
-
-    def check_labels(self, y, name="y"):
-        return _check_pm1(y, name, self.labels, "hinge")
-
-    def __eq__(self, other):
-        return super().__eq__(other) and self.labels == other.labels
-
-    def __hash__(self):
-        return hash(("Hinge", self.labels))
-
-    def __repr__(self):
-        return f"Hinge(labels={self.labels!r})"
 
 
 class Absolute(Loss):

@@ -10,12 +10,8 @@ kernel matches the ``math``-module evaluation of the same formulas bitwise.
 
 import numpy as np
 
-LOSS_SQUARED = 0
-LOSS_HALF_SQUARED = 1
-LOSS_LOGISTIC = 2
-LOSS_HUBER = 3
-LOSS_HINGE = 4
-LOSS_ABSOLUTE = 5
+from ..losses import (LOSS_ABSOLUTE, LOSS_HALF_SQUARED, LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC,
+                      LOSS_SQUARED)
 
 LOSS_KINDS = {
     "squared": LOSS_SQUARED,
