@@ -297,6 +297,28 @@ cdef double _simplex_threshold(const double *v, Py_ssize_t d, bint absolute, dou
     return tau + (_sum_minus(aux, n, tau) - a) / k
 
 
+cdef int _project_threshold(const double *v, Py_ssize_t d, bint absolute, double a,
+                            double lower, double *out) except -1:
+    """out = sign(v) max(|v| - tau, 0) (absolute) or max(v - tau, 0), tau from
+    ``_simplex_threshold``; its scratch buffer is allocated here, once, and NULL-checked."""
+    cdef Py_ssize_t i
+    cdef double tau, r
+    cdef double *aux = <double *> malloc(d * sizeof(double))
+    if aux == NULL:
+        raise MemoryError()
+    with nogil:
+        tau = _simplex_threshold(v, d, absolute, a, lower, aux)
+        free(aux)
+        if absolute:
+            for i in range(d):
+                out[i] = _soft_threshold(v[i], tau)
+        else:
+            for i in range(d):
+                r = v[i] - tau
+                out[i] = r if r > 0.0 else 0.0
+    return 0
+
+
 def project_l1_ball(const double[::1] v,   # IN  (d,)
                     double radius,
                     double[::1] out):       # OUT (d,)
@@ -310,8 +332,7 @@ def project_l1_ball(const double[::1] v,   # IN  (d,)
         return
     cdef const double *pv = &v[0]
     cdef double *po = &out[0]
-    cdef double norm1 = 0.0, tau
-    cdef double *aux = NULL
+    cdef double norm1 = 0.0
     with nogil:
         norm1 = _norm1(pv, d)
     if norm1 <= radius:
@@ -323,16 +344,7 @@ def project_l1_ball(const double[::1] v,   # IN  (d,)
             for i in range(d):
                 po[i] = 0.0
         return
-    aux = <double *> malloc(d * sizeof(double))
-    if aux == NULL:
-        raise MemoryError()
-    try:
-        with nogil:
-            tau = _simplex_threshold(pv, d, True, radius, (norm1 - radius) / <double> d, aux)
-            for i in range(d):
-                po[i] = _soft_threshold(pv[i], tau)
-    finally:
-        free(aux)
+    _project_threshold(pv, d, True, radius, (norm1 - radius) / <double> d, po)
 
 
 def project_simplex(const double[::1] v,   # IN  (d,)
@@ -350,8 +362,7 @@ def project_simplex(const double[::1] v,   # IN  (d,)
         return
     cdef const double *pv = &v[0]
     cdef double *po = &out[0]
-    cdef double s = 0.0, vmin = INFINITY, tau, r
-    cdef double *aux = NULL
+    cdef double s = 0.0, vmin = INFINITY
     with nogil:
         for i in range(d):
             s += pv[i]
@@ -366,14 +377,4 @@ def project_simplex(const double[::1] v,   # IN  (d,)
         with nogil:
             memcpy(po, pv, d * sizeof(double))
         return
-    aux = <double *> malloc(d * sizeof(double))
-    if aux == NULL:
-        raise MemoryError()
-    try:
-        with nogil:
-            tau = _simplex_threshold(pv, d, False, total, (s - total) / <double> d, aux)
-            for i in range(d):
-                r = pv[i] - tau
-                po[i] = r if r > 0.0 else 0.0
-    finally:
-        free(aux)
+    _project_threshold(pv, d, False, total, (s - total) / <double> d, po)

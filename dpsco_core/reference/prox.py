@@ -72,12 +72,15 @@ def _simplex_threshold(y, a):
     return (css[rho] - a) / (rho + 1)
 
 
+def _check_out(v, out):
+    if out.shape[0] != v.shape[0]:
+        raise ValueError(f"out must have length {v.shape[0]}; got {out.shape[0]}")
+
+
 def project_l1_ball(v, radius, out):
     """``out = argmin_{||x||_1 <= radius} ||x - v||_2`` by sorting |v|."""
-    d = v.shape[0]
-    if out.shape[0] != d:
-        raise ValueError(f"out must have length {d}; got {out.shape[0]}")
-    if d == 0:
+    _check_out(v, out)
+    if v.shape[0] == 0:
         return
     y = np.abs(v)
     if y.sum() <= radius:
@@ -90,9 +93,8 @@ def project_l1_ball(v, radius, out):
 
 def project_simplex(v, total, out):
     """``out = argmin {||x - v||_2 : x >= 0, sum(x) = total}`` by sorting v."""
+    _check_out(v, out)
     d = v.shape[0]
-    if out.shape[0] != d:
-        raise ValueError(f"out must have length {d}; got {out.shape[0]}")
     if d == 0:
         return
     if total == 0.0:
