@@ -1,0 +1,195 @@
+"""DP-CD solver: convergence without noise, calibration, privacy report, validation."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import dpsco_core as dp
+from dpsco_core.privacy import NeighboringRelation, PrivacyReport, dp_cd_noise_multiplier
+from dpsco_core.solvers.dp_cd import dp_cd_constants, dp_cd_schedule
+from dpsco_core.solvers.smoothness import private_coordinate_smoothness
+
+
+def _lasso(seed=0, n=200, p=12, sparse=False):
+    X, y, _ = dp.datasets.make_imbalanced_regression(n, p, scale_range=(0.1, 10),
+                                                     random_state=seed)
+    if sparse:
+        X = X * (np.random.default_rng(seed).random(X.shape) < 0.4)
+        X = sp.csc_matrix(X)
+    lam_max = 2 * np.max(np.abs(X.T @ y)) / n
+    return dp.Problem(X, y, loss="squared", penalty=dp.L1(0.05 * lam_max))
+
+
+def _logistic(seed=0, n=300, p=8, sparse=False):
+    X, y, _ = dp.datasets.make_imbalanced_classification(n, p, scale_range=(0.2, 5),
+                                                         random_state=seed)
+    if sparse:
+        X = sp.csr_matrix(X * (np.random.default_rng(seed).random(X.shape) < 0.5))
+    return dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-2))
+
+
+@pytest.mark.parametrize("make", [_lasso, _logistic], ids=["lasso", "logistic"])
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_noiseless_unclipped_run_reaches_optimum(make, sparse):
+    # Oracles 1 and 2 of note 002: sigma = 0 and C = inf give plain proximal CD.
+    prob = make(sparse=sparse)
+    optimum = prob.solve().objective
+    res = dp.dp_cd(prob, epsilon=math.inf, delta=1e-5, passes=400, clip=math.inf,
+                   average=False, random_state=0)
+    assert (res.history.objective[-1] - optimum) / abs(optimum) < 1e-9
+    assert res.privacy.epsilon == math.inf
+    assert res.stats["clipped_fraction"] == 0.0
+
+
+def test_schedule():
+    assert dp_cd_schedule(8, passes=50) == (1, 400)
+    assert dp_cd_schedule(8, passes=50, average=False) == (50, 8)
+    assert dp_cd_schedule(8, n_outer=3, n_inner=20) == (3, 20)
+    with pytest.raises(ValueError, match="not both"):
+        dp_cd_schedule(8, passes=2, n_outer=1, n_inner=1)
+    with pytest.raises(ValueError, match="whole number"):
+        dp_cd_schedule(8, passes=2.5, average=False)
+
+
+def test_constants_identity():
+    # Note 002, 3.3: sum_j C_j^2 = C^2 and steps gamma / M_j; zero columns never move.
+    M = np.array([4.0, 1.0, 0.0, 0.25])
+    steps, clips = dp_cd_constants(M, step=0.5, clip=3.0)
+    assert np.sum(clips ** 2) == pytest.approx(9.0)
+    np.testing.assert_allclose(steps, [0.125, 0.5, 0.0, 2.0])
+    assert clips[2] == 0.0
+
+
+@pytest.mark.parametrize("relation, factor", [("replace_one", 2.0), ("add_or_remove_one", 1.0),
+                                              ("zero_out", 1.0)])
+@pytest.mark.parametrize("calibration", ["rdp", "theorem"])
+def test_noise_scales_and_report(relation, factor, calibration):
+    prob = _lasso()
+    n, p = prob.n_samples, prob.n_features
+    eps, delta = 1.0, 1.0 / n ** 2
+    res = dp.dp_cd(prob, epsilon=eps, delta=delta, passes=3, clip=2.0, random_state=1,
+                   calibration=calibration, neighboring_relation=relation)
+    s = dp_cd_noise_multiplier(epsilon=eps, delta=delta, releases=3 * p,
+                               method="tight" if calibration == "rdp" else "theorem")
+    assert res.stats["noise_multiplier"] == s
+    np.testing.assert_allclose(res.stats["noise_scales"], s * factor * res.stats["clips"] / n,
+                               rtol=1e-15)
+    assert np.sum(res.stats["clips"] ** 2) == pytest.approx(4.0)
+    report = res.privacy
+    assert report.releases == 3 * p
+    assert report.epsilon <= eps
+    if calibration == "rdp":
+        assert report.epsilon == pytest.approx(eps, rel=1e-9)   # the calibration is tight
+    # The report is what the accountant computes from the events alone.
+    recomputed = PrivacyReport.from_event(
+        report.event, delta=delta, accountant="rdp",
+        neighboring_relation=report.neighboring_relation, orders=report.orders,
+        conversion=report.conversion, budget_split=dict(report.budget_split),
+        assumptions=report.assumptions)
+    assert recomputed == report
+    assert report.neighboring_relation is dp.solvers._common.check_relation(relation)
+
+
+def test_theorem_reference_value():
+    # Oracle 9 of note 002: n = 1000, L_j = C_j = 1, TK = 100, eps = 1, delta = 1e-5 gives
+    # sigma_j = (2 / n) sqrt(3 TK log(1/delta)) / eps = 0.1175394.
+    rng = np.random.default_rng(0)
+    X = rng.choice([-1.0, 1.0], size=(1000, 4))
+    prob = dp.Problem(X, rng.standard_normal(1000), loss="squared")
+    res = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, n_outer=1, n_inner=100, clip=2.0,
+                   calibration="theorem", random_state=0)
+    np.testing.assert_allclose(res.stats["clips"], 1.0)
+    np.testing.assert_allclose(res.stats["noise_scales"], 0.1175394, rtol=1e-6)
+
+
+def test_private_smoothness_report_and_budget():
+    prob = _lasso()
+    res = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, smoothness="private",
+                   random_state=3)
+    report = res.privacy
+    assert report.epsilon <= 1.0
+    assert dict(report.budget_split) == {"smoothness constants": 0.1, "optimization": 0.9}
+    assert "Laplace" in report.mechanisms and "Gaussian" in report.mechanisms
+    assert any("read from the data" in a for a in report.assumptions)
+    s = dp_cd_noise_multiplier(epsilon=0.9, delta=1e-5, releases=2 * prob.n_features)
+    assert res.stats["noise_multiplier"] == s
+    public = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, smoothness="private",
+                      smoothness_bounds=np.full(prob.n_features, 50.0), random_state=3)
+    assert not any("read from the data" in a for a in public.privacy.assumptions)
+
+
+def test_exact_smoothness_is_flagged():
+    res = dp.dp_cd(_lasso(), epsilon=1.0, delta=1e-5, passes=1, random_state=0)
+    assert any("not accounted" in a for a in res.privacy.assumptions)
+
+
+@pytest.mark.statistical
+def test_private_smoothness_is_unbiased_and_scaled():
+    # Oracle 14 of note 002: Laplace scale p b_j / (n eps'); mean of the estimate -> the
+    # clipped mean (before the floor; the bounds here keep it away from the floor). 4.5 SE.
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(400, 3))
+    prob = dp.Problem(X, rng.standard_normal(400), loss="squared")
+    bounds = np.full(3, 1.0)
+    b = 2.0 * bounds ** 2
+    clipped_mean = np.minimum(2 * X ** 2, b).mean(axis=0)
+    scale = 3 * b / (400 * 5.0)
+    draws = np.array([private_coordinate_smoothness(prob, epsilon=5.0, bounds=bounds,
+                                                    random_state=seed)[0]
+                      for seed in range(2000)])
+    se = np.sqrt(2 * scale ** 2 / 2000)
+    assert np.all(np.abs(draws.mean(axis=0) - clipped_mean) <= 4.5 * se)
+    assert np.all(draws > 0)
+
+
+def test_reproducible_and_fresh():
+    prob = _logistic()
+    a = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, random_state=7)
+    b = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, random_state=7)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    gen = np.random.default_rng(0)
+    c = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, random_state=gen)
+    d = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, random_state=gen)
+    assert not np.array_equal(c.coef, d.coef)
+
+
+def test_history_and_input_untouched():
+    prob = _lasso()
+    X_before = prob.X.copy()
+    coef0 = np.full(prob.n_features, 0.01)
+    res = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=4, average=False, coef_init=coef0,
+                   random_state=0)
+    np.testing.assert_array_equal(res.history.passes, [0, 1, 2, 3, 4])
+    assert res.history.objective[0] == pytest.approx(prob.objective(coef0))
+    assert np.all(coef0 == 0.01)
+    np.testing.assert_array_equal(prob.X, X_before)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(passes=0), ValueError, "passes"),
+    (dict(passes=-1), ValueError, "passes"),
+    (dict(clip=0.0), ValueError, "clip"),
+    (dict(clip=math.inf), ValueError, "clip must be finite"),
+    (dict(step=-1.0), ValueError, "step"),
+    (dict(epsilon=0.0), ValueError, "epsilon"),
+    (dict(delta=1.0), ValueError, "delta"),
+    (dict(smoothness="private", smoothness_share=1.0), ValueError, "smoothness_share"),
+    (dict(smoothness="private", smoothness_share=0.0), ValueError, "smoothness_share"),
+    (dict(selection="greedy"), ValueError, "selection"),
+    (dict(calibration="exact"), ValueError, "calibration"),
+    (dict(neighboring_relation="swap"), ValueError, "neighboring_relation"),
+    (dict(coef_init=np.zeros(3)), ValueError, "coef_init"),
+    (dict(smoothness=np.ones(2)), ValueError, "smoothness"),
+])
+def test_bad_input(kwargs, exc, match):
+    args = dict(epsilon=1.0, delta=1e-5, passes=1)
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        dp.dp_cd(_lasso(), **args)
+
+
+def test_bad_problem():
+    with pytest.raises(TypeError, match="Problem"):
+        dp.dp_cd(np.ones((3, 3)), epsilon=1.0, delta=1e-5, passes=1)
