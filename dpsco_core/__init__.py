@@ -23,6 +23,7 @@ _EXPORTS = {
     "NoPenalty": "penalties",
     "Result": "result",
     "dp_cd": "solvers.dp_cd",
+    "dp_cd_grid": "solvers.dp_cd",
     "dp_sgd": "solvers.dp_sgd",
 }
 

@@ -6,6 +6,7 @@ kernel is ``dpsco_core._kernels._cd``; its NumPy twin ``dpsco_core.reference.cd`
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from ._common import (check_privacy_budget, check_problem, check_relation, repor
                       sensitivity_factor)
 from .smoothness import TWICE_MAX_ASSUMPTION, private_coordinate_smoothness
 
-__all__ = ["dp_cd", "dp_cd_schedule", "dp_cd_constants"]
+__all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
 
 EXACT_SMOOTHNESS_ASSUMPTION = ("the coordinate smoothness constants M_j (steps and clip "
                                "thresholds) are computed from the data and not accounted "
@@ -71,6 +72,11 @@ def dp_cd_constants(M, *, step, clip):
     return steps, clips
 
 
+def _run_streams(seed_seq):
+    """The kernel's and the smoothness release's seed sequences of one run."""
+    return child_seed_sequences(seed_seq, 2)
+
+
 def _check_coef(coef_init, p):
     if coef_init is None:
         return np.zeros(p)
@@ -99,6 +105,50 @@ def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq):
         raise ValueError(f"smoothness constants must be finite, >= 0, of shape "
                          f"({problem.n_features},).")
     return M, None, ["the smoothness constants passed as smoothness= are public"], 0.0
+
+
+def _calibrate(epsilon, delta, releases, calibration):
+    """Noise multiplier s and the event of the T K coordinate releases."""
+    if not math.isfinite(epsilon):
+        return 0.0, NonPrivateDpEvent()
+    s = dp_cd_noise_multiplier(epsilon=epsilon, delta=delta, releases=releases,
+                               method="tight" if calibration == "rdp" else "theorem")
+    return s, SelfComposedDpEvent(GaussianDpEvent(s), releases)
+
+
+def _noise_scales(s, relation, clips, n):
+    """sigma_j = s Delta_j with Delta_j = factor C_j / n; exactly 0 without noise (C_j may be inf)."""
+    if s == 0.0:
+        return np.zeros_like(clips)
+    return s * sensitivity_factor(relation) * clips / n
+
+
+def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assumptions):
+    if not math.isfinite(epsilon):
+        return report_from_event(event, delta=delta, relation=relation,
+                                 budget_split=budget_split, assumptions=assumptions,
+                                 target_epsilon=math.inf)
+    # The closed form is the RDP bound at the continuous optimal order; add that order to the
+    # accountant's grid so that it reproduces the calibration exactly.
+    optimal_order = 1.0 + math.sqrt(2.0 * -math.log(delta)) * s / math.sqrt(releases)
+    return report_from_event(event, delta=delta, relation=relation, budget_split=budget_split,
+                             assumptions=assumptions, target_epsilon=epsilon,
+                             extra_orders=[optimal_order])
+
+
+def _check_options(selection, calibration):
+    if selection not in ("random", "cyclic"):
+        raise ValueError(f"selection must be 'random' or 'cyclic'; got {selection!r}.")
+    if calibration not in ("rdp", "theorem"):
+        raise ValueError(f"calibration must be 'rdp' or 'theorem'; got {calibration!r}.")
+
+
+def _check_clip(clip, epsilon, name="clip"):
+    clip = check_scalar(clip, name, low=0.0, allow_inf=True)
+    if math.isinf(clip) and math.isfinite(epsilon):
+        raise ValueError(f"{name} must be finite for a private run (an unbounded gradient has "
+                         "infinite sensitivity); clip=inf needs epsilon=inf.")
+    return clip
 
 
 def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, step=1.0,
@@ -218,36 +268,21 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     n_outer, n_inner = dp_cd_schedule(p, passes=passes, n_outer=n_outer, n_inner=n_inner,
                                       average=average)
     step = check_scalar(step, "step", low=0.0)
-    clip = check_scalar(clip, "clip", low=0.0, allow_inf=True)
-    if math.isinf(clip) and math.isfinite(epsilon):
-        raise ValueError("clip must be finite for a private run (an unbounded gradient has "
-                         "infinite sensitivity); clip=inf needs epsilon=inf.")
-    if selection not in ("random", "cyclic"):
-        raise ValueError(f"selection must be 'random' or 'cyclic'; got {selection!r}.")
-    if calibration not in ("rdp", "theorem"):
-        raise ValueError(f"calibration must be 'rdp' or 'theorem'; got {calibration!r}.")
+    clip = _check_clip(clip, epsilon)
+    _check_options(selection, calibration)
     coef = _check_coef(coef_init, p)
     if problem.loss.lipschitz_in_margin is None and problem.loss.smoothness is None:
         raise ValueError(f"DP-CD needs a loss with a derivative; got {problem.loss!r}.")
 
     seed_seq = check_random_state(random_state)
-    kernel_seq, smoothness_seq = child_seed_sequences(seed_seq, 2)
+    kernel_seq, smoothness_seq = _run_streams(seed_seq)
     M, smoothness_event, assumptions, share = _smoothness(
         problem, smoothness, smoothness_share, smoothness_bounds, epsilon, smoothness_seq)
     steps, clips = dp_cd_constants(M, step=step, clip=clip)
 
     releases = n_outer * n_inner
-    cd_epsilon = epsilon * (1.0 - share)
-    if math.isfinite(epsilon):
-        s = dp_cd_noise_multiplier(epsilon=cd_epsilon, delta=delta, releases=releases,
-                                   method="tight" if calibration == "rdp" else "theorem")
-        sensitivities = sensitivity_factor(relation) * clips / n
-        noise_scales = s * sensitivities
-        cd_event = SelfComposedDpEvent(GaussianDpEvent(s), releases)
-    else:
-        s = 0.0
-        noise_scales = np.zeros(p)
-        cd_event = NonPrivateDpEvent()
+    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
+    noise_scales = _noise_scales(s, relation, clips, n)
 
     start = time.perf_counter()
     bit_generator = block_bit_generators(kernel_seq, 1)[0]
@@ -283,17 +318,8 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     else:
         event = ComposedDpEvent((smoothness_event, cd_event))
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
-    if math.isfinite(epsilon):
-        # The closed form is the RDP bound at the continuous optimal order; add that order to
-        # the accountant's grid so that it reproduces the calibration exactly.
-        optimal_order = 1.0 + math.sqrt(2.0 * -math.log(delta)) * s / math.sqrt(releases)
-        report = report_from_event(event, delta=delta, relation=relation,
-                                   budget_split=budget_split, assumptions=assumptions,
-                                   target_epsilon=epsilon, extra_orders=[optimal_order])
-    else:
-        report = report_from_event(event, delta=delta, relation=relation,
-                                   budget_split=budget_split, assumptions=assumptions,
-                                   target_epsilon=math.inf)
+    report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
+                     relation=relation, budget_split=budget_split, assumptions=assumptions)
     updates = releases
     stats = {
         "time": elapsed,
@@ -311,3 +337,131 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     }
     history = History(np.asarray(history_passes), np.asarray(history_objective))
     return Result(coef=coef, privacy=report, history=history, stats=stats)
+
+
+@dataclass(frozen=True)
+class GridResult:
+    """Outcome of :func:`dp_cd_grid`: one run per (step, clip, seed).
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_steps, n_clips, n_seeds, n_features)
+    objective : ndarray of shape (n_steps, n_clips, n_seeds)
+        :math:`F` of each run's output.
+    steps, clips : ndarray
+        The grids.
+    seed_sequences : list of SeedSequence
+        Run ``r = (i_step * n_clips + i_clip) * n_seeds + i_seed`` used ``seed_sequences[r]``;
+        ``dp_cd(..., random_state=seed_sequences[r])`` reproduces it bit for bit.
+    privacy : PrivacyReport
+        The guarantee of **each** run (all share it). Releasing several runs, or the best one
+        chosen on the private data, is not covered by it.
+    stats : dict
+    """
+
+    coef: np.ndarray
+    objective: np.ndarray
+    steps: np.ndarray
+    clips: np.ndarray
+    seed_sequences: list
+    privacy: object
+    stats: dict
+
+
+def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None, n_outer=None,
+               n_inner=None, average=True, selection="random", calibration="rdp",
+               smoothness="exact", neighboring_relation="replace_one", random_state=None,
+               n_threads=None):
+    """Many independent DP-CD runs, one per (step, clip, seed), in parallel over runs.
+
+    The hyperparameter grids of the paper's experiments (Appendix G.1) in one call: the
+    compiled kernel runs the configurations on ``n_threads`` OpenMP threads (dynamic schedule),
+    each with its own random stream and scratch, so the result does not depend on the thread
+    count and run r equals ``dp_cd(problem, ..., step=steps[i], clip=clips[j],
+    random_state=result.seed_sequences[r])``.
+
+    Parameters
+    ----------
+    problem, epsilon, delta, passes, n_outer, n_inner, average, selection, calibration, neighboring_relation
+        As in :func:`dp_cd`.
+    steps, clips : array-like of float
+        Step scales gamma and clip scales C (the grid is their outer product).
+    n_seeds : int, default=1
+        Independent runs per configuration.
+    smoothness : "exact" or array-like, default="exact"
+        As in :func:`dp_cd` (private constants are not supported in grid mode: each run would
+        need its own release).
+    random_state : None, int, SeedSequence or Generator
+        Root of the runs' seed sequences.
+    n_threads : int or None
+        OpenMP threads (None: all cores).
+
+    Returns
+    -------
+    GridResult
+
+    Notes
+    -----
+    **Privacy guarantee.** Each run is (epsilon, delta)-DP exactly as :func:`dp_cd` (same
+    noise multiplier: it depends only on epsilon, delta and T K). The grid as a whole, and the
+    choice of the best run on the private data, are not: that is the non-private tuning
+    protocol of the paper (note 002, section 5.4).
+    """
+    problem = check_problem(problem)
+    epsilon, delta = check_privacy_budget(epsilon, delta)
+    relation = check_relation(neighboring_relation)
+    n, p = problem.n_samples, problem.n_features
+    n_outer, n_inner = dp_cd_schedule(p, passes=passes, n_outer=n_outer, n_inner=n_inner,
+                                      average=average)
+    _check_options(selection, calibration)
+    step_grid = np.asarray(steps, dtype=np.float64).reshape(-1)
+    clip_grid = np.asarray(clips, dtype=np.float64).reshape(-1)
+    if step_grid.size == 0 or clip_grid.size == 0:
+        raise ValueError("steps and clips must not be empty.")
+    for k, value in enumerate(step_grid):
+        check_scalar(value, f"steps[{k}]", low=0.0)
+    for k, value in enumerate(clip_grid):
+        _check_clip(value, epsilon, f"clips[{k}]")
+    n_seeds = check_int(n_seeds, "n_seeds", low=1)
+    if isinstance(smoothness, str) and smoothness == "private":
+        raise ValueError("smoothness='private' is not supported by dp_cd_grid; run dp_cd.")
+    M, _, assumptions, _ = _smoothness(problem, smoothness, 0.0, None, epsilon, None)
+
+    releases = n_outer * n_inner
+    s, event = _calibrate(epsilon, delta, releases, calibration)
+    shape = (step_grid.size, clip_grid.size, n_seeds)
+    n_runs = int(np.prod(shape))
+    run_steps = np.empty((n_runs, p))
+    run_clips = np.empty((n_runs, p))
+    for i, step in enumerate(step_grid):
+        for j, clip in enumerate(clip_grid):
+            steps_j, clips_j = dp_cd_constants(M, step=step, clip=clip)
+            lo = (i * clip_grid.size + j) * n_seeds
+            run_steps[lo:lo + n_seeds] = steps_j
+            run_clips[lo:lo + n_seeds] = clips_j
+    run_noise = _noise_scales(s, relation, run_clips, n)
+    seed_seqs = child_seed_sequences(check_random_state(random_state), n_runs)
+    generators = [block_bit_generators(_run_streams(seq)[0], 1)[0] for seq in seed_seqs]
+    coef = np.zeros((n_runs, p))
+    n_clipped = np.zeros(n_runs, dtype=np.int64)
+    threads = effective_n_threads(n_threads)
+    start = time.perf_counter()
+    args = (problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
+            *problem.penalty.params, run_steps, run_clips, run_noise, coef, n_outer, n_inner,
+            average, selection == "cyclic", generators, n_clipped, threads)
+    if problem.is_sparse:
+        X = problem.X_csc()
+        _cd.cd_grid_csc(X.data, X.indices, X.indptr, n, *args)
+    else:
+        _cd.cd_grid_dense(problem.X_fortran(), *args)
+    elapsed = time.perf_counter() - start
+    objective = np.array([problem.objective(w) for w in coef])
+    report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
+                     relation=relation, budget_split={"optimization": 1.0},
+                     assumptions=assumptions)
+    return GridResult(coef=coef.reshape(shape + (p,)), objective=objective.reshape(shape),
+                      steps=step_grid, clips=clip_grid, seed_sequences=seed_seqs,
+                      privacy=report,
+                      stats={"time": elapsed, "n_threads": threads, "noise_multiplier": s,
+                             "n_outer": n_outer, "n_inner": n_inner,
+                             "clipped": n_clipped.reshape(shape)})

@@ -193,3 +193,30 @@ def test_bad_input(kwargs, exc, match):
 def test_bad_problem():
     with pytest.raises(TypeError, match="Problem"):
         dp.dp_cd(np.ones((3, 3)), epsilon=1.0, delta=1e-5, passes=1)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+def test_grid_runs_equal_single_runs_and_ignore_thread_count(sparse):
+    prob = _logistic(sparse=sparse)
+    kwargs = dict(epsilon=1.0, delta=1e-5, passes=3, steps=[0.3, 1.0], clips=[0.5, 2.0, 8.0],
+                  n_seeds=2)
+    grids = [dp.dp_cd_grid(prob, random_state=11, n_threads=t, **kwargs) for t in (1, 2, 4)]
+    for g in grids[1:]:
+        np.testing.assert_array_equal(g.coef, grids[0].coef)
+    g = grids[0]
+    assert g.coef.shape == (2, 3, 2, prob.n_features) and g.objective.shape == (2, 3, 2)
+    r = (1 * 3 + 2) * 2 + 1          # step 1.0, clip 8.0, second seed
+    single = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=3, step=1.0, clip=8.0,
+                      random_state=g.seed_sequences[r])
+    np.testing.assert_array_equal(single.coef, g.coef[1, 2, 1])
+    assert g.objective[1, 2, 1] == pytest.approx(prob.objective(single.coef))
+    assert g.privacy.epsilon == single.privacy.epsilon
+
+
+def test_grid_bad_input():
+    with pytest.raises(ValueError, match="clips\\[1\\]"):
+        dp.dp_cd_grid(_lasso(), epsilon=1.0, delta=1e-5, passes=1, steps=[1.0],
+                      clips=[1.0, -1.0])
+    with pytest.raises(ValueError, match="private"):
+        dp.dp_cd_grid(_lasso(), epsilon=1.0, delta=1e-5, passes=1, steps=[1.0], clips=[1.0],
+                      smoothness="private")
