@@ -45,7 +45,7 @@ cdef enum:
     # A module constant, never derived from the thread count.
     _CHUNK = 16384
     # Below this many coordinates every loop runs on the calling thread.
-    _PARALLEL_THRESHOLD = 131072
+    _PARALLEL_THRESHOLD = 1048576
 
 CHUNK_SIZE = _CHUNK
 PARALLEL_THRESHOLD = _PARALLEL_THRESHOLD
