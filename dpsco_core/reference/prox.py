@@ -10,7 +10,7 @@ import numpy as np
 
 #: Coordinates per chunk and parallel threshold of the kernel (no effect on results).
 CHUNK_SIZE = 16384
-PARALLEL_THRESHOLD = 131072
+PARALLEL_THRESHOLD = 1048576
 NONE = 0
 L1 = 1
 L2 = 2
