@@ -8,7 +8,8 @@ import importlib
 
 __version__ = "0.1.0"
 
-_SUBMODULES = ("privacy", "mechanisms", "datasets", "penalties", "reference", "exceptions")
+_SUBMODULES = ("privacy", "mechanisms", "datasets", "penalties", "reference", "exceptions",
+               "audit")
 _CONFIG_NAMES = ("show_config", "effective_n_threads", "openmp_enabled")
 
 __all__ = list(_SUBMODULES) + list(_CONFIG_NAMES) + ["__version__"]
