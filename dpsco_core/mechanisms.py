@@ -47,6 +47,15 @@ _NOISE_KINDS = {
 }
 
 
+def _check_noise_scale(scale, formula):
+    """Reject a noise scale that overflowed (tiny epsilon, huge sensitivity): infinite noise
+    would turn the output into NaN or inf instead of a release."""
+    if not (0.0 < scale < np.inf):
+        raise ValueError(f"the noise scale {formula} must be a finite positive number; "
+                         f"got {scale!r}. Use a larger epsilon or a smaller sensitivity.")
+    return scale
+
+
 def _n_blocks(n_items, block_size):
     return -(-n_items // block_size)
 
@@ -136,7 +145,8 @@ class GaussianMechanism:
             else:
                 self.noise_multiplier = calibrate_analytic_gaussian(
                     target_epsilon=epsilon, target_delta=delta)
-        self.noise_scale = self.noise_multiplier * self.sensitivity
+        self.noise_scale = _check_noise_scale(self.noise_multiplier * self.sensitivity,
+                                              "noise_multiplier * sensitivity")
         self.event = GaussianDpEvent(self.noise_multiplier)
 
     @property
@@ -190,8 +200,9 @@ class LaplaceMechanism:
     def __init__(self, *, sensitivity, epsilon):
         self.sensitivity = check_positive(sensitivity, "sensitivity")
         self.epsilon = check_epsilon(epsilon)
-        self.noise_scale = self.sensitivity / self.epsilon
-        self.event = LaplaceDpEvent(1.0 / self.epsilon)
+        self.noise_scale = _check_noise_scale(self.sensitivity / self.epsilon,
+                                              "sensitivity / epsilon")
+        self.event = LaplaceDpEvent(_check_noise_scale(1.0 / self.epsilon, "1 / epsilon"))
 
     def __call__(self, x, *, random_state=None, n_threads=None):
         """Return ``x + Lap(noise_scale)`` (i.i.d. coordinates) as a new float64 array."""
@@ -274,11 +285,13 @@ class ReportNoisyMax:
         self.noise = noise
         self.monotonic = bool(monotonic)
         factor = 1.0 if self.monotonic else 2.0
-        self.noise_scale = factor * self.sensitivity / self.epsilon
+        self.noise_scale = _check_noise_scale(factor * self.sensitivity / self.epsilon,
+                                              f"{factor:g} * sensitivity / epsilon")
         self.event = EpsilonDeltaDpEvent(self.epsilon, 0.0)
-        value_epsilon = self.sensitivity / self.noise_scale
-        self.event_with_value = ComposedDpEvent(
-            (self.event, LaplaceDpEvent(1.0 / value_epsilon)))
+        # The value's Laplace noise multiplier b / Delta = factor / epsilon, computed without
+        # the round trip through sensitivity / noise_scale, which underflows for tiny epsilon.
+        value_multiplier = _check_noise_scale(factor / self.epsilon, f"{factor:g} / epsilon")
+        self.event_with_value = ComposedDpEvent((self.event, LaplaceDpEvent(value_multiplier)))
 
     def __call__(self, scores, *, return_value=False, random_state=None, n_threads=None):
         """Select a candidate.
