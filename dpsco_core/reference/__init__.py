@@ -5,6 +5,6 @@ the kernel's name, arguments and return value, drawing the same random numbers i
 order, so that tests can swap one for the other and compare bitwise.
 """
 
-from . import noise, noisy_max
+from . import discrete, noise, noisy_max
 
-__all__ = ["noise", "noisy_max"]
+__all__ = ["discrete", "noise", "noisy_max"]
