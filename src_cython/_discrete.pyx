@@ -170,18 +170,19 @@ cdef int _add_discrete(const int64_t[::1] x, uint64_t t, uint64_t m, object bit_
     cdef bitgen_t **gens = bitgen_array(bit_generators, n_blocks)
     cdef Py_ssize_t b, i, lo, hi
     cdef int status = 0, bad
-    cdef int64_t noise
     try:
         for b in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads):
             lo = b * BLOCK_SIZE
             hi = min(lo + BLOCK_SIZE, d)
             for i in range(lo, hi):
+                # The noise goes to out[i] first (a thread-private cell: a pointer to a local
+                # would make Cython treat the local as shared across the prange threads).
                 if m == 0:
-                    bad = _discrete_laplace(gens[b], t, &noise)
+                    bad = _discrete_laplace(gens[b], t, &out[i])
                 else:
-                    bad = _discrete_gaussian(gens[b], t, m, &noise)
+                    bad = _discrete_gaussian(gens[b], t, m, &out[i])
                 if bad == 0:
-                    bad = _add_checked(x[i], noise, &out[i])
+                    bad = _add_checked(x[i], out[i], &out[i])
                 status += bad   # a reduction: the number of overflowed items
     finally:
         free(gens)
