@@ -7,7 +7,11 @@
 #
 # valgrind (memcheck) on a subset, documented:
 #   PYTHONMALLOC=malloc valgrind --tool=memcheck --error-exitcode=9 --errors-for-leak-kinds=none \
-#     python -m pytest -q -p no:cacheprovider tests/kernels/test_discrete.py -k "twin"
+#     python -m pytest -q -p no:cacheprovider tests/kernels/test_discrete.py -k "twin and not float"
+#   Result (2026, valgrind 3.19, CPython 3.11 without a suppression file): every reported error
+#   is in ld.so (strncmp in rpath expansion, a known SSE false positive) or in CPython's own
+#   frames (uninitialised values in ceval/longobject); no frame in a dpsco_core extension:
+#     grep -E "_discrete|_noise|_noisy_max" <log>   -> only the command line.
 set -euo pipefail
 PY=${PYTHON:-/work/devenv/bin/python}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
