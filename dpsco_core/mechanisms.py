@@ -18,14 +18,17 @@ input when noisy values are released; report-noisy-max releases only an index. E
 (discrete) samplers are a separate option of the privacy-audit work.
 """
 
+import math
+
 import numpy as np
 
 from ._config import effective_n_threads
 from ._kernels import _noise, _noisy_max
 from ._random import block_bit_generators, check_random_state, child_seed_sequences
 from ._validation import check_delta, check_epsilon, check_positive, check_vector
+from .privacy.conversions import zcdp_to_epsilon
 from .privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
-                             LaplaceDpEvent)
+                             LaplaceDpEvent, ZCDpEvent)
 from .privacy.calibration import calibrate_analytic_gaussian
 from .privacy.gdp import gdp_epsilon
 
@@ -47,21 +50,66 @@ _NOISE_KINDS = {
 }
 
 
+def _check_noise_scale(scale, formula):
+    """Reject a noise scale that overflowed (tiny epsilon, huge sensitivity): infinite noise
+    would turn the output into NaN or inf instead of a release."""
+    if not (0.0 < scale < np.inf):
+        raise ValueError(f"the noise scale {formula} must be a finite positive number; "
+                         f"got {scale!r}. Use a larger epsilon or a smaller sensitivity.")
+    return scale
+
+
 def _n_blocks(n_items, block_size):
     return -(-n_items // block_size)
 
 
-def _noisy_array(x, name, scale, kind, random_state, n_threads):
-    """x + i.i.d. noise of the given kind and scale, same shape as x, a new array."""
+def _check_secure(secure):
+    if not isinstance(secure, (bool, np.bool_)):
+        raise TypeError(f"secure must be a bool; got {type(secure).__name__}.")
+    return bool(secure)
+
+
+def _noisy_array(x, name, scale, kind, random_state, n_threads, secure_params=None):
+    """x + i.i.d. noise of the given kind and scale, same shape as x, a new array.
+
+    ``secure_params(d)``, when given, returns the exact sampler's grid parameters for d
+    coordinates (see :mod:`dpsco_core._secure`) and the noise is drawn exactly on the grid.
+    """
     arr = np.asarray(x)
     flat = check_vector(arr.reshape(-1) if arr.ndim != 1 else arr, name, allow_empty=True)
-    out = np.empty_like(flat)
     seed_seq = check_random_state(random_state)
-    generators = block_bit_generators(seed_seq, _n_blocks(flat.size, _noise.NOISE_BLOCK_SIZE))
-    _noise.add_noise(flat, scale, kind, generators, out, effective_n_threads(n_threads))
+    n_threads = effective_n_threads(n_threads)
+    if secure_params is not None:
+        from . import _secure
+        generators = block_bit_generators(
+            seed_seq, _n_blocks(flat.size, _secure._discrete.DISCRETE_BLOCK_SIZE))
+        kind_name = "gaussian" if kind == _noise.GAUSSIAN else "laplace"
+        out = _secure.add_discrete_noise(flat, kind_name, secure_params(flat.size), generators,
+                                         n_threads)
+    else:
+        out = np.empty_like(flat)
+        generators = block_bit_generators(seed_seq,
+                                          _n_blocks(flat.size, _noise.NOISE_BLOCK_SIZE))
+        _noise.add_noise(flat, scale, kind, generators, out, n_threads)
     if arr.ndim == 0:
         return float(out[0])
     return out.reshape(arr.shape)
+
+
+def _secure_gaussian_multiplier(epsilon, delta):
+    """Smallest z (up to 1e-9 relative, rounded up) with zcdp_to_epsilon(1/(2 z^2), delta,
+    "cks") <= epsilon, by bisection on log z; the returned end satisfies the target."""
+    lo, hi = -20.0, 20.0      # log z; z = e^20 is far beyond any sane budget
+    if zcdp_to_epsilon(0.5 * math.exp(-2 * hi), delta, conversion="cks") > epsilon:
+        raise ValueError(f"epsilon={epsilon!r} at delta={delta!r} needs more noise than "
+                         "secure=True supports.")
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if zcdp_to_epsilon(0.5 * math.exp(-2 * mid), delta, conversion="cks") <= epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return math.exp(hi)
 
 
 class GaussianMechanism:
@@ -112,8 +160,9 @@ class GaussianMechanism:
     """
 
     def __init__(self, *, sensitivity, epsilon=None, delta=None, noise_multiplier=None,
-                 calibration="analytic"):
+                 calibration="analytic", secure=False):
         self.sensitivity = check_positive(sensitivity, "sensitivity")
+        self.secure = _check_secure(secure)
         if calibration not in ("analytic", "classic"):
             raise ValueError(
                 f"calibration must be one of {{'analytic', 'classic'}}; got {calibration!r}.")
@@ -127,7 +176,12 @@ class GaussianMechanism:
                 raise ValueError("give both epsilon and delta, or noise_multiplier.")
             epsilon = check_epsilon(epsilon)
             delta = check_delta(delta)
-            if calibration == "classic":
+            if self.secure:
+                # Exact discrete Gaussian: rho-zCDP (CKS20), calibrated through the zCDP ->
+                # (epsilon, delta) conversion of CKS20 Corollary 13, on the inflated
+                # sensitivity (see Notes).
+                self.noise_multiplier = _secure_gaussian_multiplier(epsilon, delta)
+            elif calibration == "classic":
                 if epsilon >= 1.0:
                     raise ValueError(
                         "epsilon must be in (0, 1) for the classic calibration (Dwork and Roth "
@@ -136,8 +190,13 @@ class GaussianMechanism:
             else:
                 self.noise_multiplier = calibrate_analytic_gaussian(
                     target_epsilon=epsilon, target_delta=delta)
-        self.noise_scale = self.noise_multiplier * self.sensitivity
-        self.event = GaussianDpEvent(self.noise_multiplier)
+        self.noise_scale = _check_noise_scale(self.noise_multiplier * self.sensitivity,
+                                              "noise_multiplier * sensitivity")
+        if self.secure:
+            # Guarantee on the rounded query: sensitivity Delta (1 + SLACK), sigma >= z Delta'.
+            self.event = ZCDpEvent(0.5 / self.noise_multiplier ** 2)
+        else:
+            self.event = GaussianDpEvent(self.noise_multiplier)
 
     @property
     def mu(self):
@@ -145,12 +204,21 @@ class GaussianMechanism:
         return 1.0 / self.noise_multiplier
 
     def get_epsilon(self, delta):
-        """The exact epsilon of one release at ``delta`` (Gaussian-DP profile)."""
+        """The exact epsilon of one release at ``delta`` (Gaussian-DP profile); with
+        ``secure=True``, the zCDP conversion of CKS20 Corollary 13."""
+        if self.secure:
+            return zcdp_to_epsilon(self.event.rho, check_delta(delta), conversion="cks")
         return gdp_epsilon(self.mu, check_delta(delta))
 
     def __call__(self, x, *, random_state=None, n_threads=None):
-        """Return ``x + N(0, noise_scale^2 I)`` as a new float64 array of the shape of ``x``."""
-        return _noisy_array(x, "x", self.noise_scale, _noise.GAUSSIAN, random_state, n_threads)
+        """Return ``x + N(0, noise_scale^2 I)`` as a new float64 array of the shape of ``x``
+        (``secure=True``: exact discrete Gaussian noise on a power-of-two grid)."""
+        params = None
+        if self.secure:
+            from ._secure import gaussian_parameters
+            params = lambda d: gaussian_parameters(self.sensitivity, self.noise_multiplier, d)  # noqa: E731
+        return _noisy_array(x, "x", self.noise_scale, _noise.GAUSSIAN, random_state, n_threads,
+                            params)
 
     def __repr__(self):
         return (f"GaussianMechanism(sensitivity={self.sensitivity!r}, "
@@ -187,15 +255,23 @@ class LaplaceMechanism:
     4.0
     """
 
-    def __init__(self, *, sensitivity, epsilon):
+    def __init__(self, *, sensitivity, epsilon, secure=False):
         self.sensitivity = check_positive(sensitivity, "sensitivity")
+        self.secure = _check_secure(secure)
         self.epsilon = check_epsilon(epsilon)
-        self.noise_scale = self.sensitivity / self.epsilon
-        self.event = LaplaceDpEvent(1.0 / self.epsilon)
+        self.noise_scale = _check_noise_scale(self.sensitivity / self.epsilon,
+                                              "sensitivity / epsilon")
+        self.event = LaplaceDpEvent(_check_noise_scale(1.0 / self.epsilon, "1 / epsilon"))
 
     def __call__(self, x, *, random_state=None, n_threads=None):
-        """Return ``x + Lap(noise_scale)`` (i.i.d. coordinates) as a new float64 array."""
-        return _noisy_array(x, "x", self.noise_scale, _noise.LAPLACE, random_state, n_threads)
+        """Return ``x + Lap(noise_scale)`` (i.i.d. coordinates) as a new float64 array
+        (``secure=True``: exact discrete Laplace noise on a power-of-two grid)."""
+        params = None
+        if self.secure:
+            from ._secure import laplace_parameters
+            params = lambda d: laplace_parameters(self.sensitivity, self.epsilon, d)  # noqa: E731
+        return _noisy_array(x, "x", self.noise_scale, _noise.LAPLACE, random_state, n_threads,
+                            params)
 
     def __repr__(self):
         return f"LaplaceMechanism(sensitivity={self.sensitivity!r}, epsilon={self.epsilon!r})"
@@ -261,8 +337,12 @@ class ReportNoisyMax:
     1
     """
 
-    def __init__(self, *, sensitivity, epsilon, noise="laplace", monotonic=False):
+    def __init__(self, *, sensitivity, epsilon, noise="laplace", monotonic=False,
+                 secure=False):
         self.sensitivity = check_positive(sensitivity, "sensitivity")
+        self.secure = _check_secure(secure)
+        if self.secure and monotonic:
+            raise ValueError("monotonic=True is not supported with secure=True.")
         self.epsilon = check_epsilon(epsilon)
         if noise not in _NOISE_KINDS:
             raise ValueError(
@@ -274,11 +354,13 @@ class ReportNoisyMax:
         self.noise = noise
         self.monotonic = bool(monotonic)
         factor = 1.0 if self.monotonic else 2.0
-        self.noise_scale = factor * self.sensitivity / self.epsilon
+        self.noise_scale = _check_noise_scale(factor * self.sensitivity / self.epsilon,
+                                              f"{factor:g} * sensitivity / epsilon")
         self.event = EpsilonDeltaDpEvent(self.epsilon, 0.0)
-        value_epsilon = self.sensitivity / self.noise_scale
-        self.event_with_value = ComposedDpEvent(
-            (self.event, LaplaceDpEvent(1.0 / value_epsilon)))
+        # The value's Laplace noise multiplier b / Delta = factor / epsilon, computed without
+        # the round trip through sensitivity / noise_scale, which underflows for tiny epsilon.
+        value_multiplier = _check_noise_scale(factor / self.epsilon, f"{factor:g} / epsilon")
+        self.event_with_value = ComposedDpEvent((self.event, LaplaceDpEvent(value_multiplier)))
 
     def __call__(self, scores, *, return_value=False, random_state=None, n_threads=None):
         """Select a candidate.
@@ -304,6 +386,8 @@ class ReportNoisyMax:
         scores = check_vector(scores, "scores")
         seed_seq = check_random_state(random_state)
         select_seq, value_seq = child_seed_sequences(seed_seq, 2)
+        if self.secure:
+            return self._call_secure(scores, return_value, select_seq, value_seq, n_threads)
         generators = block_bit_generators(
             select_seq, _n_blocks(scores.size, _noisy_max.NOISY_MAX_BLOCK_SIZE))
         index, _ = _noisy_max.report_noisy_max(scores, self.noise_scale,
@@ -314,30 +398,49 @@ class ReportNoisyMax:
         value_rng = np.random.Generator(block_bit_generators(value_seq, 1)[0])
         return int(index), float(scores[index] + value_rng.laplace(0.0, self.noise_scale))
 
+    def _call_secure(self, scores, return_value, select_seq, value_seq, n_threads):
+        """Permute-and-flip with exact coins on grid scores (see the class Notes)."""
+        from . import _secure
+        effective_n_threads(n_threads)   # validated for a uniform API; the selection is serial
+        k, temperature = _secure.permute_and_flip_parameters(self.sensitivity, self.epsilon)
+        q = _secure.to_grid(scores, k, "scores")
+        index = int(_secure._discrete.permute_and_flip(
+            q, temperature, block_bit_generators(select_seq, 1)[0]))
+        if not return_value:
+            return index
+        # DLap(T) on the grid score: sensitivity Delta' / 2^k, so (epsilon / 2)-DP at most.
+        value = np.empty(1, dtype=np.int64)
+        _secure.check_status(_secure._discrete.add_discrete_laplace(
+            q[index:index + 1], temperature, block_bit_generators(value_seq, 1), value, 1))
+        return index, float(_secure.from_grid(value, k)[0])
+
     def __repr__(self):
         return (f"ReportNoisyMax(sensitivity={self.sensitivity!r}, epsilon={self.epsilon!r}, "
                 f"noise={self.noise!r}, monotonic={self.monotonic!r})")
 
 
 def gaussian_mechanism(x, *, sensitivity, epsilon=None, delta=None, noise_multiplier=None,
-                       calibration="analytic", random_state=None, n_threads=None):
+                       calibration="analytic", secure=False, random_state=None,
+                       n_threads=None):
     """Release ``x + N(0, sigma^2 I)``; see :class:`GaussianMechanism` for the calibration."""
     mech = GaussianMechanism(sensitivity=sensitivity, epsilon=epsilon, delta=delta,
-                             noise_multiplier=noise_multiplier, calibration=calibration)
+                             noise_multiplier=noise_multiplier, calibration=calibration,
+                             secure=secure)
     return mech(x, random_state=random_state, n_threads=n_threads)
 
 
-def laplace_mechanism(x, *, sensitivity, epsilon, random_state=None, n_threads=None):
+def laplace_mechanism(x, *, sensitivity, epsilon, secure=False, random_state=None,
+                      n_threads=None):
     """Release ``x + Lap(sensitivity / epsilon)``: epsilon-DP; see :class:`LaplaceMechanism`."""
-    mech = LaplaceMechanism(sensitivity=sensitivity, epsilon=epsilon)
+    mech = LaplaceMechanism(sensitivity=sensitivity, epsilon=epsilon, secure=secure)
     return mech(x, random_state=random_state, n_threads=n_threads)
 
 
 def report_noisy_max(scores, *, sensitivity, epsilon, noise="laplace", monotonic=False,
-                     return_value=False, random_state=None, n_threads=None):
+                     return_value=False, secure=False, random_state=None, n_threads=None):
     """Epsilon-DP index of the (noisily) largest score; see :class:`ReportNoisyMax`."""
     mech = ReportNoisyMax(sensitivity=sensitivity, epsilon=epsilon, noise=noise,
-                          monotonic=monotonic)
+                          monotonic=monotonic, secure=secure)
     return mech(scores, return_value=return_value, random_state=random_state,
                 n_threads=n_threads)
 

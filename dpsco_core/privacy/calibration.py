@@ -326,7 +326,14 @@ def calibrate_analytic_gaussian(*, target_epsilon, target_delta, sensitivity=1.0
     sensitivity = check_positive(sensitivity, "sensitivity")
     releases = check_int(releases, "releases", low=1)
     mu = _gdp_mu(target_epsilon, target_delta)
-    return float(round_up(math.sqrt(releases) * sensitivity / mu))
+    sigma = float(round_up(math.sqrt(releases) * sensitivity / mu))
+    if not 0.0 < sigma < math.inf:
+        # Found by property-based testing: a huge epsilon with a tiny sensitivity underflowed
+        # to sigma = 0, i.e. no noise at all.
+        raise ValueError(
+            f"the calibrated noise scale must be a finite positive number; got {sigma!r} "
+            f"(target_epsilon={target_epsilon!r}, sensitivity={sensitivity!r}).")
+    return sigma
 
 
 def dp_cd_noise_multiplier(*, epsilon, delta, releases, method="tight"):

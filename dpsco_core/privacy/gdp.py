@@ -129,7 +129,10 @@ def gdp_epsilon(mu, delta):
     if gap(0.0) <= 0.0:
         return 0.0
     lo, hi = _bracket_up(gap, max(mu, 1e-3))
-    root = optimize.brentq(gap, lo, hi, xtol=1e-300, rtol=1e-13, maxiter=200)
+    try:
+        root = optimize.brentq(gap, lo, hi, xtol=1e-300, rtol=1e-13, maxiter=200)
+    except RuntimeError:  # no convergence (extreme mu): the bracket's upper end is valid
+        root = hi
     # Keep the conservative side: delta at the returned epsilon must not exceed the target.
     while gap(root) > 0.0:
         root = float(np.nextafter(root, math.inf)) * (1.0 + 1e-13)
@@ -186,7 +189,10 @@ def _gdp_mu(epsilon, delta):
         if lo < 1e-300:
             raise PrivacyBudgetError(
                 f"(epsilon={epsilon!r}, delta={delta!r}) needs mu below 1e-300.")
-    root = optimize.brentq(gap, lo, hi, xtol=1e-300, rtol=1e-13, maxiter=200)
+    try:
+        root = optimize.brentq(gap, lo, hi, xtol=1e-300, rtol=1e-13, maxiter=200)
+    except RuntimeError:  # no convergence (extreme mu): the bracket's upper end is valid
+        root = hi
     while gap(root) < 0.0:  # conservative side: smaller mu, more noise
         root = float(np.nextafter(root, 0.0)) * (1.0 - 1e-13)
     return root

@@ -1,0 +1,15 @@
+"""Empirical privacy auditing: lower confidence bounds on epsilon (see :mod:`._core`).
+
+* :func:`audit`: from a batched sampler and a pair of neighbouring inputs, a Clopper-Pearson
+  lower bound on epsilon at a stated delta (Jagielski et al. 2020; Nasr et al. 2021).
+* :mod:`~dpsco_core.audit.cases`: one function per mechanism building its worst-case canary
+  pair and sampler; :func:`run_case` audits it.
+"""
+
+from ._core import (AuditResult, audit, clopper_pearson_upper, epsilon_lower_bound,
+                    sampler_from_mechanism)
+from .cases import AuditCase, gaussian_case, laplace_case, report_noisy_max_case, run_case
+
+__all__ = ["AuditResult", "audit", "clopper_pearson_upper", "epsilon_lower_bound",
+           "sampler_from_mechanism", "AuditCase", "run_case", "gaussian_case", "laplace_case",
+           "report_noisy_max_case"]

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Build the extensions with AddressSanitizer + UndefinedBehaviorSanitizer in a scratch copy and
+# run the kernel tests under them. numpy and CPython are not instrumented, so libasan is
+# preloaded and leak detection is off (CPython's arenas look like leaks).
+#
+#   tools/sanitize.sh [pytest args...]      (default: tests/kernels tests/robustness/test_determinism_sweep.py)
+#
+# valgrind (memcheck) on a subset, documented:
+#   PYTHONMALLOC=malloc valgrind --tool=memcheck --error-exitcode=9 --errors-for-leak-kinds=none \
+#     python -m pytest -q -p no:cacheprovider tests/kernels/test_discrete.py -k "twin and not float"
+#   Result (2026, valgrind 3.19, CPython 3.11 without a suppression file): every reported error
+#   is in ld.so (strncmp in rpath expansion, a known SSE false positive) or in CPython's own
+#   frames (uninitialised values in ceval/longobject); no frame in a dpsco_core extension:
+#     grep -E "_discrete|_noise|_noisy_max" <log>   -> only the command line.
+set -euo pipefail
+PY=${PYTHON:-/work/devenv/bin/python}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+SCRATCH=$(mktemp -d /tmp/dpsco_sanitize.XXXXXX)
+trap 'rm -rf "$SCRATCH"' EXIT
+(cd "$HERE" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$SCRATCH")
+cd "$SCRATCH"
+export CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1 -g"
+export LDFLAGS="-fsanitize=address,undefined"
+DPSCO_DEBUG_BUILD=1 "$PY" setup.py -q build_ext --inplace -j 2 >/dev/null 2>&1
+for so in dpsco_core/_kernels/_discrete*.so dpsco_core/_kernels/_noise*.so dpsco_core/_kernels/_noisy_max*.so; do nm -D "$so" | grep -cE "__(asan|ubsan)_" >/dev/null || { echo "not instrumented: $so"; exit 2; }; done
+echo "instrumented: $(ls dpsco_core/_kernels/*.so | wc -l) extensions"
+LIBASAN=$(gcc -print-file-name=libasan.so)
+LIBUBSAN=$(gcc -print-file-name=libubsan.so)
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if [ "$#" -eq 0 ]; then set -- tests/kernels tests/robustness/test_determinism_sweep.py; fi
+LD_PRELOAD="$LIBASAN $LIBUBSAN" "$PY" -m pytest -q -p no:cacheprovider -m "not slow" "$@"
