@@ -69,6 +69,12 @@ def _check_secure(secure):
     return bool(secure)
 
 
+def _threads_for(n_blocks, n_threads):
+    """Threads for a kernel parallel over blocks: never more than the blocks (a one-block call
+    stays serial instead of starting an OpenMP team that has nothing to do)."""
+    return max(1, min(effective_n_threads(n_threads), n_blocks))
+
+
 def _noisy_array(x, name, scale, kind, random_state, n_threads, secure_params=None):
     """x + i.i.d. noise of the given kind and scale, same shape as x, a new array.
 
@@ -85,12 +91,13 @@ def _noisy_array(x, name, scale, kind, random_state, n_threads, secure_params=No
             seed_seq, _n_blocks(flat.size, _secure._discrete.DISCRETE_BLOCK_SIZE))
         kind_name = "gaussian" if kind == _noise.GAUSSIAN else "laplace"
         out = _secure.add_discrete_noise(flat, kind_name, secure_params(flat.size), generators,
-                                         n_threads)
+                                         _threads_for(len(generators), n_threads))
     else:
         out = np.empty_like(flat)
         generators = block_bit_generators(seed_seq,
                                           _n_blocks(flat.size, _noise.NOISE_BLOCK_SIZE))
-        _noise.add_noise(flat, scale, kind, generators, out, n_threads)
+        _noise.add_noise(flat, scale, kind, generators, out,
+                         _threads_for(len(generators), n_threads))
     if arr.ndim == 0:
         return float(out[0])
     return out.reshape(arr.shape)
@@ -392,7 +399,7 @@ class ReportNoisyMax:
             select_seq, _n_blocks(scores.size, _noisy_max.NOISY_MAX_BLOCK_SIZE))
         index, _ = _noisy_max.report_noisy_max(scores, self.noise_scale,
                                                 _NOISE_KINDS[self.noise], generators,
-                                                effective_n_threads(n_threads))
+                                                _threads_for(len(generators), n_threads))
         if not return_value:
             return int(index)
         value_rng = np.random.Generator(block_bit_generators(value_seq, 1)[0])

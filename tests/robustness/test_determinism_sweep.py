@@ -70,6 +70,49 @@ except ImportError:
     pass
 
 
+def _cd_grid_call(n_threads):
+    from dpsco_core._kernels import _cd
+    rng = np.random.default_rng(5)
+    X = np.asfortranarray(rng.standard_normal((120, 6)))
+    y = rng.standard_normal(120)
+    R = 9
+    steps = np.full((R, 6), 0.3) * np.arange(1, R + 1)[:, None] / R
+    clips = np.full((R, 6), 0.8)
+    noise = np.full((R, 6), 0.01)
+    coef = np.zeros((R, 6))
+    counts = np.zeros(R, dtype=np.int64)
+    gens = [np.random.PCG64DXSM(40 + r) for r in range(R)]
+    _cd.cd_grid_dense(X, y, 0, 1.0, 1, 0.05, 0.0, steps, clips, noise, coef, 2, 25, True, False,
+                      gens, counts, n_threads)
+    return np.append(coef.ravel(), counts)
+
+
+def _loss_call(n_threads):
+    from dpsco_core._kernels import _loss
+    n = 300_000                                # above the wrappers' serial threshold
+    z = np.linspace(-30.0, 30.0, n)
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    out = np.empty(n)
+    _loss.loss_derivs(z, y, 2, 0.0, out, n_threads)
+    return out
+
+
+def _prox_call(n_threads):
+    from dpsco_core._kernels import _prox
+    d = _prox.PARALLEL_THRESHOLD + 3 * _prox.CHUNK_SIZE + 7
+    u = np.random.default_rng(6).standard_normal(d)
+    out = np.empty(d)
+    _prox.prox_vector(u, np.array([0.3]), _prox.L1, 0.5, 0.0, out, n_threads)
+    norm_out = np.empty(d)
+    _prox.project_l2_ball(u, np.empty(0), 10.0, norm_out, n_threads)
+    return np.concatenate([out, norm_out])
+
+
+KERNEL_CALLS["_cd.cd_grid_dense"] = _cd_grid_call
+KERNEL_CALLS["_loss.loss_derivs[logistic]"] = _loss_call
+KERNEL_CALLS["_prox.prox_vector+project_l2_ball"] = _prox_call
+
+
 @pytest.mark.parametrize("name", KERNEL_CALLS)
 def test_bitwise_equal_for_any_thread_count(name):
     call = KERNEL_CALLS[name]
