@@ -371,7 +371,7 @@ class GridResult:
 def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None, n_outer=None,
                n_inner=None, average=True, selection="random", calibration="rdp",
                smoothness="exact", neighboring_relation="replace_one", random_state=None,
-               n_threads=None):
+               n_threads=None, evaluate=True):
     """Many independent DP-CD runs, one per (step, clip, seed), in parallel over runs.
 
     The hyperparameter grids of the paper's experiments (Appendix G.1) in one call: the
@@ -395,6 +395,8 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
         Root of the runs' seed sequences.
     n_threads : int or None
         OpenMP threads (None: all cores).
+    evaluate : bool, default=True
+        Compute each run's objective (``GridResult.objective``; NaN when False).
 
     Returns
     -------
@@ -455,7 +457,8 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     else:
         _cd.cd_grid_dense(problem.X_fortran(), *args)
     elapsed = time.perf_counter() - start
-    objective = np.array([problem.objective(w) for w in coef])
+    objective = (np.array([problem.objective(w) for w in coef]) if evaluate
+                 else np.full(n_runs, np.nan))
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
                      relation=relation, budget_split={"optimization": 1.0},
                      assumptions=assumptions)
