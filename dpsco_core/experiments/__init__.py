@@ -1,0 +1,1 @@
+"""Paper reproductions (``python -m dpsco_core reproduce ...``)."""

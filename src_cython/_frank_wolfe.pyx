@@ -1,0 +1,202 @@
+# cython: language_level=3
+"""Frank-Wolfe kernels for l1 geometry (note 004, sections 3.2, 9.1-9.3).
+
+Design
+- ``vr_gradient_rnm`` is one leaf of the dyadic variance-reduced Frank-Wolfe (Algorithm 3 of
+  Asi, Feldman, Koren and Talwar 2021): it computes the (corrected) batch gradient estimate
+
+      root:        v = (1/m) sum_t r_t a_{i_t},          r_t = clip(l'(<a_i, x>, y_i))
+      right child: v = v_prev + (1/m) sum_t r_t a_{i_t}, r_t = clip(l'(<a_i, x>, y_i))
+                                                            - clip(l'(<a_i, x'>, y_i))
+
+  and, in the same pass over the coordinates, selects a vertex by report-noisy-max. The 2d
+  scores of the l1 ball (vertex +D e_j: score -D v_j; vertex -D e_j: score +D v_j, the argmax
+  form of argmin <c, v>) are never stored: each block of coordinates accumulates its part of v
+  and immediately scores it. For the simplex (vertices D e_j) the d scores are -D v_j.
+- Pass 1 (rows, parallel): margins <a_i, x> = alpha <a_i, w> (lazy scale, see
+  ``lazy_fw_step``), summed in four lanes (term j to lane j mod 4, lanes left to right,
+  (l0 + l1) + (l2 + l3)) so that the twin reproduces them with ``np.cumsum``; clip is the
+  per-row bound ``row_clip[i]`` on |l'| that enforces ||grad f||_inf <= L.
+- Pass 2 (coordinate blocks, parallel): candidate c of the flattened candidate list (l1 ball:
+  c = 2j for +D e_j, 2j + 1 for -D e_j; simplex: c = j) belongs to random block
+  c // BLOCK_SIZE, which draws its variates in candidate order from its own bit generator,
+  exactly as ``dpsco_core.reference.noisy_max.report_noisy_max`` does. A coordinate block holds
+  BLOCK_SIZE / (candidates per coordinate) coordinates, so random blocks and coordinate blocks
+  coincide. Within a coordinate, the batch terms are added in batch order, for any thread
+  count. Blocks are combined in block order with a strict ``>``: ties go to the lowest
+  candidate. Results are bitwise identical for any n_threads and equal to the twin
+  ``dpsco_core.reference.frank_wolfe``.
+- ``scale == 0`` selects the exact argmax without drawing (the non-private run).
+- Every variate is drawn (no skipping as in ``_noisy_max``): 2d draws cost less than the
+  m * d multiply-adds of the gradient at any batch size m >= 2.
+"""
+
+from cython.parallel cimport prange
+from libc.math cimport INFINITY, fmax, fmin
+from libc.stdlib cimport free, malloc
+from numpy.random cimport bitgen_t
+
+from _loss cimport loss_deriv
+from _rng cimport BLOCK_SIZE, bitgen_array, draw_noise
+
+cdef enum Domain:
+    L1_BALL = 0
+    SIMPLEX = 1
+    NO_SELECTION = 2
+
+DOMAIN_L1_BALL = L1_BALL
+DOMAIN_SIMPLEX = SIMPLEX
+DOMAIN_NONE = NO_SELECTION
+FW_BLOCK_SIZE = BLOCK_SIZE
+
+
+cdef inline double _dot4(const double *a, const double[::1] w, Py_ssize_t d) noexcept nogil:
+    """<a, w> in four lanes: term j to lane j mod 4, each lane left to right."""
+    cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
+    cdef Py_ssize_t j = 0
+    while j + 3 < d:
+        l0 = l0 + a[j] * w[j]
+        l1 = l1 + a[j + 1] * w[j + 1]
+        l2 = l2 + a[j + 2] * w[j + 2]
+        l3 = l3 + a[j + 3] * w[j + 3]
+        j += 4
+    if j < d:
+        l0 = l0 + a[j] * w[j]
+    if j + 1 < d:
+        l1 = l1 + a[j + 1] * w[j + 1]
+    if j + 2 < d:
+        l2 = l2 + a[j + 2] * w[j + 2]
+    return (l0 + l1) + (l2 + l3)
+
+
+cdef inline double _clip(double g, double c) noexcept nogil:
+    return fmin(fmax(g, -c), c)
+
+
+cdef inline void _consider(double value, Py_ssize_t cand, double *best,
+                           Py_ssize_t *best_c) noexcept nogil:
+    if value > best[0]:
+        best[0] = value
+        best_c[0] = cand
+
+
+def vr_gradient_rnm(const double[:, ::1] X,        # IN  (n, d) C-ordered
+                    const double[::1] y,           # IN  (n,)
+                    const Py_ssize_t[::1] rows,    # IN  (m,) batch row indices, m >= 1
+                    int loss_kind, double loss_param,
+                    const double[::1] row_clip,    # IN  (n,) bound on |l'| per row (inf: none)
+                    const double[::1] w, double alpha,            # IN  current x = alpha w
+                    const double[::1] w_prev, double alpha_prev,  # IN  parent x' (correction)
+                    const double[::1] v_prev,      # IN  (d,) parent estimate (correction)
+                    bint correction,
+                    int domain, double radius, double scale, int kind,
+                    object bit_generators,         # IN  one per block of BLOCK_SIZE candidates
+                    int n_threads,
+                    double[::1] resid,             # OUT (m,) r_t (scratch, returned)
+                    double[::1] v_out):            # OUT (d,) the new estimate v
+    """One leaf of Algorithm 3: the estimate ``v`` into ``v_out`` and the selected vertex.
+
+    Returns ``(coordinate, sign)``: the vertex ``sign * radius * e_coordinate`` (sign +1 or -1;
+    always +1 for the simplex), or ``(-1, 0)`` for ``domain == DOMAIN_NONE``.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = rows.shape[0]
+    cdef Py_ssize_t per_coord = 2 if domain == L1_BALL else 1
+    cdef Py_ssize_t block_coords = BLOCK_SIZE // per_coord
+    cdef Py_ssize_t n_blocks = (d + block_coords - 1) // block_coords
+    cdef Py_ssize_t t, i, j, b, lo, hi
+    cdef double g, inv_m = 1.0 / m, s, best, noise_p, noise_m
+    cdef bitgen_t **gens = NULL
+    cdef double *block_best = NULL
+    cdef Py_ssize_t *block_c = NULL
+    cdef Py_ssize_t best_c = -1
+    cdef const double *xrow
+    if m == 0 or d == 0:
+        raise ValueError("rows and the features must not be empty")
+    if domain != NO_SELECTION and scale > 0.0:
+        gens = bitgen_array(bit_generators, n_blocks)
+    try:
+        block_best = <double *> malloc(n_blocks * sizeof(double))
+        block_c = <Py_ssize_t *> malloc(n_blocks * sizeof(Py_ssize_t))
+        if block_best == NULL or block_c == NULL:
+            raise MemoryError()
+        # Pass 1: per-row derivative differences.
+        for t in prange(m, nogil=True, schedule="static", num_threads=n_threads):
+            i = rows[t]
+            g = _clip(loss_deriv(loss_kind, alpha * _dot4(&X[i, 0], w, d), y[i], loss_param),
+                      row_clip[i])
+            if correction:
+                g = g - _clip(loss_deriv(loss_kind, alpha_prev * _dot4(&X[i, 0], w_prev, d),
+                                         y[i], loss_param), row_clip[i])
+            resid[t] = g
+        # Pass 2: coordinate blocks: accumulate, finish v, score and select.
+        for b in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads):
+            lo = b * block_coords
+            hi = min(lo + block_coords, d)
+            for j in range(lo, hi):
+                v_out[j] = 0.0
+            for t in range(m):
+                g = resid[t]
+                xrow = &X[rows[t], 0]
+                for j in range(lo, hi):
+                    v_out[j] = v_out[j] + g * xrow[j]
+            for j in range(lo, hi):
+                if correction:
+                    v_out[j] = v_prev[j] + v_out[j] * inv_m
+                else:
+                    v_out[j] = v_out[j] * inv_m
+            best = -INFINITY
+            block_c[b] = -1
+            if domain == L1_BALL:
+                for j in range(lo, hi):
+                    s = radius * v_out[j]
+                    noise_p = 0.0
+                    noise_m = 0.0
+                    if scale > 0.0:
+                        noise_p = draw_noise(gens[b], kind, scale)
+                        noise_m = draw_noise(gens[b], kind, scale)
+                    _consider(-s + noise_p, 2 * j, &best, &block_c[b])
+                    _consider(s + noise_m, 2 * j + 1, &best, &block_c[b])
+            elif domain == SIMPLEX:
+                for j in range(lo, hi):
+                    noise_p = 0.0
+                    if scale > 0.0:
+                        noise_p = draw_noise(gens[b], kind, scale)
+                    _consider(-(radius * v_out[j]) + noise_p, j, &best, &block_c[b])
+            block_best[b] = best
+        if domain == NO_SELECTION:
+            return -1, 0
+        best = -INFINITY
+        for b in range(n_blocks):
+            if block_best[b] > best:
+                best = block_best[b]
+                best_c = block_c[b]
+    finally:
+        free(gens)
+        free(block_best)
+        free(block_c)
+    if domain == L1_BALL:
+        return best_c // 2, (1 if best_c % 2 == 0 else -1)
+    return best_c, 1
+
+
+def lazy_fw_step(double[::1] w,   # IN/OUT (d,) x = alpha w (solver-owned buffer)
+                 double alpha, Py_ssize_t coordinate, double value, double eta):
+    """``x <- (1 - eta) x + eta value e_coordinate`` on ``x = alpha w`` in O(1); return alpha.
+
+    ``eta == 1`` (the first Frank-Wolfe step) resets ``x`` to the vertex (alpha = 1), since
+    ``(1 - eta) alpha`` would be 0. When alpha falls below 1e-100, ``w`` is rescaled in O(d)
+    (``w *= alpha``, alpha = 1) so that it never underflows.
+    """
+    cdef Py_ssize_t j, d = w.shape[0]
+    if eta >= 1.0:
+        for j in range(d):
+            w[j] = 0.0
+        w[coordinate] = value
+        return 1.0
+    alpha = (1.0 - eta) * alpha
+    w[coordinate] = w[coordinate] + eta * value / alpha
+    if alpha < 1e-100:
+        for j in range(d):
+            w[j] = w[j] * alpha
+        alpha = 1.0
+    return alpha

@@ -1,0 +1,290 @@
+"""Algorithm 3 (dyadic variance-reduced Frank-Wolfe), its ledger, and the baselines."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import dpsco_core as dp
+from dpsco_core.datasets import make_rademacher_lasso
+from dpsco_core.penalties import L1
+from dpsco_core.privacy.report import PrivacyReport
+from dpsco_core.projections import project_l1_ball
+from dpsco_core.solvers import frank_wolfe as fw
+
+
+@pytest.fixture(scope="module")
+def lasso():
+    X, y, x_true = make_rademacher_lasso(3000, 40, 3, radius=1.0, noise=0.5, random_state=1)
+    return dp.Problem(X, y, loss="half_squared"), x_true
+
+
+def _dfs(t):
+    """Recursive DFS over a depth-t tree: (depth of each fresh-sample vertex before each leaf)."""
+    out = []
+
+    def visit(depth, right):
+        if right:
+            out.append(("sample", depth))
+        if depth == t:
+            out.append(("leaf", None))
+            return
+        visit(depth + 1, False)
+        visit(depth + 1, True)
+    out.append(("sample", 0))
+    visit(0, False)
+    depths, pending = [], None
+    for kind, depth in out:
+        if kind == "sample":
+            pending = depth
+        else:
+            depths.append(pending)
+            pending = None
+    return depths
+
+
+def test_dyadic_tree_matches_recursive_dfs():
+    tree = fw.dyadic_tree(6)
+    for t in range(1, 7):
+        depths = [j for (tt, _, j) in tree if tt == t]
+        assert depths[0] == 0 and depths[1:] == _dfs(t)[1:]
+        assert len(depths) == 2 ** t
+    assert len(tree) == 2 ** 7 - 2          # K = 2^(T+1) - 2
+
+
+def test_each_sample_used_once_and_steps(lasso, monkeypatch):
+    prob, _ = lasso
+    seen, real = [], fw._frank_wolfe.vr_gradient_rnm
+
+    def spy(X, y, rows, *args):
+        seen.append(np.array(rows))
+        return real(X, y, rows, *args)
+    monkeypatch.setattr(fw._frank_wolfe, "vr_gradient_rnm", spy)
+    res = fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, batch=256, n_phases=4,
+                            random_state=0)
+    b, T = res.stats["batch"], res.stats["n_phases"]
+    allrows = np.concatenate(seen)
+    assert allrows.size == np.unique(allrows).size == res.stats["samples_used"]
+    assert res.stats["samples_used"] == b * T + b * T * (T + 1) // 4 <= prob.n_samples
+    assert res.stats["steps"] == 2 ** (T + 1) - 2 == len(seen)
+    # Right child at depth j uses b / 2^j samples, in DFS order.
+    sizes = [r.size for r in seen]
+    expected = [b if leaf == 0 else b >> j for (_, leaf, j) in fw.dyadic_tree(T)]
+    assert sizes == expected
+
+
+@pytest.mark.parametrize("domain", ["l1", "simplex"])
+def test_iterates_feasible(lasso, domain):
+    prob, _ = lasso
+    res = fw.vr_frank_wolfe(prob, epsilon=0.5, lipschitz=3.0, radius=2.0, domain=domain,
+                            random_state=3)
+    x = res.coef
+    if domain == "l1":
+        assert np.abs(x).sum() <= 2.0 * (1 + 1e-12)
+        assert np.count_nonzero(x) <= res.stats["steps"]
+    else:
+        assert x.min() >= 0 and abs(x.sum() - 2.0) <= 1e-9
+
+
+def test_vertex_set_domain(lasso):
+    prob, _ = lasso
+    d = prob.n_features
+    C = np.vstack([np.eye(d), -np.eye(d)]) * 0.5
+    res = fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, domain=C, random_state=0)
+    assert np.abs(res.coef).sum() <= 0.5 * (1 + 1e-12)
+    assert res.privacy.epsilon <= 1.0 * (1 + 1e-12)
+
+
+def _erm_optimum(prob, radius, iters=3000):
+    X, y = np.asarray(prob.X), prob.y
+    step = 1.0 / np.linalg.eigvalsh(X.T @ X / X.shape[0]).max()
+    x = np.zeros(X.shape[1])
+    for _ in range(iters):
+        x = project_l1_ball(x - step * (X.T @ (X @ x - y) / X.shape[0]), radius)
+    return prob.objective(x)
+
+
+def test_noise_off_reaches_nonprivate_optimum():
+    X, y, _ = make_rademacher_lasso(20000, 20, 3, radius=1.0, noise=0.5, random_state=2)
+    prob = dp.Problem(X, y, loss="half_squared")
+    res = fw.vr_frank_wolfe(prob, epsilon=math.inf, lipschitz=math.inf, random_state=0)
+    assert res.privacy.epsilon == math.inf
+    assert res.stats["steps"] >= 60
+    assert prob.objective(res.coef) - _erm_optimum(prob, 1.0, iters=500) < 5e-3
+
+
+def test_identical_samples_give_exact_gradients():
+    # Telescoping exactness (note 004, test 15): every sample the same -> v = grad F(x_leaf),
+    # so the noiseless run is deterministic Frank-Wolfe on F.
+    a = np.array([1.0, -1.0, 1.0, 1.0])
+    X = np.tile(a, (600, 1))
+    y = np.full(600, 0.7)
+    prob = dp.Problem(X, y, loss="half_squared")
+    res = fw.vr_frank_wolfe(prob, epsilon=math.inf, lipschitz=math.inf, batch=64,
+                            n_phases=3, random_state=0)
+    # F(x) = (a.x - 0.7)^2 / 2 is minimized (value 0) on the ball; FW error O(beta D^2 / K).
+    assert prob.objective(res.coef) <= 4.0 * 4 / res.stats["steps"]
+
+
+def test_pure_strict_ledger_and_report(lasso):
+    prob, _ = lasso
+    L, D, eps = 3.0, 1.0, 0.7
+    res = fw.vr_frank_wolfe(prob, epsilon=eps, lipschitz=L, radius=D, random_state=0)
+    b, T = res.stats["batch"], res.stats["n_phases"]
+    # Strict pure calibration: lambda_t = 8 D L 2^t / (b eps) (note 004, section 4).
+    np.testing.assert_allclose(res.stats["lambdas"], [8 * D * L * 2 ** t / (b * eps)
+                                                      for t in range(1, T + 1)], rtol=1e-12)
+    # Recompute the ledger independently: a sample at depth j of phase t is used by 2^(t-j)
+    # leaves, each (2 Delta_j / lambda_t)-DP; Delta_0 = 2DL/b, Delta_j = 4DL 2^j / b.
+    worst = 0.0
+    for t in range(1, T + 1):
+        lam = res.stats["lambdas"][t - 1]
+        for j in range(t + 1):
+            delta_j = 2 * D * L / b if j == 0 else 4 * D * L * 2 ** j / b
+            worst = max(worst, 2 ** (t - j) * 2 * delta_j / lam)
+    assert res.privacy.epsilon == pytest.approx(worst, rel=1e-12)
+    assert res.privacy.epsilon <= eps * (1 + 1e-12)
+    again = PrivacyReport.from_event(res.privacy.event, delta=res.privacy.delta,
+                                     accountant="basic-composition",
+                                     neighboring_relation=res.privacy.neighboring_relation)
+    assert again.epsilon == res.privacy.epsilon
+    assert max(r["epsilon"] for r in res.stats["ledger"]) == pytest.approx(worst, rel=1e-12)
+
+
+def test_paper_calibration_reproduces_formula_and_warns(lasso):
+    prob, _ = lasso
+    L, D, eps = 3.0, 1.0, 1.0
+    with pytest.warns(fw.PaperCalibrationWarning):
+        res = fw.vr_frank_wolfe(prob, epsilon=eps, lipschitz=L, calibration="paper",
+                                random_state=0)
+    b, T = res.stats["batch"], res.stats["n_phases"]
+    np.testing.assert_allclose(res.stats["lambdas"], [2 * L * D * 2 ** t / (b * eps)
+                                                      for t in range(1, T + 1)], rtol=1e-12)
+    assert res.privacy.epsilon == pytest.approx(4 * eps, rel=1e-9)   # strict ledger: 4x
+    n = prob.n_samples
+    delta = 1.0 / n ** 1.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fw.PaperCalibrationWarning)
+        res = fw.vr_frank_wolfe(prob, epsilon=eps, delta=delta, lipschitz=L,
+                                calibration="paper", random_state=0)
+    b, T = res.stats["batch"], res.stats["n_phases"]
+    lam = L * D * 2 ** (T / 2) * math.log(n / delta) / (b * eps)
+    np.testing.assert_allclose(res.stats["lambdas"], [lam] * T, rtol=1e-12)
+
+
+def test_smoothness_shrinks_strict_noise(lasso):
+    prob, _ = lasso
+    a = fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, batch=256, n_phases=4,
+                          random_state=0)
+    b = fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, smoothness=0.05, batch=256,
+                          n_phases=4, random_state=0)
+    assert all(lb <= la for la, lb in zip(a.stats["lambdas"], b.stats["lambdas"]))
+    assert b.stats["lambdas"][-1] < a.stats["lambdas"][-1]
+    assert any("smooth" in s for s in b.privacy.assumptions)
+    assert b.privacy.epsilon <= 1.0 * (1 + 1e-12)
+
+
+def test_approx_ledger_with_shuffling():
+    # A large root batch makes deep levels (p = 2^j vertices) amplifiable.
+    n, eps = 10 ** 7, 1.0
+    delta = 1.0 / n ** 1.1
+    b, T = 2 ** 18, 10
+    sens = [fw._sensitivities(t, b, 1.0, 1.0, None, 2.0) for t in range(1, T + 1)]
+    lambdas = [fw._calibrate_phase(t, sens[t - 1], eps, delta) for t in range(1, T + 1)]
+    ledger = fw.vr_frank_wolfe_ledger(b=b, T=T, lambdas=lambdas, vertex_norm=1.0,
+                                      lipschitz=1.0, epsilon=eps, delta=delta)
+    assert all(r["epsilon"] <= eps and r["delta"] <= delta for r in ledger)
+    assert ledger[-1]["amplified"]          # the deepest level: p = 2^10 vertices
+    for r in ledger:
+        if r["amplified"]:     # the precondition held where amplification was used
+            eps0 = min(r["leaves"] * r["eps_leaf"],
+                       fw.zcdp_to_epsilon(r["leaves"] * r["eps_leaf"] ** 2 / 2,
+                                          delta / (3 * r["vertices"] * (math.e + 1))))
+            assert eps0 <= math.log(r["vertices"] / (16 * math.log(4 / delta)))
+    # Under the strict sensitivities the unamplifiable middle levels (p < 16 ln(2/delta))
+    # bind, so approximate DP needs no more noise than pure DP, but here not less either.
+    pure = [fw._calibrate_phase(t, sens[t - 1], eps, None) for t in range(1, T + 1)]
+    assert all(a <= p * (1 + 1e-12) for a, p in zip(lambdas, pure))
+    # Where the precondition holds (many vertices, small eps0) shuffling beats composition.
+    eps_f, delta_f, amplified = fw._level(1, 2 ** 14, 0.5, eps, delta)
+    assert amplified and eps_f < 0.5 and delta_f <= delta
+    # Shuffling precondition fails for p = 2 -> no amplification there.
+    assert fw._shuffle_epsilon(0.1, 2, 1e-6) is None
+
+
+def test_approx_run_report(lasso):
+    prob, _ = lasso
+    delta = 1.0 / prob.n_samples ** 1.1
+    res = fw.vr_frank_wolfe(prob, epsilon=1.0, delta=delta, lipschitz=3.0, random_state=0)
+    assert res.privacy.epsilon <= 1.0 * (1 + 1e-12) and res.privacy.delta == delta
+    worst = max(res.stats["ledger"], key=lambda r: r["epsilon"])
+    assert res.privacy.event.epsilon == worst["epsilon"]
+    assert any("shuffl" in s for s in res.privacy.assumptions)
+    with pytest.raises(ValueError, match="delta must be in"):
+        fw.vr_frank_wolfe(prob, epsilon=1.0, delta=1e-2, lipschitz=3.0)
+
+
+@pytest.mark.parametrize("noise", ["gumbel", "exponential"])
+def test_noise_options_and_thread_independence(lasso, noise):
+    prob, _ = lasso
+    a = fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, noise=noise, random_state=5,
+                          n_threads=1)
+    b = fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, noise=noise, random_state=5,
+                          n_threads=2)
+    np.testing.assert_array_equal(a.coef, b.coef)
+
+
+def test_bad_input(lasso):
+    prob, _ = lasso
+    with pytest.raises(ValueError, match="radius"):
+        fw.vr_frank_wolfe(prob, epsilon=1.0, radius=0.0)
+    with pytest.raises(ValueError, match="radius"):
+        fw.vr_frank_wolfe(prob, epsilon=1.0, radius=-1.0)
+    with pytest.raises(ValueError, match="lipschitz"):
+        fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=0.0)
+    with pytest.raises(ValueError, match="noise"):
+        fw.vr_frank_wolfe(prob, epsilon=1.0, noise="cauchy")
+    with pytest.raises(ValueError, match="calibration"):
+        fw.vr_frank_wolfe(prob, epsilon=1.0, calibration="loose")
+    with pytest.raises(ValueError, match="domain"):
+        fw.vr_frank_wolfe(prob, epsilon=1.0, domain="l2")
+    with pytest.raises(ValueError, match="features"):
+        fw._Domain("l1", 1.0, 0)
+    with pytest.raises(ValueError, match="n_features"):
+        fw.vr_frank_wolfe_schedule(100, 0, epsilon=1.0)
+    with pytest.raises(ValueError, match="penalty"):
+        fw.vr_frank_wolfe(dp.Problem(prob.X, prob.y, loss="half_squared", penalty=L1(0.1)),
+                          epsilon=1.0)
+    with pytest.raises(TypeError):
+        fw.vr_frank_wolfe(np.zeros((3, 3)), epsilon=1.0)
+
+
+def test_schedule_uses_all_samples():
+    for n in (1000, 10 ** 5):
+        b, T = fw.vr_frank_wolfe_schedule(n, 1000, epsilon=1.0, radius=1.0, lipschitz=1.0)
+        used = fw._samples_used(b, T)
+        assert used <= n and used > 0.8 * n and b % 2 ** T == 0
+        bp, Tp = fw.vr_frank_wolfe_schedule(n, 1000, epsilon=1.0, batch="paper")
+        assert fw._samples_used(bp, Tp) <= n
+
+
+def test_ttz_frank_wolfe(lasso):
+    prob, _ = lasso
+    res = fw.ttz_frank_wolfe(prob, epsilon=1.0, delta=1e-5, lipschitz=3.0, n_iter=30,
+                             random_state=0)
+    assert np.abs(res.coef).sum() <= 1 + 1e-12
+    assert res.privacy.epsilon <= 1.0
+    again = PrivacyReport.from_event(res.privacy.event, delta=1e-5, accountant="rdp",
+                                     neighboring_relation=res.privacy.neighboring_relation)
+    assert again.epsilon == res.privacy.epsilon
+    pure = fw.ttz_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, n_iter=30, random_state=0)
+    assert pure.privacy.epsilon == pytest.approx(1.0, rel=1e-12)
+
+
+def test_projected_dp_sgd(lasso):
+    prob, _ = lasso
+    res = fw.projected_dp_sgd_l1(prob, epsilon=1.0, delta=1e-5, clip=1.0, epochs=1,
+                                 batch_size=100, random_state=0)
+    assert np.abs(res.coef).sum() <= 1 + 1e-9
+    assert res.privacy.epsilon <= 1.0
