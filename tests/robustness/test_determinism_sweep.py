@@ -108,7 +108,25 @@ def _prox_call(n_threads):
     return np.concatenate([out, norm_out])
 
 
+def _frank_wolfe_call(n_threads):
+    from dpsco_core._kernels import _frank_wolfe
+    rng = np.random.default_rng(8)
+    n, d = 300, 3 * _frank_wolfe.FW_BLOCK_SIZE // 2 + 17   # several blocks of 2d candidates
+    X = rng.standard_normal((n, d))
+    y = rng.standard_normal(n)
+    rows = rng.permutation(n)[:64].astype(np.intp)
+    clip = np.full(n, np.inf)
+    w, w_prev, v_prev = rng.standard_normal((3, d))
+    gens = _gens(14, 2 * d, _frank_wolfe.FW_BLOCK_SIZE)
+    resid, v = np.empty(rows.size), np.empty(d)
+    sel = _frank_wolfe.vr_gradient_rnm(X, y, rows, 1, 0.0, clip, w, 0.7, w_prev, 1.3, v_prev,
+                                       True, _frank_wolfe.DOMAIN_L1_BALL, 1.5, 0.01,
+                                       _noisy_max.LAPLACE, gens, n_threads, resid, v)
+    return np.concatenate([np.asarray(sel, dtype=float), resid, v])
+
+
 KERNEL_CALLS["_cd.cd_grid_dense"] = _cd_grid_call
+KERNEL_CALLS["_frank_wolfe.vr_gradient_rnm"] = _frank_wolfe_call
 KERNEL_CALLS["_loss.loss_derivs[logistic]"] = _loss_call
 KERNEL_CALLS["_prox.prox_vector+project_l2_ball"] = _prox_call
 
