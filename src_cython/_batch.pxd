@@ -32,6 +32,11 @@ cdef enum:
     # Blocks whose partial sums are held at once (scratch BATCH_GROUP * p doubles): the
     # blocks of a group run in parallel, then their partials are added in block order.
     BATCH_GROUP = 32
+    # A group runs its blocks in parallel only when it holds at least this many row entries
+    # (rows x p, or stored entries for CSR, estimated as rows x p): below it, a fork/join
+    # (microseconds, milliseconds on a busy machine) costs more than it saves. No effect on
+    # results, only on speed.
+    BATCH_PARALLEL_MIN_WORK = 65536
 
 
 cdef inline double dot_row(const double *vals, const index_t *cols, Py_ssize_t m,

@@ -25,7 +25,8 @@ Threading and summation order (results bitwise identical for any ``n_threads``):
 cut into blocks of ``BATCH_BLOCK`` consecutive batch rows. Block b's partial sum starts at +0.0
 and adds its rows' contributions in batch order (``axpy_row``); the blocks of a group of
 ``BATCH_GROUP`` blocks run in parallel (static schedule over blocks; serially when the group
-has one block, as for batches of at most 256 rows, so small batches pay no fork/join), each
+has one block or less than ``BATCH_PARALLEL_MIN_WORK`` row entries, so small batches pay no
+fork/join), each
 into its own preallocated partial of length p, and ``S`` (starting at +0.0) adds the partials in
 block order. Margins use ``dot_row``'s four-lane order. Scratch is allocated once per call
 and NULL-checked.
@@ -54,7 +55,8 @@ from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_geometric, random_interval, random_normal
 
-from _batch cimport BATCH_BLOCK, BATCH_GROUP, axpy_row, clip_weight, dot_row, index_t
+from _batch cimport (BATCH_BLOCK, BATCH_GROUP, BATCH_PARALLEL_MIN_WORK, axpy_row, clip_weight,
+                     dot_row, index_t)
 from _loss cimport LOSS_LOGISTIC, LOSS_SQUARED, loss_deriv
 from _prox cimport prox_scalar
 from _rng cimport bitgen_array
@@ -131,7 +133,7 @@ cdef Py_ssize_t _clipped_sum(const Rows *X, const index_t *indices, const index_
 
     ``scratch`` holds BATCH_GROUP * p doubles, ``counts`` BATCH_GROUP entries.
     """
-    cdef Py_ssize_t b, j, g0, nb, lo, hi, n_clipped = 0
+    cdef Py_ssize_t b, j, g0, nb, lo, hi, work, n_clipped = 0
     cdef Py_ssize_t n_blocks = (m + BATCH_BLOCK - 1) // BATCH_BLOCK
     cdef Py_ssize_t p = X.p
     for j in range(p):
@@ -139,7 +141,8 @@ cdef Py_ssize_t _clipped_sum(const Rows *X, const index_t *indices, const index_
     g0 = 0
     while g0 < n_blocks:
         nb = min(<Py_ssize_t> BATCH_GROUP, n_blocks - g0)
-        if nb == 1 or n_threads == 1:
+        work = (min(m, (g0 + nb) * BATCH_BLOCK) - g0 * BATCH_BLOCK) * p
+        if nb == 1 or n_threads == 1 or work < BATCH_PARALLEL_MIN_WORK:
             for b in range(nb):
                 lo = (g0 + b) * BATCH_BLOCK
                 hi = min(lo + BATCH_BLOCK, m)
