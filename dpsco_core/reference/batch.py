@@ -77,7 +77,7 @@ def _clipped_sum(data, y, rows, coef, row_norms, loss_kind, loss_param, clip):
     n_clipped = 0
     for lo in range(0, len(rows), BLOCK_SIZE):
         block = rows[lo:lo + BLOCK_SIZE]
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             weights = _deriv(data.margins(block, coef), y[block], loss_kind, loss_param)
             norms = np.abs(weights) * row_norms[block]
             over = ~(norms <= clip)
