@@ -242,15 +242,8 @@ cdef Rows _rows(const double *data, Py_ssize_t n, Py_ssize_t p, const double[::1
                          f"{y.shape[0]} and {row_norms.shape[0]}")
     if n < 1 or p < 1:
         raise ValueError(f"X must have at least one row and one column; got ({n}, {p})")
-    cdef Rows X
-    X.data = data
-    X.n = n
-    X.p = p
-    X.y = &y[0]
-    X.row_norms = &row_norms[0]
-    X.loss_kind = loss_kind
-    X.loss_param = loss_param
-    return X
+    return Rows(data=data, n=n, p=p, y=&y[0], row_norms=&row_norms[0], loss_kind=loss_kind,
+                loss_param=loss_param)
 
 
 cdef _check_csr(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] indptr,
@@ -350,19 +343,9 @@ cdef Run _run(Py_ssize_t n, int penalty_kind, double penalty_p1, double penalty_
             raise ValueError(f"batch_size must be in [1, {n}]; got {batch_size}")
     else:
         raise ValueError(f"unknown sampling {sampling}")
-    cdef Run r
-    r.n_steps = n_steps
-    r.sampling = sampling
-    r.sample_rate = sample_rate
-    r.batch_size = batch_size
-    r.step = step
-    r.clip = clip
-    r.noise_scale = noise_scale
-    r.norm = norm
-    r.penalty_kind = penalty_kind
-    r.penalty_p1 = penalty_p1
-    r.penalty_p2 = penalty_p2
-    return r
+    return Run(n_steps=n_steps, sampling=sampling, sample_rate=sample_rate,
+               batch_size=batch_size, step=step, clip=clip, noise_scale=noise_scale, norm=norm,
+               penalty_kind=penalty_kind, penalty_p1=penalty_p1, penalty_p2=penalty_p2)
 
 
 cdef tuple _sgd_call(const Rows *X, const index_t *indices, const index_t *indptr,
