@@ -1,0 +1,310 @@
+r"""Proximal DP-SGD: the baseline of the DP-CD paper (Mangold et al., ICML 2022, section 6).
+
+Implementation notes: ``shared/notes/002_dpcd.md`` (sections 4, 5.3, 5.4 and 9.4). The compiled
+kernel is ``dpsco_core._kernels._batch``; its NumPy twin ``dpsco_core.reference.batch``.
+"""
+
+import math
+import time
+
+import numpy as np
+
+from .._config import effective_n_threads
+from .._kernels import _batch
+from .._random import block_bit_generators, check_random_state
+from .._validation import check_int, check_scalar, check_vector
+from ..privacy._checks import check_conversion
+from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian, steps_from_epochs
+from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
+                              PoissonSampledDpEvent, SelfComposedDpEvent)
+from ..result import History, Result
+from ._common import (check_privacy_budget, check_problem, check_relation, report_from_event,
+                      sensitivity_factor)
+
+__all__ = ["dp_sgd", "dp_sgd_schedule"]
+
+SMOOTHNESS_ASSUMPTION = ("the global smoothness constant beta of the step gamma / beta is "
+                         "computed from the data and not accounted (given, as in the paper's "
+                         "DP-SGD baseline)")
+PUBLIC_N_ASSUMPTION = ("the normalisation by the expected batch size q n treats n as a public "
+                       "constant")
+POISSON_ASSUMPTION = ("Poisson batches are drawn as geometric gaps between sampled rows (exactly "
+                      "Bernoulli(q) membership per row and step, in real arithmetic)")
+SHUFFLE_ASSUMPTION = ("shuffled fixed-size batches: no amplification by sampling is claimed; "
+                      "each epoch (disjoint batches of a secret, data-independent permutation, n "
+                      "fixed) is accounted as one Gaussian release of the full sensitivity")
+
+
+def dp_sgd_schedule(n_samples, passes, *, sampling="poisson", batch_size=None,
+                    sample_rate=None):
+    """Sampling parameters of a DP-SGD run: ``(q, b, steps, steps_per_pass)``.
+
+    Poisson: rate ``q`` (``sample_rate``, or ``batch_size / n`` for an expected batch size),
+    ``b = q n`` (the normalisation), ``steps = ceil(passes / q)``. Shuffle: batch size ``b``
+    (``batch_size``, or ``round(sample_rate n)``), ``n // b`` batches per epoch,
+    ``steps = ceil(passes * (n // b))``, ``q = b / n``. ``steps_per_pass`` is where the history
+    records the objective. Exactly one of ``batch_size`` and ``sample_rate`` must be given.
+    """
+    passes = check_scalar(passes, "passes", low=0.0)
+    if (batch_size is None) == (sample_rate is None):
+        raise ValueError("give exactly one of batch_size and sample_rate; got "
+                         f"batch_size={batch_size!r}, sample_rate={sample_rate!r}.")
+    n = n_samples
+    if sampling == "poisson":
+        if batch_size is not None:
+            q = check_int(batch_size, "batch_size", low=1, high=n) / n
+        else:
+            q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, high_open=False)
+        steps = steps_from_epochs(passes, q)
+        return q, q * n, steps, max(1, round(1.0 / q))
+    if sampling == "shuffle":
+        if batch_size is not None:
+            b = check_int(batch_size, "batch_size", low=1, high=n)
+        else:
+            q = check_scalar(sample_rate, "sample_rate", low=0.0, high=1.0, high_open=False)
+            b = min(n, max(1, round(q * n)))
+        per_epoch = n // b
+        return b / n, float(b), steps_from_epochs(passes, 1.0 / per_epoch), per_epoch
+    raise ValueError(f"sampling must be 'poisson' or 'shuffle'; got {sampling!r}.")
+
+
+def _relation(neighboring_relation, sampling):
+    if neighboring_relation is None:
+        return (NeighboringRelation.ADD_OR_REMOVE_ONE if sampling == "poisson"
+                else NeighboringRelation.REPLACE_ONE)
+    relation = check_relation(neighboring_relation)
+    if sampling == "poisson" and relation is NeighboringRelation.REPLACE_ONE:
+        raise ValueError(
+            "neighboring_relation='replace_one' is not supported with sampling='poisson': the "
+            "Poisson-subsampled Gaussian analysis (Mironov, Talwar and Zhang 2019) holds under "
+            "add_or_remove_one and zero_out only. Use one of those, or sampling='shuffle' "
+            "(accounted under replace_one with sensitivity 2 clip).")
+    if sampling == "shuffle" and relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
+        raise ValueError(
+            "neighboring_relation='add_or_remove_one' is not supported with sampling='shuffle': "
+            "the fixed-size batch partition is analysed for a fixed n (replace_one or "
+            "zero_out). Use one of those, or sampling='poisson'.")
+    return relation
+
+
+def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None, step=1.0,
+           clip=1.0, sampling="poisson", neighboring_relation=None, conversion="improved",
+           coef_init=None, random_state=None, n_threads=None, record_history=True):
+    r"""Differentially private proximal SGD with per-sample clipping (the DP-SGD baseline).
+
+    Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` by
+    ``steps`` proximal steps (note 002, section 4, Abadi et al. 2016 with a prox):
+
+    .. math::
+
+        g = \frac{1}{b}\Big(\sum_{i \in B_k} \mathrm{clip}\big(\ell'(\langle x_i, w\rangle,
+        y_i)\, x_i, C\big) + \mathcal N(0, \sigma^2 I_p)\Big), \qquad
+        w \leftarrow \mathrm{prox}_{\eta \psi}(w - \eta g),
+
+    with :math:`\mathrm{clip}(v, C) = v \min(1, C / \|v\|_2)`, :math:`\eta = \gamma / \beta`
+    (:math:`\beta` = ``problem.smoothness()``), :math:`b = q n` (Poisson: the expected batch
+    size) or the batch size (shuffle), and :math:`\sigma = s\, \Delta` with :math:`s` the
+    calibrated noise multiplier and :math:`\Delta` the sensitivity of the clipped sum
+    (:math:`C` under add/remove-one and zero-out, :math:`2C` under replace-one). The last
+    iterate is returned.
+
+    Parameters
+    ----------
+    problem : Problem
+        Data, a smooth loss (squared, logistic, Huber: :math:`\beta` must exist) and a
+        separable penalty (L1, L2, ElasticNet, Box or none).
+    epsilon : float
+        Privacy budget in (0, inf]; ``inf`` runs the non-private algorithm (no noise).
+    delta : float
+        In (0, 1); the paper uses 1/n^2.
+    passes : float
+        Data passes, > 0: ``ceil(passes / q)`` steps (Poisson) or ``ceil(passes * (n // b))``
+        (shuffle).
+    batch_size : int, optional
+        In [1, n]: the expected batch size ``q n`` (Poisson) or the batch size (shuffle).
+    sample_rate : float, optional
+        In (0, 1]: the Poisson rate ``q`` (shuffle: ``b = round(q n)``). Give exactly one of
+        ``batch_size`` and ``sample_rate``.
+    step : float, default=1.0
+        Step scale :math:`\gamma` > 0; the step is :math:`\gamma / \beta`.
+    clip : float, default=1.0
+        Per-sample clipping norm :math:`C` in (0, inf]; inf only with ``epsilon=inf``.
+    sampling : {"poisson", "shuffle"}, default="poisson"
+        ``"poisson"``: each row joins each batch independently with probability q (the
+        analysed mechanism). ``"shuffle"``: a secret permutation per epoch cut into
+        ``n // b`` batches of size b (the last ``n mod b`` rows of each permutation are
+        skipped); accounted without amplification (see Notes).
+    neighboring_relation : {"add_or_remove_one", "zero_out", "replace_one"}, optional
+        Default: ``"add_or_remove_one"`` for Poisson (the standard analysis), ``"replace_one"``
+        for shuffle. Poisson + ``"replace_one"`` and shuffle + ``"add_or_remove_one"`` raise
+        ValueError (no valid analysis is implemented).
+    conversion : {"improved", "mironov"}, default="improved"
+        RDP -> (epsilon, delta) conversion, for the calibration and the report.
+    coef_init : array-like of shape (n_features,), optional
+        Starting point (default 0); it must not depend on the private data.
+    random_state : None, int, SeedSequence or Generator
+        None (default) draws fresh OS entropy, as a private release must.
+    n_threads : int, optional
+        Threads for the batch gradient (None: all cores). Results do not depend on it.
+    record_history : bool, default=True
+        Record F(w) at the start and after every pass (one objective evaluation each);
+        False records nothing (empty history), for timing.
+
+    Returns
+    -------
+    Result
+        ``coef``; ``privacy`` (recomputed by the RDP accountant from ``privacy.event``);
+        ``history`` (passes, objective); ``stats`` (noise multiplier, noise scale, step,
+        beta, steps, sample rate, clipped fraction, mean batch size, time). ``history`` and
+        ``stats`` are diagnostics computed from the data and are not covered by the guarantee.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid arguments (the message names the argument).
+    PrivacyBudgetError
+        If no noise multiplier meets the budget.
+    RuntimeError
+        If the accountant's epsilon exceeds the target (a calibration bug; never silent).
+
+    Notes
+    -----
+    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP.
+
+    * ``sampling="poisson"`` (add/remove-one, or zero-out): ``steps`` adaptive compositions of
+      the Poisson-subsampled Gaussian mechanism with rate q and noise multiplier s on the
+      clipped sum (sensitivity C), event
+      ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(s)), steps)``, RDP of
+      Mironov, Talwar and Zhang (2019), converted with ``conversion``; s is the smallest
+      noise multiplier meeting the budget (``calibrate_sampled_gaussian``).
+    * ``sampling="shuffle"`` (replace-one: sensitivity 2C; zero-out: C): within an epoch the
+      batches are disjoint, so a changed record enters exactly one step; given the
+      permutation (independent of the data, n fixed), the other steps have identical
+      conditional distributions and the epoch's RDP is that of one Gaussian release
+      (chain rule of adaptive composition), and mixing over the secret permutation cannot
+      increase it (joint quasi-convexity of Renyi divergence). Event
+      ``SelfComposedDpEvent(GaussianDpEvent(s), epochs)`` with ``epochs = ceil(steps /
+      (n // b))``; no amplification by the shuffling is claimed (a valid, loose analysis).
+
+    Every iterate may be released. Clipping is enforced by the kernel. Not accounted: the
+    smoothness constant :math:`\beta` (given, as in the paper; stated in the report),
+    hyperparameter tuning, feature standardisation. Under add/remove-one the normalisation
+    :math:`q n` uses n as a public constant.
+
+    References
+    ----------
+    Abadi et al., "Deep learning with differential privacy", CCS 2016. Mironov, Talwar and
+    Zhang, "Renyi differential privacy of the sampled Gaussian mechanism", 2019. Mangold,
+    Bellet, Salmon and Tommasi, ICML 2022, section 6 (the proximal DP-SGD baseline).
+
+    Examples
+    --------
+    >>> import dpsco_core as dp
+    >>> X, y = dp.datasets.load_electricity()
+    >>> prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    >>> res = dp.dp_sgd(prob, epsilon=1.0, delta=1 / len(y) ** 2, passes=1, batch_size=256,
+    ...                 random_state=0)
+    >>> res.privacy.epsilon <= 1.0
+    True
+    """
+    problem = check_problem(problem)
+    epsilon, delta = check_privacy_budget(epsilon, delta)
+    n, p = problem.n_samples, problem.n_features
+    q, norm, steps, steps_per_pass = dp_sgd_schedule(
+        n, passes, sampling=sampling, batch_size=batch_size, sample_rate=sample_rate)
+    relation = _relation(neighboring_relation, sampling)
+    conversion = check_conversion(conversion)
+    step = check_scalar(step, "step", low=0.0)
+    clip = check_scalar(clip, "clip", low=0.0, allow_inf=True)
+    if math.isinf(clip) and math.isfinite(epsilon):
+        raise ValueError("clip must be finite for a private run (an unbounded gradient has "
+                         "infinite sensitivity); clip=inf needs epsilon=inf.")
+    coef = np.zeros(p) if coef_init is None else check_vector(coef_init, "coef_init", copy=True)
+    if coef.shape[0] != p:
+        raise ValueError(f"coef_init must have length n_features={p}; got {coef.shape[0]}.")
+    n_threads = effective_n_threads(n_threads)
+    beta = problem.smoothness()
+    if not beta > 0.0:
+        raise ValueError("the problem's smoothness constant beta is 0 (X is all zeros): the "
+                         "step gamma / beta is undefined.")
+    eta = step / beta
+
+    assumptions = [SMOOTHNESS_ASSUMPTION]
+    batch_size_int = int(norm) if sampling == "shuffle" else 0
+    if sampling == "poisson":
+        assumptions += [POISSON_ASSUMPTION] + (
+            [PUBLIC_N_ASSUMPTION] if relation is NeighboringRelation.ADD_OR_REMOVE_ONE else [])
+    else:
+        assumptions.append(SHUFFLE_ASSUMPTION)
+    epochs = -(-steps // steps_per_pass)
+    if math.isfinite(epsilon):
+        if sampling == "poisson":
+            s = calibrate_sampled_gaussian(target_epsilon=epsilon, target_delta=delta,
+                                           sample_rate=q, steps=steps, conversion=conversion)
+            event = SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(s)), steps)
+        else:
+            s = calibrate_gaussian(target_epsilon=epsilon, target_delta=delta, steps=epochs,
+                                   accountant="rdp", conversion=conversion)
+            event = SelfComposedDpEvent(GaussianDpEvent(s), epochs)
+        noise_scale = s * sensitivity_factor(relation) * clip
+    else:
+        s, noise_scale, event = 0.0, 0.0, NonPrivateDpEvent()
+
+    start = time.perf_counter()
+    sampling_generator, noise_generator = block_bit_generators(check_random_state(random_state),
+                                                               2)
+    kind = _batch.POISSON if sampling == "poisson" else _batch.SHUFFLE
+    row_norms = problem.row_norms()
+    if problem.is_sparse:
+        X = problem.X_csr()
+        run = lambda k: _batch.sgd_csr(  # noqa: E731
+            X.data, X.indices, X.indptr, problem.y, row_norms, problem.loss.kind,
+            problem.loss.param, problem.penalty.kind, *problem.penalty.params, coef, k, kind, q,
+            batch_size_int, eta, clip, noise_scale, norm, sampling_generator, noise_generator,
+            n_threads)
+    else:
+        X = problem.X_c()
+        run = lambda k: _batch.sgd_dense(  # noqa: E731
+            X, problem.y, row_norms, problem.loss.kind, problem.loss.param,
+            problem.penalty.kind, *problem.penalty.params, coef, k, kind, q, batch_size_int,
+            eta, clip, noise_scale, norm, sampling_generator, noise_generator, n_threads)
+    history_passes, history_objective = [], []
+    if record_history:
+        history_passes.append(0.0)
+        history_objective.append(problem.objective(coef))
+    n_clipped = n_sampled = 0
+    # Calls cover whole epochs (a shuffle call starts with a fresh permutation), so the
+    # chunking for the history does not change the iterates.
+    chunks = [steps_per_pass] * (steps // steps_per_pass) + (
+        [steps % steps_per_pass] if steps % steps_per_pass else [])
+    if not record_history:
+        chunks = [steps]
+    done = 0
+    for k in chunks:
+        clipped, sampled = run(k)
+        n_clipped, n_sampled, done = n_clipped + clipped, n_sampled + sampled, done + k
+        if record_history:
+            history_passes.append(done * q if sampling == "poisson" else done / steps_per_pass)
+            history_objective.append(problem.objective(coef))
+    elapsed = time.perf_counter() - start
+
+    report = report_from_event(event, delta=delta, relation=relation,
+                               budget_split={"optimization": 1.0}, assumptions=assumptions,
+                               target_epsilon=epsilon, conversion=conversion)
+    stats = {
+        "time": elapsed,
+        "sampling": sampling,
+        "steps": steps,
+        "epochs": epochs,
+        "sample_rate": q,
+        "batch_size": norm,
+        "noise_multiplier": s,
+        "noise_scale": noise_scale,
+        "step": eta,
+        "smoothness": beta,
+        "clipped_fraction": n_clipped / max(1, n_sampled),
+        "mean_batch_size": n_sampled / max(1, steps),
+    }
+    history = History(np.asarray(history_passes, dtype=np.float64),
+                      np.asarray(history_objective, dtype=np.float64))
+    return Result(coef=coef, privacy=report, history=history, stats=stats)

@@ -1,0 +1,423 @@
+# cython: language_level=3
+"""Clipped per-sample gradient sums of linear models, and the proximal DP-SGD loop built on them.
+
+What it computes (note 002 sections 4 and 9.4; note 004 section 9.2). For a batch of rows
+``rows`` and a point ``coef``, ``batch_grad_*`` returns
+
+    S = sum_{i in rows} clip(l'(<x_i, coef>, y_i) x_i, C),  clip(v, C) = v min(1, C / ||v||_2),
+
+in one pass over the rows: ``z_i = <x_i, coef>``, ``phi_i = l'(z_i, y_i)`` (``_loss.pxd``), the
+per-sample gradient norm is ``|phi_i| ||x_i||_2`` from precomputed row norms, and the row adds
+``phi_i min(1, C / norm) x_i`` (``_batch.pxd``: no per-sample gradient vector is formed). It
+also returns the number of clipped rows. ``sgd_*`` runs ``n_steps`` proximal DP-SGD steps:
+
+    B_k = sampled batch;  g = (S(B_k, w) + N(0, noise_scale^2 I_p)) / norm
+    w  <- prox_{step psi}(w - step g)
+
+with the penalty of ``_prox.pxd`` applied coordinate-wise. Noise scale, normalisation
+(``q n`` for Poisson sampling, the batch size for shuffling) and step are derived and accounted
+in Python (``dpsco_core.solvers.dp_sgd``): this module only computes.
+
+Layouts: dense C-ordered X (rows contiguous) or CSR (``data``, ``indices``, ``indptr``; int32 or
+int64 indices). One nogil core serves both: dense passes no index arrays.
+
+Threading and summation order (results bitwise identical for any ``n_threads``): the batch is
+cut into blocks of ``BATCH_BLOCK`` consecutive batch rows. Block b's partial sum starts at +0.0
+and adds its rows' contributions in batch order (``axpy_row``); the blocks of a group of
+``BATCH_GROUP`` blocks run in parallel (static schedule over blocks; serially when the group
+has one block or less than ``BATCH_PARALLEL_MIN_WORK`` row entries, so small batches pay no
+fork/join), each
+into its own preallocated partial of length p, and ``S`` (starting at +0.0) adds the partials in
+block order. Margins use ``dot_row``'s four-lane order. Scratch is allocated once per call
+and NULL-checked.
+
+Randomness and draw order of ``sgd_*`` (reproduced by ``dpsco_core.reference.batch``): a run
+owns two bit generators, advanced in place (a second call continues the streams):
+``sampling_generator`` draws only the batches and ``noise_generator`` only the noise.
+- Poisson sampling (``sampling=POISSON``, rate q): each row is in the batch independently with
+  probability q. The batch is drawn as geometric gaps: starting at position -1, draw
+  ``G = random_geometric(q)`` (``Generator.geometric(q)``) and move to position + G while that is
+  below n; the first G that would reach n ends the batch (it is consumed). Gaps between
+  successive successes of independent Bernoulli(q) trials are i.i.d. Geometric(q), so this is
+  exactly Poisson sampling, with about q n + 1 draws per step instead of n.
+- Shuffling (``sampling=SHUFFLE``, batch size b): at every step k with k mod (n // b) == 0 the
+  permutation is redrawn as ``Generator.permutation(n)`` does it (arange(n), then Fisher-Yates
+  from the end with ``random_interval(i)``); batch k is the slice ``[(k mod (n//b)) b, + b)``
+  of the permutation (the last n mod b rows of each permutation are left out).
+- Noise: after the batch, p draws ``random_normal(0, noise_scale)`` (``Generator.normal``), one
+  per coordinate in order, drawn even when ``noise_scale == 0`` so that the streams do not
+  depend on the calibration.
+"""
+
+from cython.parallel cimport prange
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport random_geometric, random_interval, random_normal
+
+from _batch cimport (BATCH_BLOCK, BATCH_GROUP, BATCH_PARALLEL_MIN_WORK, axpy_row, clip_weight,
+                     dot_row, index_t)
+from _loss cimport LOSS_LOGISTIC, LOSS_SQUARED, loss_deriv
+from _prox cimport prox_scalar
+from _rng cimport bitgen_array
+
+BLOCK_SIZE = BATCH_BLOCK
+GROUP_SIZE = BATCH_GROUP
+
+cdef enum Sampling:
+    SAMPLING_POISSON = 0
+    SAMPLING_SHUFFLE = 1
+
+POISSON = SAMPLING_POISSON
+SHUFFLE = SAMPLING_SHUFFLE
+
+
+cdef struct Rows:
+    # The data, row-accessible: dense C-ordered (indices == NULL) or CSR.
+    const double *data
+    Py_ssize_t n
+    Py_ssize_t p
+    const double *y
+    const double *row_norms
+    int loss_kind
+    double loss_param
+
+
+cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index_t *indptr,
+                              const int64_t *rows, Py_ssize_t lo, Py_ssize_t hi,
+                              const double *coef, int loss_kind, double clip,
+                              double *partial) noexcept nogil:
+    """partial = sum over batch rows lo..hi-1 of the clipped gradients; returns #clipped.
+
+    ``loss_kind`` is passed separately so that the callers can pass a literal and the C
+    compiler specialises the inlined loss switch out of the per-row path.
+    """
+    cdef Py_ssize_t t, i, j, m, n_clipped = 0
+    cdef const double *vals
+    cdef const index_t *cols
+    cdef double weight
+    for j in range(X.p):
+        partial[j] = 0.0
+    for t in range(lo, hi):
+        i = rows[t]
+        if indices == NULL:
+            vals = X.data + i * X.p
+            cols = NULL
+            m = X.p
+        else:
+            vals = X.data + indptr[i]
+            cols = indices + indptr[i]
+            m = indptr[i + 1] - indptr[i]
+        weight = loss_deriv(loss_kind, dot_row(vals, cols, m, coef), X.y[i], X.loss_param)
+        weight = clip_weight(weight, X.row_norms[i], clip, &n_clipped)
+        axpy_row(weight, vals, cols, m, partial)
+    return n_clipped
+
+
+cdef inline Py_ssize_t _block_any(const Rows *X, const index_t *indices, const index_t *indptr,
+                                  const int64_t *rows, Py_ssize_t lo, Py_ssize_t hi,
+                                  const double *coef, double clip,
+                                  double *partial) noexcept nogil:
+    if X.loss_kind == LOSS_LOGISTIC:
+        return _block(X, indices, indptr, rows, lo, hi, coef, LOSS_LOGISTIC, clip, partial)
+    if X.loss_kind == LOSS_SQUARED:
+        return _block(X, indices, indptr, rows, lo, hi, coef, LOSS_SQUARED, clip, partial)
+    return _block(X, indices, indptr, rows, lo, hi, coef, X.loss_kind, clip, partial)
+
+
+cdef Py_ssize_t _clipped_sum(const Rows *X, const index_t *indices, const index_t *indptr,
+                             const int64_t *rows, Py_ssize_t m, const double *coef,
+                             double clip, double *sum_out, double *scratch,
+                             Py_ssize_t *counts, int n_threads) noexcept nogil:
+    """sum_out = clipped gradient sum over rows[0..m-1] (block order); returns #clipped.
+
+    ``scratch`` holds BATCH_GROUP * p doubles, ``counts`` BATCH_GROUP entries.
+    """
+    cdef Py_ssize_t b, j, g0, nb, lo, hi, work, n_clipped = 0
+    cdef Py_ssize_t n_blocks = (m + BATCH_BLOCK - 1) // BATCH_BLOCK
+    cdef Py_ssize_t p = X.p
+    for j in range(p):
+        sum_out[j] = 0.0
+    g0 = 0
+    while g0 < n_blocks:
+        nb = min(<Py_ssize_t> BATCH_GROUP, n_blocks - g0)
+        work = (min(m, (g0 + nb) * BATCH_BLOCK) - g0 * BATCH_BLOCK) * p
+        if nb == 1 or n_threads == 1 or work < BATCH_PARALLEL_MIN_WORK:
+            for b in range(nb):
+                lo = (g0 + b) * BATCH_BLOCK
+                hi = min(lo + BATCH_BLOCK, m)
+                counts[b] = _block_any(X, indices, indptr, rows, lo, hi, coef, clip,
+                                       scratch + b * p)
+        else:
+            for b in prange(nb, schedule="static", num_threads=n_threads):
+                lo = (g0 + b) * BATCH_BLOCK
+                hi = min(lo + BATCH_BLOCK, m)
+                counts[b] = _block_any(X, indices, indptr, rows, lo, hi, coef, clip,
+                                       scratch + b * p)
+        # Partials combined in block order: the same bits for any thread count.
+        for b in range(nb):
+            n_clipped += counts[b]
+            for j in range(p):
+                sum_out[j] = sum_out[j] + scratch[b * p + j]
+        g0 += nb
+    return n_clipped
+
+
+cdef Py_ssize_t _poisson_batch(bitgen_t *gen, Py_ssize_t n, double q,
+                               int64_t *rows) noexcept nogil:
+    """Poisson(q) batch of 0..n-1 by geometric gaps (module docstring); returns its size."""
+    cdef Py_ssize_t m = 0
+    cdef int64_t pos = -1, gap
+    while True:
+        gap = random_geometric(gen, q)
+        if gap >= n - pos:      # pos + gap >= n, without overflow for huge gaps
+            return m
+        pos += gap
+        rows[m] = pos
+        m += 1
+
+
+cdef void _permute(bitgen_t *gen, Py_ssize_t n, int64_t *perm) noexcept nogil:
+    """perm = Generator.permutation(n): arange, then Fisher-Yates as numpy's shuffle."""
+    cdef Py_ssize_t i, j
+    cdef int64_t tmp
+    for i in range(n):
+        perm[i] = i
+    for i in range(n - 1, 0, -1):
+        j = <Py_ssize_t> random_interval(gen, <uint64_t> i)
+        tmp = perm[j]
+        perm[j] = perm[i]
+        perm[i] = tmp
+
+
+cdef struct Run:
+    Py_ssize_t n_steps
+    int sampling
+    double sample_rate
+    Py_ssize_t batch_size
+    double step
+    double clip
+    double noise_scale
+    double norm
+    int penalty_kind
+    double penalty_p1
+    double penalty_p2
+
+
+cdef void _sgd(const Rows *X, const index_t *indices, const index_t *indptr, const Run *r,
+               double *coef, bitgen_t *sgen, bitgen_t *ngen, int64_t *rows, double *grad,
+               double *scratch, Py_ssize_t *counts, int n_threads,
+               Py_ssize_t *n_clipped_out, Py_ssize_t *n_sampled_out) noexcept nogil:
+    cdef Py_ssize_t k, j, m, n_clipped = 0, n_sampled = 0
+    cdef Py_ssize_t per_epoch = X.n // r.batch_size if r.sampling == SAMPLING_SHUFFLE else 1
+    cdef const int64_t *batch
+    cdef double g
+    for k in range(r.n_steps):
+        if r.sampling == SAMPLING_POISSON:
+            m = _poisson_batch(sgen, X.n, r.sample_rate, rows)
+            batch = rows
+        else:
+            if k % per_epoch == 0:
+                _permute(sgen, X.n, rows)
+            m = r.batch_size
+            batch = rows + (k % per_epoch) * r.batch_size
+        n_sampled += m
+        n_clipped += _clipped_sum(X, indices, indptr, batch, m, coef, r.clip, grad, scratch,
+                                  counts, n_threads)
+        for j in range(X.p):
+            # g = (S + N(0, noise_scale^2)) / norm, then the prox step (note 002 section 4)
+            g = (grad[j] + random_normal(ngen, 0.0, r.noise_scale)) / r.norm
+            coef[j] = prox_scalar(r.penalty_kind, coef[j] - r.step * g, r.step, r.penalty_p1,
+                                  r.penalty_p2)
+    n_clipped_out[0] = n_clipped
+    n_sampled_out[0] = n_sampled
+
+
+# ------------------------------------------------------------------ Python entry points
+
+cdef Rows _rows(const double *data, Py_ssize_t n, Py_ssize_t p, const double[::1] y,
+                const double[::1] row_norms, int loss_kind, double loss_param) except *:
+    if y.shape[0] != n or row_norms.shape[0] != n:
+        raise ValueError(f"y and row_norms must have {n} entries (rows of X); got "
+                         f"{y.shape[0]} and {row_norms.shape[0]}")
+    if n < 1 or p < 1:
+        raise ValueError(f"X must have at least one row and one column; got ({n}, {p})")
+    return Rows(data=data, n=n, p=p, y=&y[0], row_norms=&row_norms[0], loss_kind=loss_kind,
+                loss_param=loss_param)
+
+
+cdef _check_csr(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] indptr,
+                Py_ssize_t p):
+    # Out-of-range entries would be out-of-bounds memory accesses in the nogil loops.
+    cdef Py_ssize_t n = indptr.shape[0] - 1, k
+    if n < 0 or indices.shape[0] != nnz or indptr[0] != 0 or indptr[n] != nnz:
+        raise ValueError("inconsistent CSR arrays (indptr must have n + 1 entries from 0 to "
+                         "nnz, and indices as many entries as data)")
+    for k in range(n):
+        if indptr[k + 1] < indptr[k]:
+            raise ValueError("inconsistent CSR arrays (indptr must be non-decreasing)")
+    for k in range(nnz):
+        if indices[k] < 0 or indices[k] >= p:
+            raise ValueError(f"CSR column indices must be in [0, {p}); got {indices[k]}")
+
+
+cdef _check_rows(const int64_t[::1] rows, Py_ssize_t n):
+    cdef Py_ssize_t t
+    for t in range(rows.shape[0]):
+        if rows[t] < 0 or rows[t] >= n:
+            raise ValueError(f"rows must be in [0, {n}); got {rows[t]} at position {t}")
+
+
+cdef _check_p(Py_ssize_t p, const double[::1] coef, double[::1] sum_out):
+    if coef.shape[0] != p or sum_out.shape[0] != p:
+        raise ValueError(f"coef and sum_out must have {p} entries (columns of X); got "
+                         f"{coef.shape[0]} and {sum_out.shape[0]}")
+
+
+cdef Py_ssize_t _batch_grad(const Rows *X, const index_t *indices, const index_t *indptr,
+                            const int64_t[::1] rows, const double[::1] coef, double clip,
+                            double[::1] sum_out, int n_threads) except -1:
+    cdef double *scratch = <double *> malloc(BATCH_GROUP * X.p * sizeof(double))
+    cdef Py_ssize_t *counts = <Py_ssize_t *> malloc(BATCH_GROUP * sizeof(Py_ssize_t))
+    cdef Py_ssize_t n_clipped
+    cdef const int64_t *rows_ptr = &rows[0] if rows.shape[0] > 0 else NULL
+    try:
+        if scratch == NULL or counts == NULL:
+            raise MemoryError()
+        with nogil:
+            n_clipped = _clipped_sum(X, indices, indptr, rows_ptr, rows.shape[0], &coef[0],
+                                     clip, &sum_out[0], scratch, counts, n_threads)
+    finally:
+        free(scratch)
+        free(counts)
+    return n_clipped
+
+
+def batch_grad_dense(const double[:, ::1] X,       # IN  (n, p) C-ordered
+                     const double[::1] y,          # IN  (n,)
+                     const int64_t[::1] rows,      # IN  (m,) batch rows, in [0, n)
+                     const double[::1] coef,       # IN  (p,)
+                     const double[::1] row_norms,  # IN  (n,) ||x_i||_2
+                     int loss_kind, double loss_param,
+                     double clip,                  # C in (0, inf]
+                     double[::1] sum_out,          # OUT (p,) the clipped gradient sum
+                     int n_threads):
+    """Clipped per-sample gradient sum over ``rows`` (dense X). Returns the #clipped rows."""
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    cdef Rows data = _rows(&X[0, 0] if n > 0 and p > 0 else NULL, n, p, y, row_norms,
+                           loss_kind, loss_param)
+    _check_p(p, coef, sum_out)
+    _check_rows(rows, n)
+    return _batch_grad(&data, <const int32_t *> NULL, <const int32_t *> NULL, rows, coef, clip,
+                       sum_out, n_threads)
+
+
+def batch_grad_csr(const double[::1] data,         # IN  (nnz,) CSR values
+                   const index_t[::1] indices,     # IN  (nnz,) column indices in [0, p)
+                   const index_t[::1] indptr,      # IN  (n + 1,)
+                   const double[::1] y, const int64_t[::1] rows, const double[::1] coef,
+                   const double[::1] row_norms, int loss_kind, double loss_param, double clip,
+                   double[::1] sum_out,            # OUT (p,), p = len(coef)
+                   int n_threads):
+    """Clipped per-sample gradient sum over ``rows`` (CSR X); see ``batch_grad_dense``."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, p = coef.shape[0]
+    _check_csr(data.shape[0], indices, indptr, p)
+    cdef Rows X = _rows(&data[0] if data.shape[0] > 0 else NULL, n, p, y, row_norms,
+                        loss_kind, loss_param)
+    _check_p(p, coef, sum_out)
+    _check_rows(rows, n)
+    cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
+    return _batch_grad(&X, indices_ptr, &indptr[0], rows, coef, clip, sum_out, n_threads)
+
+
+cdef Run _run(Py_ssize_t n, int penalty_kind, double penalty_p1, double penalty_p2,
+              Py_ssize_t n_steps, int sampling, double sample_rate, Py_ssize_t batch_size,
+              double step, double clip, double noise_scale, double norm) except *:
+    if n_steps < 0:
+        raise ValueError(f"n_steps must be >= 0; got {n_steps}")
+    if sampling == SAMPLING_POISSON:
+        if not (0.0 < sample_rate <= 1.0):
+            raise ValueError(f"sample_rate must be in (0, 1]; got {sample_rate}")
+    elif sampling == SAMPLING_SHUFFLE:
+        if batch_size < 1 or batch_size > n:
+            raise ValueError(f"batch_size must be in [1, {n}]; got {batch_size}")
+    else:
+        raise ValueError(f"unknown sampling {sampling}")
+    return Run(n_steps=n_steps, sampling=sampling, sample_rate=sample_rate,
+               batch_size=batch_size, step=step, clip=clip, noise_scale=noise_scale, norm=norm,
+               penalty_kind=penalty_kind, penalty_p1=penalty_p1, penalty_p2=penalty_p2)
+
+
+cdef tuple _sgd_call(const Rows *X, const index_t *indices, const index_t *indptr,
+                     const Run *r, double[::1] coef, object sampling_generator,
+                     object noise_generator, int n_threads):
+    if coef.shape[0] != X.p:
+        raise ValueError(f"coef must have {X.p} entries (columns of X); got {coef.shape[0]}")
+    cdef bitgen_t **gens = bitgen_array([sampling_generator, noise_generator], 2)
+    cdef int64_t *rows = <int64_t *> malloc(X.n * sizeof(int64_t))
+    cdef double *grad = <double *> malloc(X.p * sizeof(double))
+    cdef double *scratch = <double *> malloc(BATCH_GROUP * X.p * sizeof(double))
+    cdef Py_ssize_t *counts = <Py_ssize_t *> malloc(BATCH_GROUP * sizeof(Py_ssize_t))
+    cdef Py_ssize_t n_clipped = 0, n_sampled = 0
+    try:
+        if rows == NULL or grad == NULL or scratch == NULL or counts == NULL:
+            raise MemoryError()
+        with nogil:
+            _sgd(X, indices, indptr, r, &coef[0], gens[0], gens[1], rows, grad, scratch,
+                 counts, n_threads, &n_clipped, &n_sampled)
+    finally:
+        free(gens)
+        free(rows)
+        free(grad)
+        free(scratch)
+        free(counts)
+    return n_clipped, n_sampled
+
+
+def sgd_dense(const double[:, ::1] X,         # IN  (n, p) C-ordered
+              const double[::1] y,            # IN  (n,)
+              const double[::1] row_norms,    # IN  (n,)
+              int loss_kind, double loss_param,
+              int penalty_kind, double penalty_p1, double penalty_p2,
+              double[::1] coef,               # IN/OUT (p,) start point, then the last iterate
+              Py_ssize_t n_steps,
+              int sampling,                   # POISSON or SHUFFLE
+              double sample_rate,             # q (POISSON)
+              Py_ssize_t batch_size,          # b (SHUFFLE)
+              double step,                    # eta = gamma / beta
+              double clip,                    # C in (0, inf]
+              double noise_scale,             # absolute std of the noise on the sum
+              double norm,                    # the divisor (q n or b)
+              object sampling_generator,      # numpy BitGenerator, advanced in place
+              object noise_generator,         # numpy BitGenerator, advanced in place
+              int n_threads):
+    """Run ``n_steps`` proximal DP-SGD steps on dense X; ``coef`` is updated in place.
+
+    Returns ``(n_clipped, n_sampled)``: clipped per-sample gradients and sampled rows in total.
+    """
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    cdef Rows data = _rows(&X[0, 0] if n > 0 and p > 0 else NULL, n, p, y, row_norms,
+                           loss_kind, loss_param)
+    cdef Run r = _run(n, penalty_kind, penalty_p1, penalty_p2, n_steps, sampling, sample_rate,
+                      batch_size, step, clip, noise_scale, norm)
+    return _sgd_call(&data, <const int32_t *> NULL, <const int32_t *> NULL, &r, coef,
+                     sampling_generator, noise_generator, n_threads)
+
+
+def sgd_csr(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+            const double[::1] y, const double[::1] row_norms, int loss_kind, double loss_param,
+            int penalty_kind, double penalty_p1, double penalty_p2,
+            double[::1] coef,                 # IN/OUT (p,), p = len(coef)
+            Py_ssize_t n_steps, int sampling, double sample_rate, Py_ssize_t batch_size,
+            double step, double clip, double noise_scale, double norm,
+            object sampling_generator, object noise_generator, int n_threads):
+    """Run ``n_steps`` proximal DP-SGD steps on CSR X; see ``sgd_dense``."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, p = coef.shape[0]
+    _check_csr(data.shape[0], indices, indptr, p)
+    cdef Rows X = _rows(&data[0] if data.shape[0] > 0 else NULL, n, p, y, row_norms,
+                        loss_kind, loss_param)
+    cdef Run r = _run(n, penalty_kind, penalty_p1, penalty_p2, n_steps, sampling, sample_rate,
+                      batch_size, step, clip, noise_scale, norm)
+    cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
+    return _sgd_call(&X, indices_ptr, &indptr[0], &r, coef, sampling_generator,
+                     noise_generator, n_threads)
