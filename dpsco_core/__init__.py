@@ -25,6 +25,7 @@ _EXPORTS = {
     "dp_cd": "solvers.dp_cd",
     "dp_cd_grid": "solvers.dp_cd",
     "dp_sgd": "solvers.dp_sgd",
+    "vr_frank_wolfe": "solvers.frank_wolfe",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

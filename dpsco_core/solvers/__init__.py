@@ -1,27 +1,23 @@
 """Private solvers: one public function per module (validate, derive, calibrate, run, report).
 
-``dpsco_core.solvers.<name>`` finds ``<name>`` in the ``__all__`` of the solver modules of this
-package (``dp_cd``, ``dp_sgd``, ``frank_wolfe``, ...), imported on first use: adding a solver
-module needs no edit here.
+Every name in the ``__all__`` of a solver module of this package (``dp_cd``, ``dp_sgd``,
+``frank_wolfe``, ...) is available as ``dpsco_core.solvers.<name>``: adding a solver module needs
+no edit here. The modules are imported eagerly, and their names bound after, because importing
+a submodule binds the *module* under its own name (``solvers.dp_cd``) and the function of the
+same name must win.
 """
 
 import importlib
 import pkgutil
 
-_PUBLIC_MODULES = sorted(m.name for m in pkgutil.iter_modules(__path__)
-                         if not m.name.startswith("_"))
+__all__ = []
 
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if _info.name.startswith("_"):
+        continue
+    _module = importlib.import_module(f"{__name__}.{_info.name}")
+    for _name in getattr(_module, "__all__", ()):
+        globals()[_name] = getattr(_module, _name)
+        __all__.append(_name)
 
-def __getattr__(name):
-    for module_name in _PUBLIC_MODULES:
-        module = importlib.import_module(f"{__name__}.{module_name}")
-        if name in getattr(module, "__all__", ()):
-            return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    names = set(globals())
-    for module_name in _PUBLIC_MODULES:
-        names.update(getattr(importlib.import_module(f"{__name__}.{module_name}"), "__all__", ()))
-    return sorted(names)
+del _info, _module, _name

@@ -125,6 +125,25 @@ def _frank_wolfe_call(n_threads):
     return np.concatenate([np.asarray(sel, dtype=float), resid, v])
 
 
+def _batch_call(n_threads):
+    from dpsco_core._kernels import _batch
+    rng = np.random.default_rng(9)
+    n, p = 6000, 40                              # a batch above the parallel threshold
+    X = rng.standard_normal((n, p))
+    y = rng.standard_normal(n)
+    norms = np.linalg.norm(X, axis=1)
+    rows = np.arange(0, n, 2, dtype=np.int64)
+    out = np.empty(p)
+    k = _batch.batch_grad_dense(X, y, rows, rng.standard_normal(p) * 0.1, norms, 0, 1.0, 0.5,
+                                out, n_threads)
+    coef = np.zeros(p)
+    counts = _batch.sgd_dense(X, y, norms, 0, 1.0, 1, 0.01, 0.0, coef, 5, _batch.POISSON, 0.5,
+                              0, 0.01, 1.0, 0.5, 3000.0, np.random.PCG64DXSM(1),
+                              np.random.PCG64DXSM(2), n_threads)
+    return np.concatenate([out, [k], coef, np.asarray(counts, dtype=float)])
+
+
+KERNEL_CALLS["_batch.batch_grad_dense+sgd_dense"] = _batch_call
 KERNEL_CALLS["_cd.cd_grid_dense"] = _cd_grid_call
 KERNEL_CALLS["_frank_wolfe.vr_gradient_rnm"] = _frank_wolfe_call
 KERNEL_CALLS["_loss.loss_derivs[logistic]"] = _loss_call
