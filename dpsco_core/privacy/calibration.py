@@ -9,6 +9,7 @@ dp-accounting (``target_epsilon``, ``target_delta``, ``sample_rate``, ``steps``,
 ``epsilon_tolerance``). A noise multiplier is always ``noise_scale / sensitivity``.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -198,6 +199,22 @@ def calibrate_sampled_gaussian(*, target_epsilon, target_delta, sample_rate, ste
     epsilon_tolerance = check_positive(epsilon_tolerance, "epsilon_tolerance")
     max_noise_multiplier = check_positive(max_noise_multiplier, "max_noise_multiplier")
 
+    s, order = _sampled_gaussian_multiplier(target_epsilon, target_delta, sample_rate, steps,
+                                            tuple(float(a) for a in orders), conversion,
+                                            epsilon_tolerance, max_noise_multiplier)
+    _warn_if_edge(order, orders)
+    return s
+
+
+@functools.lru_cache(maxsize=512)
+def _sampled_gaussian_multiplier(target_epsilon, target_delta, sample_rate, steps, orders,
+                                 conversion, epsilon_tolerance, max_noise_multiplier):
+    """The search of :func:`calibrate_sampled_gaussian` on validated, hashable arguments.
+
+    Memoized: the result is a pure function of its arguments, and hyperparameter grids call
+    it with the same (epsilon, delta, q, steps) for every step size and clip.
+    """
+    orders = np.asarray(orders)
     curve = SampledGaussianRdp(sample_rate, orders)
 
     def epsilon_and_order(s):
@@ -205,10 +222,8 @@ def calibrate_sampled_gaussian(*, target_epsilon, target_delta, sample_rate, ste
 
     describe = (f"sampled Gaussian with sample_rate={sample_rate:g}, steps={steps}, "
                 f"target_delta={target_delta:g}")
-    s, order = _calibrate_decreasing(epsilon_and_order, target_epsilon, epsilon_tolerance,
-                                     max_noise_multiplier, describe)
-    _warn_if_edge(order, orders)
-    return s
+    return _calibrate_decreasing(epsilon_and_order, target_epsilon, epsilon_tolerance,
+                                 max_noise_multiplier, describe)
 
 
 def calibrate_gaussian(*, target_epsilon, target_delta, steps=1, accountant="rdp", orders=None,
