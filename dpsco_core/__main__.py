@@ -163,6 +163,10 @@ def _solvers_section(X_cal, y_cal, X_el, y_el):
           "dp_cd(..., smoothness='private') pays for them.")
 
 
+# "python -m dpsco_core reproduce <name>" -> dpsco_core.experiments.<module>.main(argv)
+_REPRODUCTIONS = {"dpcd": "dpcd", "l1": "l1"}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m dpsco_core",
                                      description="dpsco-core command line")
@@ -170,9 +174,19 @@ def main(argv=None):
     p_demo = sub.add_parser("demo", help="mechanisms and the accountant on real data")
     p_demo.add_argument("--seed", type=int, default=0, help="seed of the demo (default 0)")
     sub.add_parser("show-config", help="print the build configuration")
+    p_repro = sub.add_parser("reproduce", help="reproduce a paper's experiments",
+                             add_help=False)
+    p_repro.add_argument("paper", help="which paper: " + ", ".join(sorted(_REPRODUCTIONS)))
+    p_repro.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.command == "demo":
         return demo(seed=args.seed)
+    if args.command == "reproduce":
+        if args.paper not in _REPRODUCTIONS:
+            parser.error(f"unknown paper {args.paper!r}; choose from {sorted(_REPRODUCTIONS)}")
+        import importlib
+        module = importlib.import_module(f"dpsco_core.experiments.{_REPRODUCTIONS[args.paper]}")
+        return module.main(args.rest)
     from ._config import show_config
     show_config()
     return 0

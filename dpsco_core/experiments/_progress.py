@@ -1,0 +1,46 @@
+"""A text progress bar with an estimate of the time left, for long sweeps (on stderr)."""
+
+import sys
+import time
+
+
+class Progress:
+    """``with Progress(total, label) as bar: ... bar.advance(k)``; prints at most ~10 times/s."""
+
+    def __init__(self, total, label="", stream=None, width=30):
+        self.total = max(1, int(total))
+        self.label = label
+        self.stream = sys.stderr if stream is None else stream
+        self.width = width
+        self.done = 0
+        self.start = time.perf_counter()
+        self._last = 0.0
+
+    def __enter__(self):
+        self._draw(force=True)
+        return self
+
+    def __exit__(self, *exc):
+        self.done = min(self.done, self.total)
+        self._draw(force=True)
+        self.stream.write("\n")
+        self.stream.flush()
+
+    def advance(self, k=1):
+        self.done += k
+        self._draw()
+
+    def _draw(self, force=False):
+        now = time.perf_counter()
+        if not force and now - self._last < 0.1:
+            return
+        self._last = now
+        frac = min(1.0, self.done / self.total)
+        elapsed = now - self.start
+        left = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
+        bar = "#" * int(frac * self.width) + "." * (self.width - int(frac * self.width))
+        eta = "--:--" if left != left else f"{int(left) // 60:02d}:{int(left) % 60:02d}"
+        self.stream.write(f"\r{self.label} [{bar}] {100 * frac:5.1f}% "
+                          f"elapsed {int(elapsed) // 60:02d}:{int(elapsed) % 60:02d} "
+                          f"left {eta}")
+        self.stream.flush()

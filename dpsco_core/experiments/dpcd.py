@@ -1,0 +1,533 @@
+"""Reproduce the experiments of the DP-CD paper: Tables 2 and 3, Figures 1 to 3.
+
+``python -m dpsco_core reproduce dpcd [--full] [--out DIR] [--threads N]``
+
+Mangold, Bellet, Salmon and Tommasi, "Differentially Private Coordinate Descent for Composite
+Empirical Risk Minimization", ICML 2022, section 6 and appendix G (details and the paper's
+numbers: ``shared/notes/002_dpcd.md`` section 7).
+
+Protocol (appendix G.1), with our choices where the paper is silent (printed by the command):
+
+- Problems: California LASSO (raw and standardized), Electricity L2-logistic (raw and
+  standardized), Sparse LASSO (n = p = 1000, 10 informative features); epsilon = 1 (10 for
+  Sparse LASSO), delta = 1/n^2.
+- lambda (not in the paper): LASSO on California ``lambda = 0.1 lambda_max`` with
+  ``lambda_max = 2 ||X^T y||_inf / n`` (the smallest lambda for which w = 0 is optimal);
+  logistic ``lambda = 1/n`` (scikit-learn's C = 1); Sparse LASSO: the lambda for which the
+  relative error of w = 0 is 0.7551, the plateau of the paper's Table 2 (bisection).
+- Standardized problems: features centred and scaled to unit variance (as the paper,
+  not charged to the budget); the LASSO target is centred too, since no intercept is fitted.
+- Algorithms: DP-CD, DP-CD with private smoothness constants (imbalanced problems: 10% of
+  epsilon, Laplace, bounds "twice the max", section 5.2), proximal DP-SGD (Poisson sampling,
+  expected batch 256, step gamma / beta).
+- Neighbouring relation: **add/remove-one for all three** (the Poisson-subsampled Gaussian
+  analysis of DP-SGD is for add/remove; DP-CD then has sensitivity C_j / n with n public,
+  half its replace-one sensitivity, so our DP-CD has half the paper's noise scale).
+- Grids: passes {2, 5, 10, 20, 50}; steps (DP-CD [1e-2, 10], DP-SGD [1e-6, 1], log-spaced)
+  x clips ([1e-3, 1e6], log-spaced): 10 x 100 with ``--full``, a reduced grid by default;
+  5 seeds per configuration for selection (3 reduced); the configuration with the lowest mean
+  relative error at the last iterate is kept; the best one is re-run over 10 seeds (5
+  reduced) for the figures and timings.
+- Relative error = (F(w) - F*) / F*, F* from ``Problem.solve()`` (gap <= 1e-12).
+
+Hyperparameters are selected on the non-private objective, as in the paper: this selection is
+**not** covered by the privacy guarantee of the runs.
+"""
+
+import argparse
+import csv
+import math
+import os
+import time
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import datasets
+from ..penalties import L1, L2
+from ..problems import Problem
+from ._progress import Progress
+
+PASSES = (2, 5, 10, 20, 50)
+RELATION = "add_or_remove_one"
+SGD_BATCH = 256
+ALGORITHMS = ("DP-CD", "DP-CD-priv-cst", "DP-SGD")
+COLOURS = {"DP-CD": "tab:blue", "DP-CD-priv-cst": "tab:green", "DP-SGD": "tab:orange"}
+MARKERS = {"DP-CD": "o", "DP-CD-priv-cst": "s", "DP-SGD": "^"}
+
+# Table 2 of the paper: mean (and +-) relative error per pass count {2, 5, 10, 20, 50}.
+PAPER_TABLE2 = {
+    ("electricity_raw", "DP-CD"): [(0.1458, 6e-4), (0.0842, 1e-3), (0.0436, 2e-3),
+                                   (0.0147, 2e-3), (0.0020, 1e-3)],
+    ("electricity_raw", "DP-SGD"): [(0.2047, 2e-2), (0.1804, 2e-2), (0.1766, 2e-2),
+                                    (0.1644, 2e-2), (0.1484, 1e-2)],
+    ("electricity_std", "DP-CD"): [(0.0186, 4e-4), (0.0023, 4e-4), (0.0013, 6e-4),
+                                   (0.0013, 4e-4), (0.0019, 8e-4)],
+    ("electricity_std", "DP-SGD"): [(0.0391, 1e-2), (0.0189, 5e-3), (0.0123, 4e-3),
+                                    (0.0106, 3e-3), (0.0040, 2e-3)],
+    ("california_raw", "DP-CD"): [(0.1708, 7e-3), (0.1232, 1e-2), (0.0598, 1e-2),
+                                  (0.0287, 5e-3), (0.0124, 7e-3)],
+    ("california_raw", "DP-SGD"): [(0.2799, 9e-2), (0.1863, 2e-2), (0.1476, 2e-2),
+                                   (0.1094, 2e-2), (0.1068, 2e-2)],
+    ("california_std", "DP-CD"): [(0.0007, 3e-4), (0.0011, 6e-4), (0.0012, 5e-4),
+                                  (0.0010, 1e-4), (0.0017, 1e-3)],
+    ("california_std", "DP-SGD"): [(0.0351, 2e-2), (0.0226, 8e-3), (0.0125, 3e-3),
+                                   (0.0087, 2e-3), (0.0042, 1e-3)],
+    ("sparse_lasso", "DP-CD"): [(0.2498, 4e-2), (0.4702, 9e-2), (0.5982, 4e-2),
+                                (0.7160, 2e-2), (0.7551, 0.0)],
+    ("sparse_lasso", "DP-SGD"): [(0.7551, 0.0), (0.7551, 3e-9), (0.7551, 0.0), (0.7551, 0.0),
+                                 (0.7551, 0.0)],
+}
+
+# Table 3 of the paper: seconds per run (C++, their machine), passes {2, 5, 10, 20, 50}.
+PAPER_TABLE3 = {
+    ("electricity_raw", "DP-CD"): [0.0128, 0.0274, 0.0500, 0.0980, 0.2457],
+    ("electricity_raw", "DP-SGD"): [0.0663, 0.1722, 0.3321, 0.6729, 1.8588],
+    ("electricity_std", "DP-CD"): [0.0121, 0.0281, 0.0529, 0.1062, 0.2577],
+    ("electricity_std", "DP-SGD"): [0.0686, 0.1768, 0.3578, 0.6787, 1.6766],
+    ("california_raw", "DP-CD"): [0.0029, 0.0065, 0.0130, 0.0258, 0.0647],
+    ("california_raw", "DP-SGD"): [0.0269, 0.0665, 0.1318, 0.2628, 0.6476],
+    ("california_std", "DP-CD"): [0.0031, 0.0065, 0.0132, 0.0262, 0.0649],
+    ("california_std", "DP-SGD"): [0.0261, 0.0641, 0.1295, 0.2592, 0.6469],
+    ("sparse_lasso", "DP-CD"): [0.0244, 0.0760, 0.1614, 0.3213, 0.6598],
+    ("sparse_lasso", "DP-SGD"): [0.0718, 0.1788, 0.3654, 0.7292, 1.8110],
+}
+
+
+@dataclass
+class Grid:
+    cd_steps: np.ndarray
+    sgd_steps: np.ndarray
+    clips: np.ndarray
+    tune_seeds: int
+    final_seeds: int
+    passes: tuple = PASSES
+
+
+def make_grid(kind):
+    if kind == "full":
+        return Grid(np.geomspace(1e-2, 10, 10), np.geomspace(1e-6, 1, 10),
+                    np.geomspace(1e-3, 1e6, 100), 5, 10)
+    if kind == "reduced":
+        return Grid(np.geomspace(1e-2, 10, 4), np.geomspace(1e-6, 1, 7),
+                    np.geomspace(1e-3, 1e6, 10), 3, 5)
+    if kind == "smoke":
+        return Grid(np.array([0.1, 1.0]), np.array([1e-2, 1.0]), np.array([1.0, 100.0]), 1, 2,
+                    (2,))
+    raise ValueError(f"unknown grid {kind!r}")
+
+
+@dataclass
+class Setting:
+    key: str
+    title: str
+    problem: Problem
+    epsilon: float
+    imbalanced: bool
+    rule: str
+    optimum: float = 0.0
+
+    @property
+    def delta(self):
+        return 1.0 / self.problem.n_samples**2
+
+
+def _lasso_lambda_max(X, y):
+    return 2.0 * float(np.max(np.abs(X.T @ y))) / X.shape[0]
+
+
+def _sparse_lasso_lambda(X, y, target=1.7551, tol=1e-4):
+    """lambda with F(0) / F*(lambda) = target (F* increases with lambda: bisection in log)."""
+    f0 = float(np.mean(y**2))
+    lo, hi = 1e-6 * _lasso_lambda_max(X, y), _lasso_lambda_max(X, y)
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        ratio = f0 / Problem(X, y, loss="squared", penalty=L1(mid)).solve().objective
+        if abs(ratio - target) < tol:
+            return mid
+        lo, hi = (mid, hi) if ratio > target else (lo, mid)
+    return math.sqrt(lo * hi)
+
+
+def build_settings(which=None):
+    """The five problems, each with its lambda (printed) and its optimum F*."""
+    settings = []
+    Xc, yc = datasets.load_california()
+    Xe, ye = datasets.load_electricity()
+    wanted = set(which) if which else None
+
+    def want(key):
+        return wanted is None or key in wanted
+
+    if want("electricity_raw") or want("electricity_std"):
+        lam = 1.0 / ye.size
+        if want("electricity_raw"):
+            settings.append(Setting("electricity_raw", "Electricity (imbalanced)",
+                                    Problem(Xe, ye, loss="logistic", penalty=L2(lam)), 1.0, True,
+                                    f"lambda = 1/n = {lam:.4g}"))
+        if want("electricity_std"):
+            Xs, _ = datasets.standardize(Xe)
+            settings.append(Setting("electricity_std", "Electricity (balanced)",
+                                    Problem(Xs, ye, loss="logistic", penalty=L2(lam)), 1.0,
+                                    False, f"lambda = 1/n = {lam:.4g}"))
+    if want("california_raw"):
+        lam = 0.1 * _lasso_lambda_max(Xc, yc)
+        settings.append(Setting("california_raw", "California (imbalanced)",
+                                Problem(Xc, yc, loss="squared", penalty=L1(lam)), 1.0, True,
+                                f"lambda = 0.1 lambda_max = {lam:.4g}"))
+    if want("california_std"):
+        Xs, _ = datasets.standardize(Xc)
+        ys = yc - yc.mean()
+        lam = 0.1 * _lasso_lambda_max(Xs, ys)
+        settings.append(Setting("california_std", "California (balanced)",
+                                Problem(Xs, ys, loss="squared", penalty=L1(lam)), 1.0, False,
+                                f"lambda = 0.1 lambda_max = {lam:.4g} (target centred)"))
+    if want("sparse_lasso"):
+        X, y, _ = datasets.make_sparse_lasso(1000, 1000, 10, noise=0.1, random_state=2022)
+        lam = _sparse_lasso_lambda(X, y)
+        settings.append(Setting("sparse_lasso", "Sparse LASSO", Problem(X, y, loss="squared",
+                                                                        penalty=L1(lam)),
+                                10.0, False,
+                                f"lambda = {lam:.4g}: relative error of w = 0 is 0.7551"))
+    for s in settings:
+        s.optimum = s.problem.solve().objective
+    return settings
+
+
+def _relative(setting, objective):
+    return (np.asarray(objective) - setting.optimum) / abs(setting.optimum)
+
+
+# -- runners -------------------------------------------------------------------------------
+
+def _cd_grid(setting, passes, steps, clips, n_seeds, seed, threads, smoothness="exact"):
+    from ..solvers.dp_cd import dp_cd_grid
+    start = time.perf_counter()
+    grid = dp_cd_grid(setting.problem, epsilon=setting.epsilon, delta=setting.delta,
+                      passes=passes, steps=steps, clips=clips, n_seeds=n_seeds, average=False,
+                      neighboring_relation=RELATION, random_state=seed, n_threads=threads)
+    per_run = (time.perf_counter() - start) / grid.objective.size
+    return _relative(setting, grid.objective), per_run
+
+
+def _priv_cst_run(setting, passes, step, clip, seed, history=False):
+    from ..solvers.dp_cd import dp_cd
+    start = time.perf_counter()
+    res = dp_cd(setting.problem, epsilon=setting.epsilon, delta=setting.delta, passes=passes,
+                step=step, clip=clip, average=False, smoothness="private",
+                neighboring_relation=RELATION, random_state=seed, record_history=history)
+    elapsed = time.perf_counter() - start
+    return res, elapsed
+
+
+def _cd_run(setting, passes, step, clip, seed, history=False):
+    from ..solvers.dp_cd import dp_cd
+    start = time.perf_counter()
+    res = dp_cd(setting.problem, epsilon=setting.epsilon, delta=setting.delta, passes=passes,
+                step=step, clip=clip, average=False, neighboring_relation=RELATION,
+                random_state=seed, record_history=history)
+    return res, time.perf_counter() - start
+
+
+def _sgd_run(setting, passes, step, clip, seed, history=False):
+    from ..solvers.dp_sgd import dp_sgd
+    start = time.perf_counter()
+    res = dp_sgd(setting.problem, epsilon=setting.epsilon, delta=setting.delta, passes=passes,
+                 batch_size=min(SGD_BATCH, setting.problem.n_samples), step=step, clip=clip,
+                 neighboring_relation=RELATION, random_state=seed, record_history=history,
+                 n_threads=1)
+    return res, time.perf_counter() - start
+
+
+RUNNERS = {"DP-CD": _cd_run, "DP-CD-priv-cst": _priv_cst_run, "DP-SGD": _sgd_run}
+
+
+def _seed(*parts):
+    """A deterministic seed per (problem, algorithm, passes, config, seed index).
+
+    Strings go through crc32 (Python's own str hash is salted per process)."""
+    return np.random.SeedSequence([zlib.crc32(p.encode()) if isinstance(p, str) else int(p)
+                                   for p in parts])
+
+
+def tune(setting, algorithm, grid, threads, writer, bar):
+    """Best (step, clip) and its tuning errors for every pass count; writes every run."""
+    steps = grid.sgd_steps if algorithm == "DP-SGD" else grid.cd_steps
+    best = {}
+    for passes in grid.passes:
+        if algorithm == "DP-CD":
+            rel, per_run = _cd_grid(setting, passes, steps, grid.clips, grid.tune_seeds,
+                                    _seed(setting.key, algorithm, passes), threads)
+            # rel has shape (n_steps, n_clips, n_seeds)
+            for i, step in enumerate(steps):
+                for j, clip in enumerate(grid.clips):
+                    for k in range(grid.tune_seeds):
+                        writer.writerow([setting.key, algorithm, "tune", passes, step, clip, k,
+                                         rel[i, j, k], per_run])
+            bar.advance(rel.size)
+        else:
+            configs = [(i, j, k) for i in range(len(steps)) for j in range(len(grid.clips))
+                       for k in range(grid.tune_seeds)]
+            rel = np.empty((len(steps), len(grid.clips), grid.tune_seeds))
+
+            def one(cfg, passes=passes):
+                i, j, k = cfg
+                res, elapsed = RUNNERS[algorithm](setting, passes, steps[i], grid.clips[j],
+                                                  _seed(setting.key, algorithm, passes, i, j, k))
+                return cfg, float(_relative(setting, setting.problem.objective(res.coef))), \
+                    elapsed
+
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                for (i, j, k), r, elapsed in pool.map(one, configs):
+                    rel[i, j, k] = r
+                    writer.writerow([setting.key, algorithm, "tune", passes, steps[i],
+                                     grid.clips[j], k, r, elapsed])
+                    bar.advance()
+        mean = np.where(np.isfinite(rel), rel, np.inf).mean(axis=2)
+        i, j = np.unravel_index(np.argmin(mean), mean.shape)
+        best[passes] = dict(step=float(steps[i]), clip=float(grid.clips[j]),
+                            mean=float(mean[i, j]), std=float(np.std(rel[i, j])))
+    return best
+
+
+def final_runs(setting, algorithm, best, grid, writer, bar):
+    """The best configuration of each pass count over final seeds: errors, times, curves."""
+    out = {}
+    for passes in grid.passes:
+        cfg = best[passes]
+        rels, times, curves = [], [], []
+        for k in range(grid.final_seeds):
+            res, elapsed = RUNNERS[algorithm](setting, passes, cfg["step"], cfg["clip"],
+                                              _seed(setting.key, algorithm, "final", passes, k),
+                                              history=True)
+            rel = float(_relative(setting, setting.problem.objective(res.coef)))
+            rels.append(rel)
+            times.append(elapsed)
+            curves.append((res.history.passes, _relative(setting, res.history.objective)))
+            writer.writerow([setting.key, algorithm, "final", passes, cfg["step"], cfg["clip"],
+                             k, rel, elapsed])
+            bar.advance()
+        out[passes] = dict(rel=np.array(rels), time=np.array(times), curves=curves)
+    return out
+
+
+def _timing_runs(setting, algorithm, best, passes, n):
+    """Wall time of a run without history (Table 3), median of n."""
+    times = []
+    for k in range(n):
+        _, elapsed = RUNNERS[algorithm](setting, passes, best[passes]["step"],
+                                        best[passes]["clip"],
+                                        _seed(setting.key, algorithm, "time", passes, k))
+        times.append(elapsed)
+    return float(np.mean(times)), float(np.std(times))
+
+
+# -- outputs -------------------------------------------------------------------------------
+
+def _fmt(mean, std):
+    return f"{mean:.4f} ± {std:.0e}"
+
+
+def write_table2(path, settings, results, grid):
+    head = "| Dataset | Alg. | " + " | ".join(f"{p} passes (ours) | {p} (paper)"
+                                             for p in grid.passes) + " |"
+    lines = ["# Table 2: relative error to the non-private optimum (mean ± std over the "
+             "tuning seeds of the best configuration, last iterate)", "",
+             f"Relation: {RELATION.replace('_', '-')} for every algorithm; hyperparameters "
+             "selected on the non-private objective (not covered by the privacy guarantee). "
+             "Lowest of our row in bold.", "",
+             head, "|---|---|" + "---|---|" * len(grid.passes)]
+    for s in settings:
+        for alg in ALGORITHMS:
+            if (s.key, alg) not in results:
+                continue
+            best = results[(s.key, alg)]["best"]
+            ours = [best[p]["mean"] for p in grid.passes]
+            low = int(np.argmin(ours))
+            cells = []
+            for idx, p in enumerate(grid.passes):
+                cell = _fmt(best[p]["mean"], best[p]["std"])
+                cell = f"**{cell}**" if idx == low else cell
+                paper = PAPER_TABLE2.get((s.key, alg))
+                paper_cell = _fmt(*paper[PASSES.index(p)]) if paper and p in PASSES else "-"
+                cells += [cell, paper_cell]
+            title = f"{s.title}, ε={s.epsilon:g}"
+            lines.append(f"| {title} | {alg} | " + " | ".join(cells) + " |")
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def write_table3(path, settings, timings, grid):
+    lines = ["# Table 3: wall time in seconds per run (mean ± std), best configuration, "
+             "no history", "",
+             "The paper's times are its C++ implementation on its own (unstated) machine.", "",
+             "| Dataset | Alg. | " + " | ".join(f"{p} passes (ours) | {p} (paper)"
+                                              for p in grid.passes) + " |",
+             "|---|---|" + "---|---|" * len(grid.passes)]
+    for s in settings:
+        for alg in ("DP-CD", "DP-SGD"):
+            if (s.key, alg) not in timings:
+                continue
+            cells = []
+            for p in grid.passes:
+                mean, std = timings[(s.key, alg)][p]
+                paper = PAPER_TABLE3.get((s.key, alg))
+                cells += [f"{mean:.4f} ± {std:.0e}",
+                          f"{paper[PASSES.index(p)]:.4f}" if paper and p in PASSES else "-"]
+            lines.append(f"| {s.title} | {alg} | " + " | ".join(cells) + " |")
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def _band(curves):
+    """min/mean/max of relative error on the common pass grid of several runs."""
+    length = min(len(c[0]) for c in curves)
+    x = curves[0][0][:length]
+    ys = np.array([c[1][:length] for c in curves])
+    return x, ys.min(axis=0), ys.mean(axis=0), ys.max(axis=0)
+
+
+def write_figures(out, settings, results, plt):
+    groups = {
+        "figure1.png": [s for s in settings if s.imbalanced],
+        "figure2.png": [s for s in settings if not s.imbalanced],
+    }
+    for name, group in groups.items():
+        if not group:
+            continue
+        fig, axes = plt.subplots(1, len(group), figsize=(4.2 * len(group), 3.4), squeeze=False)
+        for ax, s in zip(axes[0], group):
+            for alg in ALGORITHMS:
+                res = results.get((s.key, alg))
+                if res is None:
+                    continue
+                x, lo, mean, hi = _band(res["final"][res["best_passes"]]["curves"])
+                ax.plot(x, mean, color=COLOURS[alg], marker=MARKERS[alg], markevery=max(1, len(x) // 8),
+                        label=alg, lw=1.5, ms=4)
+                ax.fill_between(x, np.maximum(lo, 1e-8), np.maximum(hi, 1e-8),
+                                color=COLOURS[alg], alpha=0.2)
+            ax.set_yscale("log")
+            ax.set_xlabel("passes")
+            ax.set_ylabel("relative error")
+            ax.set_title(f"{s.title}, ε={s.epsilon:g}", fontsize=9)
+            ax.grid(alpha=0.3)
+        axes[0][0].legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, name), dpi=100)
+        plt.close(fig)
+    fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings), 3.4), squeeze=False)
+    for ax, s in zip(axes[0], settings):
+        for alg in ALGORITHMS:
+            res = results.get((s.key, alg))
+            if res is None:
+                continue
+            final = res["final"][res["best_passes"]]
+            x, lo, mean, hi = _band(final["curves"])
+            seconds_per_pass = float(np.mean(final["time"])) / res["best_passes"]
+            t = x * seconds_per_pass
+            ax.plot(t, mean, color=COLOURS[alg], marker=MARKERS[alg], markevery=max(1, len(t) // 8),
+                    label=alg, lw=1.5, ms=4)
+            ax.fill_between(t, np.maximum(lo, 1e-8), np.maximum(hi, 1e-8), color=COLOURS[alg],
+                            alpha=0.2)
+        ax.set_yscale("log")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("relative error")
+        ax.set_title(f"{s.title}", fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "figure3.png"), dpi=100)
+    plt.close(fig)
+
+
+def summary_lines(settings, results):
+    """The issue's targets, measured."""
+    lines = []
+    for s in settings:
+        cd = results.get((s.key, "DP-CD"))
+        sgd = results.get((s.key, "DP-SGD"))
+        if not cd or not sgd:
+            continue
+        cd_best = min(v["mean"] for v in cd["best"].values())
+        sgd_best = min(v["mean"] for v in sgd["best"].values())
+        ratio = sgd_best / cd_best if cd_best > 0 else float("inf")
+        lines.append(f"- {s.title}: best DP-CD {cd_best:.4g}, best DP-SGD {sgd_best:.4g}, "
+                     f"DP-SGD / DP-CD = {ratio:.3g}x")
+    return lines
+
+
+def run(out, grid_kind="reduced", threads=None, problems=None, stream=None):
+    from .._config import effective_n_threads
+
+    threads = effective_n_threads(threads)
+    grid = make_grid(grid_kind)
+    os.makedirs(out, exist_ok=True)
+    print(f"Reproducing the DP-CD paper (grid: {grid_kind}, {threads} thread(s)); outputs in "
+          f"{out}", flush=True)
+    print("Hyperparameters are selected on the NON-PRIVATE objective, as in the paper: this "
+          "selection is not covered by the privacy guarantee.", flush=True)
+    settings = build_settings(problems)
+    for s in settings:
+        print(f"  {s.key}: n = {s.problem.n_samples}, p = {s.problem.n_features}, epsilon = "
+              f"{s.epsilon:g}, delta = 1/n^2, {s.rule}, F* = {s.optimum:.8g}", flush=True)
+    plan = []
+    for s in settings:
+        for alg in ALGORITHMS:
+            if alg == "DP-CD-priv-cst" and not s.imbalanced:
+                continue
+            n_steps = len(grid.sgd_steps if alg == "DP-SGD" else grid.cd_steps)
+            plan.append((s, alg, n_steps * len(grid.clips) * grid.tune_seeds * len(grid.passes)
+                         + grid.final_seeds * len(grid.passes)))
+    results, timings = {}, {}
+    with open(os.path.join(out, "runs.csv"), "w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["problem", "algorithm", "phase", "passes", "step", "clip", "seed",
+                         "relative_error", "seconds"])
+        with Progress(sum(n for _, _, n in plan), "runs", stream=stream) as bar:
+            for s, alg, _ in plan:
+                best = tune(s, alg, grid, threads, writer, bar)
+                final = final_runs(s, alg, best, grid, writer, bar)
+                best_passes = min(grid.passes, key=lambda p: best[p]["mean"])
+                results[(s.key, alg)] = dict(best=best, final=final, best_passes=best_passes)
+    for s in settings:
+        for alg in ("DP-CD", "DP-SGD"):
+            if (s.key, alg) in results:
+                timings[(s.key, alg)] = {p: _timing_runs(s, alg, results[(s.key, alg)]["best"],
+                                                         p, grid.final_seeds)
+                                         for p in grid.passes}
+    write_table2(os.path.join(out, "table2.md"), settings, results, grid)
+    write_table3(os.path.join(out, "table3.md"), settings, timings, grid)
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: figures skipped (pip install matplotlib).")
+    else:
+        write_figures(out, settings, results, plt)
+    lines = summary_lines(settings, results)
+    with open(os.path.join(out, "summary.md"), "w") as fh:
+        fh.write("\n".join(["# Targets"] + lines) + "\n")
+    print("\n".join(lines))
+    return results, timings
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m dpsco_core reproduce dpcd",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--full", action="store_true",
+                        help="the paper's grid (10 steps x 100 clips, 5 + 10 seeds)")
+    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--out", default="dpcd_results", help="output folder")
+    parser.add_argument("--threads", type=int, default=None, help="threads (default: all)")
+    parser.add_argument("--problems", nargs="*", default=None,
+                        help="subset of: electricity_raw electricity_std california_raw "
+                             "california_std sparse_lasso")
+    args = parser.parse_args(argv)
+    kind = "smoke" if args.smoke else ("full" if args.full else "reduced")
+    start = time.perf_counter()
+    run(args.out, kind, args.threads, args.problems)
+    print(f"done in {time.perf_counter() - start:.1f} s")
+    return 0
