@@ -8,35 +8,17 @@ losses; ``exp`` may differ in the last bit on CPUs where NumPy uses its own SIMD
 
 import numpy as np
 
+from . import loss
 from ..penalties import (PENALTY_BOX, PENALTY_ELASTIC_NET, PENALTY_L1, PENALTY_L2,
                          PENALTY_NONE)
 
-LOSS_SQUARED, LOSS_HALF_SQUARED, LOSS_LOGISTIC, LOSS_HUBER, LOSS_HINGE, LOSS_ABSOLUTE = range(6)
-
-
-def _sigmoid(x):
-    out = np.empty_like(x)
-    pos = x >= 0.0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    e = np.exp(x[~pos])
-    out[~pos] = e / (1.0 + e)
-    return out
 
 
 def _loss_deriv(kind, z, y, param):
-    """d l / dz, elementwise, with the kernel's formulas (``src_cython/_loss.pxd``)."""
-    if kind == LOSS_SQUARED:
-        return 2.0 * (z - y)
-    if kind == LOSS_HALF_SQUARED:
-        return z - y
-    if kind == LOSS_LOGISTIC:
-        return -y * _sigmoid(-(y * z))
-    if kind == LOSS_HUBER:
-        r = z - y
-        return np.where(np.abs(r) <= param, r, np.where(r > 0, param, -param))
-    if kind == LOSS_HINGE:
-        return np.where(1.0 - y * z > 0.0, -y, 0.0)
-    return np.sign(z - y)
+    """d l / dz, elementwise: the loss twin's formulas (``reference.loss``, ``_loss.pxd``)."""
+    out = np.empty(z.shape[0])
+    loss.loss_derivs(np.ascontiguousarray(z), np.ascontiguousarray(y), kind, param, out, 1)
+    return out
 
 
 def _lane_sum(terms):
