@@ -66,3 +66,18 @@ def test_bad_estimator_parameters():
         DPLasso(epsilon=-1.0).fit(X, y)
     with pytest.raises(ValueError, match="Only binary classification"):
         DPLogisticRegression().fit(X, np.arange(50) % 3)
+
+
+def test_sgd_solver():
+    X, y, _ = dp.datasets.make_imbalanced_regression(600, 5, scale_range=(0.5, 2),
+                                                     random_state=4)
+    model = DPLasso(alpha=0.01, solver="sgd", epsilon=2.0, passes=5, batch_size=64, clip=5.0,
+                    random_state=0).fit(X, y)
+    assert model.privacy_.epsilon <= 2.0
+    assert "Poisson-sampled Gaussian" in model.privacy_.mechanisms[0] or \
+        any("Poisson" in m for m in model.privacy_.mechanisms)
+    assert model.predict(X).shape == (600,)
+    Xc, yc, _ = dp.datasets.make_imbalanced_classification(600, 5, random_state=5)
+    clf = DPLogisticRegression(solver="sgd", epsilon=2.0, passes=5, batch_size=64,
+                               random_state=0).fit(Xc, yc)
+    assert set(clf.predict(Xc)) <= {-1.0, 1.0}
