@@ -23,8 +23,9 @@ def _loss_deriv(kind, z, y, param):
 
 def _lane_sum(terms):
     """The kernel's summation: term t to lane t mod 4, lanes left to right, (a0+a1)+(a2+a3)."""
-    lanes = [float(np.cumsum(terms[lane::4])[-1]) if terms[lane::4].size else 0.0
-             for lane in range(4)]
+    # Each lane starts from +0.0 as in the kernel (a cumsum starting from its first term would
+    # keep a -0.0 that the kernel's 0.0 + (-0.0) turns into +0.0).
+    lanes = [float(np.cumsum(np.concatenate(([0.0], terms[lane::4])))[-1]) for lane in range(4)]
     return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 
 
