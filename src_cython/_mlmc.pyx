@@ -24,15 +24,18 @@ is given in relative coordinates too (ball centre minus c, box bounds minus c). 
 
 the exact prox-gradient step for psi (the objective is an isotropic quadratic).
 
-Randomness and draw order (reproduced by ``dpsco_core.reference.mlmc``): copy m owns bit
-generator m. It first draws one raw 64-bit word u (``next_uint64``): K = ctz(u) + 1 (u = 0:
-truncated). Then every gradient step draws its sample index, ``Generator.integers(0, n)``
-(``random_bounded_uint64``), and nothing else: the index stream is data-independent.
+Randomness and draw order (reproduced by ``dpsco_core.reference.mlmc``): copies are split into
+fixed blocks of COPY_BLOCK consecutive copies; block b owns bit generator b (seeding one numpy
+bit generator per copy costs ~20 us in Python, more than a typical copy). Block b first draws,
+for its copies in order, one raw 64-bit word u each (``next_uint64``): K = ctz(u) + 1 (u = 0:
+truncated). Then its copies run in order, every gradient step drawing its sample index,
+``Generator.integers(0, n)`` (``random_bounded_uint64``), and nothing else: the index stream is
+data-independent.
 
-Threading: K of every copy is drawn first (serially, one word per copy), which fixes each
-copy's cost; copies then run longest first under a dynamic schedule (the cost is heavy-tailed,
-P(cost >= t) ~ 1/t, note 8.2 pitfall 4), each on its own generator with thread-local scratch,
-writing only its own output row: results are bitwise identical for any thread count.
+Threading: the K's fix every block's cost; blocks then run longest first under a dynamic
+schedule (the cost is heavy-tailed, P(cost >= t) ~ 1/t, note 8.2 pitfall 4), each with
+thread-local scratch, writing only its own output rows: results are bitwise identical for any
+thread count.
 
 Summation: dot products and squared norms use four lanes (term j to lane j mod 4, each lane
 summed left to right from 0.0, result (a0 + a1) + (a2 + a3)); everything else is elementwise.
@@ -53,6 +56,11 @@ from _rng cimport bitgen_array
 DOMAIN_NONE = 0
 DOMAIN_BALL = 1
 DOMAIN_BOX = 2
+cdef enum:
+    # Copies per random block (a module constant, never derived from the thread count).
+    _COPY_BLOCK = 16
+
+COPY_BLOCK = _COPY_BLOCK
 #: K of a truncated-by-zero-word draw (u = 0); any K > j_max - base_level truncates.
 K_ZERO_WORD = 65
 
@@ -183,26 +191,28 @@ cdef int64_t _run_copy(const Spec *s, const double *X, const double *y, const do
 
 cdef int _batch(const Spec *s, const double *X, const double *y, const double *z0,
                 const double *row_norms, const double *lin, const double *da, const double *db,
-                bitgen_t **gens, Py_ssize_t n_copies, const int64_t *order, const int64_t *e0,
-                const int64_t *e1, const int64_t *e2, const double *weight, double *out,
-                int64_t *n_grads, int n_threads) noexcept nogil:
-    """Copies order[0], order[1], ... in parallel (dynamic schedule); -1 if scratch failed."""
-    cdef Py_ssize_t i, m, d = s.d
+                bitgen_t **gens, Py_ssize_t n_copies, Py_ssize_t n_blocks, const int64_t *order,
+                const int64_t *e0, const int64_t *e1, const int64_t *e2, const double *weight,
+                double *out, int64_t *n_grads, int n_threads) noexcept nogil:
+    """Blocks order[0], order[1], ... in parallel (dynamic schedule), the copies of a block in
+    order on its generator; -1 if scratch allocation failed."""
+    cdef Py_ssize_t i, b, m, d = s.d
     cdef double *scratch
     cdef int failed = 0
     with parallel(num_threads=n_threads):
         scratch = <double *> malloc(5 * d * sizeof(double))
         # Every thread must reach the worksharing loop, so a failed allocation is handled per
-        # copy inside it and reported through the reduction.
-        for i in prange(n_copies, schedule="dynamic", chunksize=1):
-            m = order[i]
+        # block inside it and reported through the reduction.
+        for i in prange(n_blocks, schedule="dynamic", chunksize=1):
+            b = order[i]
             if scratch == NULL:
                 failed += 1
             else:
-                n_grads[m] = _run_copy(s, X, y, z0, row_norms, lin, da, db, gens[m], e0[m],
-                                       e1[m], e2[m], weight[m], scratch, scratch + d,
-                                       scratch + 2 * d, scratch + 3 * d, scratch + 4 * d,
-                                       out + m * d)
+                for m in range(b * _COPY_BLOCK, min((b + 1) * _COPY_BLOCK, n_copies)):
+                    n_grads[m] = _run_copy(s, X, y, z0, row_norms, lin, da, db, gens[b],
+                                           e0[m], e1[m], e2[m], weight[m], scratch,
+                                           scratch + d, scratch + 2 * d, scratch + 3 * d,
+                                           scratch + 4 * d, out + m * d)
         free(scratch)
     return -1 if failed > 0 else 0
 
@@ -221,7 +231,7 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
                    double radius,                   # ball radius
                    const int64_t[::1] level_epochs, # IN  (j_max + 1,) snapshot of each level
                    Py_ssize_t base_level,
-                   object bit_generators,           # IN  one per copy
+                   object bit_generators,           # IN  one per block of COPY_BLOCK copies
                    double[:, ::1] out,              # OUT (M, d) draws relative to c
                    int64_t[::1] k_out,              # OUT (M,) geometric variate K of each copy
                    int64_t[::1] n_grads_out,        # OUT (M,) stochastic gradients used
@@ -256,7 +266,8 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
     s.mu = mu
     s.domain_kind = domain_kind
     s.radius = radius
-    cdef bitgen_t **gens = bitgen_array(bit_generators, n_copies)
+    cdef Py_ssize_t n_blocks = (n_copies + _COPY_BLOCK - 1) // _COPY_BLOCK
+    cdef bitgen_t **gens = bitgen_array(bit_generators, n_blocks)
     cdef int64_t[::1] e0 = np.empty(n_copies, dtype=np.int64)
     cdef int64_t[::1] e1 = np.empty(n_copies, dtype=np.int64)
     cdef int64_t[::1] e2 = np.empty(n_copies, dtype=np.int64)
@@ -266,7 +277,7 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
     try:
         # The level of every copy first: it fixes the copy's cost, hence the schedule.
         for m in range(n_copies):
-            k = _draw_k(gens[m])
+            k = _draw_k(gens[m // _COPY_BLOCK])
             k_out[m] = k
             e0[m] = level_epochs[base_level]
             if base_level + k <= j_max and (level_epochs[base_level + k]
@@ -278,12 +289,14 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
                 e1[m] = e0[m]
                 e2[m] = e0[m]
                 weight[m] = 0.0
-        # Longest first: the cost of a copy is 16 (2^e - 1) - e for its last epoch e.
-        order = np.argsort(-np.maximum(np.asarray(e0), np.asarray(e2)),
-                           kind="stable").astype(np.int64)
+        # Longest block first: a copy costs 16 (2^e - 1) - e for its last epoch e.
+        last = np.maximum(np.asarray(e0), np.asarray(e2))
+        cost = 16 * (np.left_shift(1, last) - 1) - last
+        block_cost = np.add.reduceat(cost, np.arange(0, n_copies, COPY_BLOCK))
+        order = np.argsort(-block_cost, kind="stable").astype(np.int64)
         with nogil:
             status = _batch(&s, &X[0, 0], &y[0], &z0[0], &row_norms[0], &linear[0],
-                            &domain_a[0], &domain_b[0], gens, n_copies, &order[0], &e0[0],
+                            &domain_a[0], &domain_b[0], gens, n_copies, n_blocks, &order[0], &e0[0],
                             &e1[0], &e2[0], &weight[0], &out[0, 0], &n_grads_out[0], n_threads)
     finally:
         free(gens)

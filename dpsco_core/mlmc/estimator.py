@@ -14,9 +14,12 @@ level, :math:`\le \sqrt{32}\,G/(\mu\sqrt{T_{\max}})`, at expected cost O(j_max) 
 variance :math:`O((G^2/\mu^2) j_{\max})` (Proposition 1). x_J and x_{J-1} come from *one*
 EpochSGD run (Remark 1) under the snapshot rule of note 001 section 2.3.
 
-Randomness: copy m of a call draws from ``PCG64DXSM(child m)`` of the call's SeedSequence: first
-one raw 64-bit word (K = ctz + 1), then whatever its oracle draws. Copies are therefore
-reproducible and independent of ``n_threads``; the average over copies is taken in copy order.
+Randomness: copies are grouped in fixed blocks of ``COPY_BLOCK`` = 16 consecutive copies; block b
+draws from ``PCG64DXSM(child b)`` of the call's SeedSequence: first one raw 64-bit word per copy
+of the block (K = ctz + 1), then the copies in order, each consuming whatever its oracle draws.
+(One generator per copy would cost more to seed than a typical copy costs to run.) Copies are
+therefore reproducible and independent of ``n_threads``, on the kernel path and the Python path
+alike; the average over copies is taken in copy order.
 
 Cost and tails: E N is logarithmic in T_max but the cost and the output are heavy-tailed
 (P(N >= t) ~ 1/t). Per unit of work the estimator is far less *statistically* efficient than
@@ -43,6 +46,9 @@ from ._schedule import (J_MAX_LIMIT, LEVELS, draw_epochs, gradients_for_epochs,
 from .domains import check_domain
 from .epoch_sgd import check_psi, run_epochs
 from .oracles import GLMOracle
+
+#: Copies per random block (equal to the kernel's ``_mlmc.COPY_BLOCK``).
+COPY_BLOCK = 16
 
 __all__ = ["MLMCDraws", "mlmc_draws", "mlmc_combine", "optest", "moreau_gradient",
            "OptestResult", "MoreauGradientResult"]
@@ -102,8 +108,7 @@ def mlmc_combine(snapshots, k, j_max, levels="epoch", base_level=0):
     return snapshots[e0].copy()
 
 
-def _draw_python(oracle, mu, center, linear, domain_rel, j_max, levels, base_level, bitgen):
-    k = level_from_raw(bitgen.random_raw())
+def _draw_python(oracle, mu, center, linear, domain_rel, j_max, levels, base_level, k, bitgen):
     e0, e1, e2 = draw_epochs(k, j_max, levels, base_level)
     last = max(e0, e2)
     snaps = run_epochs(oracle, mu, center, linear, domain_rel, last, np.random.Generator(bitgen),
@@ -115,13 +120,12 @@ def _draw_python(oracle, mu, center, linear, domain_rel, j_max, levels, base_lev
     return u, k, gradients_for_epochs(last)
 
 
-def _draws_kernel(oracle, mu, center, linear, spec, j_max, levels, base_level, bitgens,
-                  n_threads):
+def _draws_kernel(oracle, mu, center, linear, spec, j_max, levels, base_level, n_copies,
+                  bitgens, n_threads):
     from .._kernels import _mlmc
 
     kind, dom_a, dom_b, radius = spec
     d = center.shape[0]
-    n_copies = len(bitgens)
     table = np.array([level_epochs(j, levels) for j in range(j_max + 1)], dtype=np.int64)
     out = np.empty((n_copies, d))
     ks = np.empty(n_copies, dtype=np.int64)
@@ -180,22 +184,27 @@ def mlmc_draws(oracle, mu, center, *, j_max, n_copies=1, levels="epoch", base_le
         raise TypeError(f"oracle must be callable as oracle(x, rng); got "
                         f"{type(oracle).__name__}.")
     seed = check_random_state(random_state)
-    bitgens = [BIT_GENERATOR(s) for s in child_seed_sequences(seed, n_copies)]
+    n_blocks = -(-n_copies // COPY_BLOCK)
+    bitgens = [BIT_GENERATOR(s) for s in child_seed_sequences(seed, n_blocks)]
     spec = domain.kernel_spec(center.shape[0]) if isinstance(oracle, GLMOracle) else None
     if spec is not None:
         if oracle.n_features != center.shape[0]:
             raise ValueError(f"center must have length {oracle.n_features} (the problem's "
                              f"features); got {center.shape[0]}.")
         out, ks, n_grads = _draws_kernel(oracle, mu, center, linear, spec, j_max, levels,
-                                         base_level, bitgens, effective_n_threads(n_threads))
+                                         base_level, n_copies, bitgens,
+                                         effective_n_threads(n_threads))
     else:
         domain_rel = domain.translate(center)
         out = np.empty((n_copies, center.shape[0]))
         ks = np.empty(n_copies, dtype=np.int64)
         n_grads = np.empty(n_copies, dtype=np.int64)
-        for m, bitgen in enumerate(bitgens):
-            out[m], ks[m], n_grads[m] = _draw_python(oracle, mu, center, linear, domain_rel,
-                                                     j_max, levels, base_level, bitgen)
+        for m in range(n_copies):   # block b draws the K of its copies first
+            ks[m] = level_from_raw(bitgens[m // COPY_BLOCK].random_raw())
+        for m in range(n_copies):
+            out[m], _, n_grads[m] = _draw_python(oracle, mu, center, linear, domain_rel, j_max,
+                                                 levels, base_level, int(ks[m]),
+                                                 bitgens[m // COPY_BLOCK])
     return MLMCDraws(center + out, ks, n_grads, j_max, levels, base_level)
 
 

@@ -12,6 +12,7 @@ from .cd import _loss_deriv
 
 DOMAIN_NONE, DOMAIN_BALL, DOMAIN_BOX = 0, 1, 2
 K_ZERO_WORD = 65
+COPY_BLOCK = 16
 
 
 def _lane_dot(a, b):
@@ -84,13 +85,15 @@ def mlmc_glm_batch(X, y, z0, row_norms, loss_kind, loss_param, clip, linear, mu,
     j_max = len(level_epochs) - 1
     if not 0 <= base_level <= j_max:
         raise ValueError(f"need 0 <= base_level <= j_max; got {base_level}, {j_max}")
-    if len(bit_generators) != n_copies:
-        raise ValueError(f"expected {n_copies} bit generators (one per block); got "
+    n_blocks = -(-n_copies // COPY_BLOCK)
+    if len(bit_generators) != n_blocks:
+        raise ValueError(f"expected {n_blocks} bit generators (one per block); got "
                          f"{len(bit_generators)}")
+    for m in range(n_copies):   # block b draws the K of its copies first
+        k_out[m] = _draw_k(bit_generators[m // COPY_BLOCK])
     for m in range(n_copies):
-        bitgen = bit_generators[m]
-        k = _draw_k(bitgen)
-        k_out[m] = k
+        bitgen = bit_generators[m // COPY_BLOCK]
+        k = int(k_out[m])
         e0 = int(level_epochs[base_level])
         if base_level + k <= j_max and level_epochs[base_level + k] > level_epochs[base_level + k - 1]:
             e1, e2, weight = int(level_epochs[base_level + k - 1]), int(level_epochs[base_level + k]), float(2 ** k)

@@ -38,7 +38,8 @@ def _run(impl, X, y, c, lin, loss, domain_kind, table, base_level, n_copies, n_t
     ng = np.empty(n_copies, dtype=np.int64)
     impl.mlmc_glm_batch(X, y, X @ c, np.linalg.norm(X, axis=1), loss, 0.7, clip, lin, 1.3,
                         domain_kind, da, db, radius, table, base_level,
-                        block_bit_generators(np.random.SeedSequence(seed), n_copies), out, ks,
+                        block_bit_generators(np.random.SeedSequence(seed), -(-n_copies // 16)),
+                        out, ks,
                         ng, n_threads)
     return out, ks, ng
 
@@ -92,7 +93,7 @@ def test_read_only_inputs_are_accepted_and_unchanged():
     da.setflags(write=False)
     kernel.mlmc_glm_batch(arrays[0], arrays[1], arrays[2], arrays[3], 4, 0.0, np.inf, arrays[4],
                           1.0, 0, da, da, np.inf, table, 0,
-                          block_bit_generators(np.random.SeedSequence(0), 5), out, ks, ng, 2)
+                          block_bit_generators(np.random.SeedSequence(0), 1), out, ks, ng, 2)
     for a, b in zip(arrays, copies):
         np.testing.assert_array_equal(a, b)
 
@@ -113,14 +114,18 @@ def test_costs_follow_the_level_draws_exactly():
     assert abs(ng.mean() - expected_gradients(6, "epoch")) <= 5 * sd / np.sqrt(ng.size)
 
 
+def test_copy_block_constant():
+    assert kernel.COPY_BLOCK == twin.COPY_BLOCK == 16
+
+
 def test_argument_errors():
     X, y, c, lin = _data(d=3)
     with pytest.raises(ValueError, match="base_level"):
         _run(kernel, X, y, c, lin, 4, 0, np.arange(3, dtype=np.int64), 3, 2, 1)
     with pytest.raises(ValueError, match="bit generators"):
-        out = np.empty((2, 3))
+        out = np.empty((20, 3))
         kernel.mlmc_glm_batch(X, y, X @ c, np.linalg.norm(X, axis=1), 4, 0.0, np.inf, lin,
                               1.0, 0, np.zeros(3), np.zeros(3), np.inf,
                               np.arange(3, dtype=np.int64), 0,
                               block_bit_generators(np.random.SeedSequence(0), 1), out,
-                              np.empty(2, dtype=np.int64), np.empty(2, dtype=np.int64), 1)
+                              np.empty(20, dtype=np.int64), np.empty(20, dtype=np.int64), 1)
