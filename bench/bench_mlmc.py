@@ -44,6 +44,7 @@ def bench_mlmc_copies_reference(benchmark, record):
         twin.mlmc_glm_batch(oracle.X, oracle.y, np.zeros(N), oracle.row_norms,
                             oracle.loss_kind, 0.0, np.inf, np.zeros(D), 1.0, 0, np.zeros(D),
                             np.zeros(D), np.inf, table, 0,
-                            block_bit_generators(np.random.SeedSequence(1), -(-N_COPIES // twin.COPY_BLOCK)), out, ks,
+                            block_bit_generators(np.random.SeedSequence(1),
+                                                 -(-N_COPIES // twin.COPY_BLOCK)), out, ks,
                             ng, 1)
     benchmark.pedantic(run, rounds=1, iterations=1)

@@ -95,8 +95,9 @@ def mlmc_glm_batch(X, y, z0, row_norms, loss_kind, loss_param, clip, linear, mu,
         bitgen = bit_generators[m // COPY_BLOCK]
         k = int(k_out[m])
         e0 = int(level_epochs[base_level])
-        if base_level + k <= j_max and level_epochs[base_level + k] > level_epochs[base_level + k - 1]:
-            e1, e2, weight = int(level_epochs[base_level + k - 1]), int(level_epochs[base_level + k]), float(2 ** k)
+        top = base_level + k
+        if top <= j_max and level_epochs[top] > level_epochs[top - 1]:
+            e1, e2, weight = int(level_epochs[top - 1]), int(level_epochs[top]), float(2 ** k)
         else:
             e1, e2, weight = e0, e0, 0.0
         out[m], n_grads_out[m] = _run_copy(
