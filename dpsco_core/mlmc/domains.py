@@ -1,0 +1,161 @@
+r"""Convex domains X with a Euclidean projection, as EpochSGD and ball acceleration use them.
+
+A domain is any object with ``project(v) -> ndarray`` (the Euclidean projection
+:math:`\Pi_X(v)`, a new array) and ``translate(offset) -> domain`` (the domain
+:math:`X - \text{offset}`, so that iterates can be stored relative to the prox centre, note 001
+section 8.2 pitfall 1). The projections come from :mod:`dpsco_core.projections`; the box is the
+feasible set of :class:`dpsco_core.penalties.Box` (coordinate-wise clipping).
+
+``kernel_spec()`` returns ``(kind, a, b, radius)`` for the domains the compiled batch kernel
+(``_mlmc``) handles (whole space, l2 ball, box) and None otherwise.
+"""
+
+import numpy as np
+
+from .._validation import check_scalar, check_vector
+from ..projections import project_l1_ball, project_l2_ball, project_simplex
+
+__all__ = ["Domain", "EuclideanSpace", "L2Ball", "BoxDomain", "L1Ball", "Simplex",
+           "check_domain", "DOMAIN_NONE", "DOMAIN_BALL", "DOMAIN_BOX"]
+
+DOMAIN_NONE = 0
+DOMAIN_BALL = 1
+DOMAIN_BOX = 2
+
+
+class Domain:
+    """Base class: a closed convex set with a Euclidean projection."""
+
+    def project(self, v):
+        raise NotImplementedError
+
+    def translate(self, offset):
+        """The domain ``X - offset`` (a generic wrapper unless a subclass knows better)."""
+        return _Translated(self, np.asarray(offset, dtype=np.float64))
+
+    def contains(self, v, tol=1e-12):
+        v = np.asarray(v, dtype=np.float64)
+        return bool(np.linalg.norm(self.project(v) - v) <= tol * (1.0 + np.linalg.norm(v)))
+
+    def kernel_spec(self, d):
+        return None
+
+
+class _Translated(Domain):
+    def __init__(self, base, offset):
+        self.base = base
+        self.offset = offset
+
+    def project(self, v):
+        return self.base.project(np.asarray(v) + self.offset) - self.offset
+
+    def translate(self, offset):
+        return _Translated(self.base, self.offset + np.asarray(offset, dtype=np.float64))
+
+
+class EuclideanSpace(Domain):
+    """X = R^d (the projection is the identity)."""
+
+    def project(self, v):
+        return np.array(v, dtype=np.float64)
+
+    def translate(self, offset):
+        return self
+
+    def kernel_spec(self, d):
+        return DOMAIN_NONE, np.zeros(d), np.zeros(d), np.inf
+
+    def __repr__(self):
+        return "EuclideanSpace()"
+
+
+class L2Ball(Domain):
+    r"""The ball :math:`\{x : \|x - c\|_2 \le R\}` (``center=None``: the origin)."""
+
+    def __init__(self, radius, center=None):
+        self.radius = check_scalar(radius, "radius", low=0.0, low_open=False, allow_inf=True)
+        self.center = None if center is None else check_vector(center, "center", copy=True)
+
+    def _center(self, d):
+        return np.zeros(d) if self.center is None else self.center
+
+    def project(self, v):
+        v = np.asarray(v, dtype=np.float64)
+        return project_l2_ball(v, self.radius, self._center(v.shape[0]), n_threads=1)
+
+    def translate(self, offset):
+        offset = np.asarray(offset, dtype=np.float64)
+        return L2Ball(self.radius, self._center(offset.shape[0]) - offset)
+
+    def kernel_spec(self, d):
+        return DOMAIN_BALL, self._center(d), np.zeros(d), self.radius
+
+    def __repr__(self):
+        return f"L2Ball(radius={self.radius!r})"
+
+
+class BoxDomain(Domain):
+    """The box ``lower <= x <= upper`` (scalars or vectors; the set of ``penalties.Box``)."""
+
+    def __init__(self, lower, upper):
+        self.lower = np.array(lower, dtype=np.float64)
+        self.upper = np.array(upper, dtype=np.float64)
+        if np.any(np.isnan(self.lower)) or np.any(np.isnan(self.upper)):
+            raise ValueError("lower and upper must not contain NaN.")
+        if np.any(self.lower > self.upper):
+            raise ValueError("the box is empty: lower must be <= upper in every coordinate.")
+
+    def project(self, v):
+        return np.clip(np.asarray(v, dtype=np.float64), self.lower, self.upper)
+
+    def translate(self, offset):
+        offset = np.asarray(offset, dtype=np.float64)
+        return BoxDomain(self.lower - offset, self.upper - offset)
+
+    def kernel_spec(self, d):
+        return (DOMAIN_BOX, np.broadcast_to(self.lower, (d,)).astype(np.float64),
+                np.broadcast_to(self.upper, (d,)).astype(np.float64), np.inf)
+
+    def __repr__(self):
+        return f"BoxDomain(lower={self.lower!r}, upper={self.upper!r})"
+
+
+class L1Ball(Domain):
+    r"""The l1 ball :math:`\{x : \|x\|_1 \le R\}`."""
+
+    def __init__(self, radius):
+        self.radius = check_scalar(radius, "radius", low=0.0, low_open=False)
+
+    def project(self, v):
+        return project_l1_ball(np.asarray(v, dtype=np.float64), self.radius)
+
+    def __repr__(self):
+        return f"L1Ball(radius={self.radius!r})"
+
+
+class Simplex(Domain):
+    r"""The scaled simplex :math:`\{x \ge 0 : \sum_i x_i = a\}`."""
+
+    def __init__(self, total=1.0):
+        self.total = check_scalar(total, "total", low=0.0)
+
+    def project(self, v):
+        return project_simplex(np.asarray(v, dtype=np.float64), self.total)
+
+    def __repr__(self):
+        return f"Simplex(total={self.total!r})"
+
+
+def check_domain(domain, d):
+    """None -> EuclideanSpace(); otherwise an object with ``project`` (TypeError if not)."""
+    if domain is None:
+        return EuclideanSpace()
+    if not callable(getattr(domain, "project", None)):
+        raise TypeError(f"domain must be None or have a project(v) method; got "
+                        f"{type(domain).__name__}.")
+    if isinstance(domain, BoxDomain):
+        for name, arr in (("lower", domain.lower), ("upper", domain.upper)):
+            if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != d):
+                raise ValueError(f"domain {name} must be a scalar or have length {d}; got shape "
+                                 f"{arr.shape}.")
+    return domain

@@ -1,0 +1,125 @@
+r"""Stochastic subgradient oracles for the MLMC estimators.
+
+An oracle is a callable ``oracle(x, rng) -> ndarray of shape (d,)``: an unbiased stochastic
+subgradient of f at x, drawing only from the ``numpy.random.Generator`` rng (so that a copy's
+randomness is its own stream). :class:`GLMOracle` is the concrete family the compiled batch
+kernel ``_mlmc`` runs: :math:`\hat\nabla f(x) = \ell'(\langle a_s, x\rangle, b_s) a_s` with s
+uniform in [n] (optionally clipped to norm ``clip``, which a.s.-bounds it as DP needs). The
+test oracles have known minimizers (note 001, section 9).
+"""
+
+import numpy as np
+
+from .._validation import check_positive
+from ..penalties import NoPenalty
+
+__all__ = ["GLMOracle", "QuadraticOracle", "KinkOracle", "NormOracle"]
+
+
+class GLMOracle:
+    r"""Per-sample subgradient of :math:`f(x) = \frac1n\sum_s \ell(\langle a_s, x\rangle, b_s)`.
+
+    Parameters
+    ----------
+    problem : dpsco_core.Problem
+        Dense problem; its loss is used, its penalty must be ``NoPenalty`` (put strongly convex
+        or linear terms into psi instead).
+    clip : float or None, default=None
+        Per-sample gradient norm bound: :math:`g \leftarrow g \min(1, C/\|g\|)`. Clipping
+        changes f for non-Lipschitz losses; with it, :math:`\|\hat\nabla f\| \le C` a.s.
+
+    Notes
+    -----
+    Draw order: one ``rng.integers(0, n)`` per call, as the kernel draws it, so a Python run
+    and a kernel run consume the same stream (their iterates differ only in rounding: the
+    kernel stores them relative to the prox centre).
+    """
+
+    def __init__(self, problem, clip=None):
+        if getattr(problem, "is_sparse", False):
+            raise ValueError("GLMOracle needs a dense problem; got sparse X.")
+        if not isinstance(problem.penalty, NoPenalty):
+            raise ValueError(f"GLMOracle uses the loss only: problem.penalty must be NoPenalty; "
+                             f"got {problem.penalty!r}.")
+        self.problem = problem
+        self.X = np.ascontiguousarray(problem.X_c())
+        self.y = np.asarray(problem.y, dtype=np.float64)
+        self.loss_kind = int(problem.loss.kind)
+        self.loss_param = float(problem.loss.param)
+        self.row_norms = np.ascontiguousarray(problem.row_norms(), dtype=np.float64)
+        self.clip = np.inf if clip is None else check_positive(clip, "clip")
+
+    @property
+    def n_features(self):
+        return self.X.shape[1]
+
+    def __call__(self, x, rng):
+        s = int(rng.integers(0, self.X.shape[0]))
+        z = float(self.X[s] @ x)
+        g = float(self.problem.loss.deriv(np.array([z]), self.y[s:s + 1], n_threads=1)[0])
+        gn = abs(g) * self.row_norms[s]
+        if gn > self.clip:
+            g *= self.clip / gn
+        return g * self.X[s]
+
+
+class QuadraticOracle:
+    r"""(P1) :math:`f(x) = \frac12\|x - b\|^2` with :math:`\hat\nabla f = x - b + \xi`,
+    :math:`\xi \sim N(0, s^2 I)`."""
+
+    def __init__(self, b, noise=1.0):
+        self.b = np.asarray(b, dtype=np.float64)
+        self.noise = float(noise)
+
+    def __call__(self, x, rng):
+        return x - self.b + self.noise * rng.standard_normal(self.b.shape[0])
+
+
+class KinkOracle:
+    r"""(P2) :math:`f(x) = \sum_i |x_i|` with :math:`\hat\nabla f = \mathrm{sign}(x) + \xi`,
+    :math:`\xi \sim N(0, s^2 I)`; with :math:`\psi = (\mu/2)\|x-c\|^2`, :math:`|\mu c_i| \le 1`,
+    the minimizer is 0. ``noise=0`` gives a deterministic oracle."""
+
+    def __init__(self, d, noise=1.0):
+        self.d = int(d)
+        self.noise = float(noise)
+
+    def __call__(self, x, rng):
+        g = np.sign(x)
+        if self.noise:
+            g = g + self.noise * rng.standard_normal(self.d)
+        return g
+
+
+class NormOracle:
+    r"""(P4) :math:`f(x) = G_0\|x - a\|_2` with :math:`\hat\nabla f = G_0 u + \xi` (u the unit
+    vector of x - a, 0 at a), :math:`\xi \sim N(0, s^2 I)`.
+
+    Closed forms: the prox :math:`P_{f,\lambda}(y) = a + (y - a)\max(0, 1 - G_0/(\lambda\|y -
+    a\|))` and the Moreau gradient :meth:`moreau_gradient`.
+    """
+
+    def __init__(self, a, scale=1.0, noise=0.0):
+        self.a = np.asarray(a, dtype=np.float64)
+        self.scale = float(scale)
+        self.noise = float(noise)
+
+    def __call__(self, x, rng):
+        v = x - self.a
+        nrm = np.linalg.norm(v)
+        g = self.scale * v / nrm if nrm > 0 else np.zeros_like(v)
+        if self.noise:
+            g = g + self.noise * rng.standard_normal(v.shape[0])
+        return g
+
+    def value(self, x):
+        return self.scale * float(np.linalg.norm(np.asarray(x) - self.a))
+
+    def prox(self, y, lam):
+        v = np.asarray(y, dtype=np.float64) - self.a
+        nrm = np.linalg.norm(v)
+        return self.a + v * max(0.0, 1.0 - self.scale / (lam * nrm)) if nrm > 0 else self.a.copy()
+
+    def moreau_gradient(self, y, lam):
+        """:math:`\\nabla f_\\lambda(y) = \\lambda(y - P_{f,\\lambda}(y))` (Fact 1.2)."""
+        return lam * (np.asarray(y, dtype=np.float64) - self.prox(y, lam))

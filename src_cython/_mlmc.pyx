@@ -1,0 +1,304 @@
+# cython: language_level=3
+"""Batches of MLMC optimum-estimator draws (Asi et al. 2021, eq. (1) with EpochSGD, Algorithm 8)
+for a linear-model objective, in parallel over copies.
+
+What one copy computes (note 001, sections 2.1-2.3): for
+
+    F(x) = (1/n) sum_s l(<a_s, x>, b_s) + (mu/2) ||x - c||^2 + <lin, x>   over a domain X,
+
+EpochSGD from x_0 = argmin_X psi, epoch k having T_k = 16 2^(k-1) iterates and step
+eta_k = 1 / (4 mu 2^(k-1)); its epoch averages are the snapshots. The copy draws
+K ~ Geom(1/2) and returns ``snap[e0] + 2^K (snap[e2] - snap[e1])`` with
+``e1 = level_epochs[base_level + K - 1]``, ``e2 = level_epochs[base_level + K]``,
+``e0 = level_epochs[base_level]``, or ``snap[e0]`` when ``base_level + K > j_max`` (truncated)
+or ``e1 == e2`` (a zero difference under the paper's levels; no extra epoch is run).
+``level_epochs`` (length j_max + 1) encodes the level scheme; Python builds it.
+
+Coordinates: every iterate is stored relative to the prox centre, u = x - c (note 8.2,
+pitfall 1: the 2^K amplification of round-off acts on ||u|| <= G/mu instead of ||x||). The
+margins are <a_s, x> = z0[s] + <a_s, u> with z0 = X c computed once by the caller; the domain
+is given in relative coordinates too (ball centre minus c, box bounds minus c). One step is
+
+    g  = l'(z, b_s) a_s, scaled by min(1, clip / (|l'| ||a_s||)) (clip = inf: no clipping)
+    u <- Proj_{X - c}((u - eta (g + lin)) / (1 + eta mu))
+
+the exact prox-gradient step for psi (the objective is an isotropic quadratic).
+
+Randomness and draw order (reproduced by ``dpsco_core.reference.mlmc``): copies are split into
+fixed blocks of COPY_BLOCK consecutive copies; block b owns bit generator b (seeding one numpy
+bit generator per copy costs ~20 us in Python, more than a typical copy). Block b first draws,
+for its copies in order, one raw 64-bit word u each (``next_uint64``): K = ctz(u) + 1 (u = 0:
+truncated). Then its copies run in order, every gradient step drawing its sample index,
+``Generator.integers(0, n)`` (``random_bounded_uint64``), and nothing else: the index stream is
+data-independent.
+
+Threading: the K's fix every block's cost; blocks then run longest first under a dynamic
+schedule (the cost is heavy-tailed, P(cost >= t) ~ 1/t, note 8.2 pitfall 4), each with
+thread-local scratch, writing only its own output rows: results are bitwise identical for any
+thread count.
+
+Summation: dot products and squared norms use four lanes (term j to lane j mod 4, each lane
+summed left to right from 0.0, result (a0 + a1) + (a2 + a3)); everything else is elementwise.
+"""
+
+from cython.parallel cimport parallel, prange
+from libc.math cimport fabs, sqrt
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport free, malloc
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport random_bounded_uint64
+
+import numpy as np
+
+from _loss cimport loss_deriv
+from _rng cimport bitgen_array
+
+DOMAIN_NONE = 0
+DOMAIN_BALL = 1
+DOMAIN_BOX = 2
+cdef enum:
+    # Copies per random block (a module constant, never derived from the thread count).
+    _COPY_BLOCK = 16
+
+COPY_BLOCK = _COPY_BLOCK
+#: K of a truncated-by-zero-word draw (u = 0); any K > j_max - base_level truncates.
+K_ZERO_WORD = 65
+
+
+cdef struct Spec:
+    Py_ssize_t n
+    Py_ssize_t d
+    int loss_kind
+    double loss_param
+    double clip
+    double mu
+    int domain_kind
+    double radius
+
+
+cdef inline double _lane_dot(const double *a, const double *b, Py_ssize_t d) noexcept nogil:
+    """sum_j a[j] b[j] in four lanes (module docstring)."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef Py_ssize_t j, head = d - d % 4
+    for j in range(0, head, 4):
+        a0 = a0 + a[j] * b[j]
+        a1 = a1 + a[j + 1] * b[j + 1]
+        a2 = a2 + a[j + 2] * b[j + 2]
+        a3 = a3 + a[j + 3] * b[j + 3]
+    if d - head > 0:
+        a0 = a0 + a[head] * b[head]
+    if d - head > 1:
+        a1 = a1 + a[head + 1] * b[head + 1]
+    if d - head > 2:
+        a2 = a2 + a[head + 2] * b[head + 2]
+    return (a0 + a1) + (a2 + a3)
+
+
+cdef inline void _project(const Spec *s, double *u, const double *da, const double *db,
+                          double *tmp) noexcept nogil:
+    """u <- Proj_{X - c}(u): ball (centre da, radius) or box [da, db], in place."""
+    cdef Py_ssize_t j
+    cdef double nrm, scale
+    if s.domain_kind == 1:
+        for j in range(s.d):
+            tmp[j] = u[j] - da[j]
+        nrm = sqrt(_lane_dot(tmp, tmp, s.d))
+        if nrm > s.radius:
+            scale = s.radius / nrm
+            for j in range(s.d):
+                u[j] = da[j] + tmp[j] * scale
+    elif s.domain_kind == 2:
+        for j in range(s.d):
+            if u[j] < da[j]:
+                u[j] = da[j]
+            elif u[j] > db[j]:
+                u[j] = db[j]
+
+
+cdef inline int _draw_k(bitgen_t *gen) noexcept nogil:
+    """K = ctz(u) + 1 from one raw word; K_ZERO_WORD for u = 0."""
+    cdef uint64_t u = gen.next_uint64(gen.state)
+    cdef int k = 1
+    if u == 0:
+        return 65
+    while (u & 1) == 0:
+        u >>= 1
+        k += 1
+    return k
+
+
+cdef int64_t _run_copy(const Spec *s, const double *X, const double *y, const double *z0,
+                       const double *row_norms, const double *lin, const double *da,
+                       const double *db, bitgen_t *gen, Py_ssize_t e0, Py_ssize_t e1,
+                       Py_ssize_t e2, double weight, double *u, double *acc, double *base,
+                       double *prev, double *tmp, double *out) noexcept nogil:
+    """One copy (its K already drawn): writes out[0:d] (relative to c), returns its gradients."""
+    cdef Py_ssize_t d = s.d, j, k, t, idx
+    cdef Py_ssize_t e_last = e2 if e2 > e1 else e0
+    cdef int64_t n_grads = 0, t_k = 16
+    cdef double eta = 1.0 / (4.0 * s.mu), denom, z, gs, gn
+    cdef const double *xs
+    # x_0 = argmin_X psi = Proj_X(c - lin / mu)
+    for j in range(d):
+        u[j] = -lin[j] / s.mu
+    _project(s, u, da, db, tmp)
+    if e0 == 0:
+        for j in range(d):
+            base[j] = u[j]
+    if e1 == 0 and e2 > e1:
+        for j in range(d):
+            prev[j] = u[j]
+    for k in range(1, e_last + 1):
+        denom = 1.0 + eta * s.mu
+        # x_k^1: the prox step without a gradient
+        for j in range(d):
+            u[j] = (u[j] - eta * lin[j]) / denom
+        _project(s, u, da, db, tmp)
+        for j in range(d):
+            acc[j] = u[j]
+        for t in range(1, t_k):
+            idx = <Py_ssize_t> random_bounded_uint64(gen, 0, <uint64_t> (s.n - 1), 0, 0)
+            xs = X + idx * d
+            z = z0[idx] + _lane_dot(xs, u, d)
+            gs = loss_deriv(s.loss_kind, z, y[idx], s.loss_param)
+            gn = fabs(gs) * row_norms[idx]
+            if gn > s.clip:
+                gs = gs * (s.clip / gn)
+            for j in range(d):
+                u[j] = (u[j] - eta * (gs * xs[j] + lin[j])) / denom
+            _project(s, u, da, db, tmp)
+            for j in range(d):
+                acc[j] = acc[j] + u[j]
+        n_grads += t_k - 1
+        for j in range(d):
+            u[j] = acc[j] / <double> t_k
+        if k == e0:
+            for j in range(d):
+                base[j] = u[j]
+        if k == e1 and e2 > e1:
+            for j in range(d):
+                prev[j] = u[j]
+        eta = eta * 0.5
+        t_k = 2 * t_k
+    if e2 > e1:
+        for j in range(d):
+            out[j] = base[j] + weight * (u[j] - prev[j])
+    else:
+        for j in range(d):
+            out[j] = base[j]
+    return n_grads
+
+
+cdef int _batch(const Spec *s, const double *X, const double *y, const double *z0,
+                const double *row_norms, const double *lin, const double *da, const double *db,
+                bitgen_t **gens, Py_ssize_t n_copies, Py_ssize_t n_blocks, const int64_t *order,
+                const int64_t *e0, const int64_t *e1, const int64_t *e2, const double *weight,
+                double *out, int64_t *n_grads, int n_threads) noexcept nogil:
+    """Blocks order[0], order[1], ... in parallel (dynamic schedule), the copies of a block in
+    order on its generator; -1 if scratch allocation failed."""
+    cdef Py_ssize_t i, b, m, d = s.d
+    cdef double *scratch
+    cdef int failed = 0
+    with parallel(num_threads=n_threads):
+        scratch = <double *> malloc(5 * d * sizeof(double))
+        # Every thread must reach the worksharing loop, so a failed allocation is handled per
+        # block inside it and reported through the reduction.
+        for i in prange(n_blocks, schedule="dynamic", chunksize=1):
+            b = order[i]
+            if scratch == NULL:
+                failed += 1
+            else:
+                for m in range(b * _COPY_BLOCK, min((b + 1) * _COPY_BLOCK, n_copies)):
+                    n_grads[m] = _run_copy(s, X, y, z0, row_norms, lin, da, db, gens[b],
+                                           e0[m], e1[m], e2[m], weight[m], scratch,
+                                           scratch + d, scratch + 2 * d, scratch + 3 * d,
+                                           scratch + 4 * d, out + m * d)
+        free(scratch)
+    return -1 if failed > 0 else 0
+
+
+def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered features
+                   const double[::1] y,             # IN  (n,) labels
+                   const double[::1] z0,            # IN  (n,) X @ c (margins at the centre)
+                   const double[::1] row_norms,     # IN  (n,) ||a_s||_2 (used by clipping)
+                   int loss_kind, double loss_param,
+                   double clip,                     # per-sample gradient norm bound, inf: none
+                   const double[::1] linear,        # IN  (d,) linear term of psi
+                   double mu,                       # strong convexity of psi (> 0)
+                   int domain_kind,                 # DOMAIN_NONE, DOMAIN_BALL or DOMAIN_BOX
+                   const double[::1] domain_a,      # IN  (d,) ball centre - c, or lower - c
+                   const double[::1] domain_b,      # IN  (d,) upper - c (box; else unused)
+                   double radius,                   # ball radius
+                   const int64_t[::1] level_epochs, # IN  (j_max + 1,) snapshot of each level
+                   Py_ssize_t base_level,
+                   object bit_generators,           # IN  one per block of COPY_BLOCK copies
+                   double[:, ::1] out,              # OUT (M, d) draws relative to c
+                   int64_t[::1] k_out,              # OUT (M,) geometric variate K of each copy
+                   int64_t[::1] n_grads_out,        # OUT (M,) stochastic gradients used
+                   int n_threads):
+    """M independent MLMC draws (module docstring); returns nothing, fills the OUT buffers."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], n_copies = out.shape[0], m
+    cdef Py_ssize_t j_max = level_epochs.shape[0] - 1
+    if n == 0 or d == 0:
+        raise ValueError("X must have at least one row and one column")
+    for name, arr in (("y", y), ("z0", z0), ("row_norms", row_norms)):
+        if arr.shape[0] != n:
+            raise ValueError(f"{name} has length {arr.shape[0]}, X has {n} rows")
+    for name, arr in (("linear", linear), ("domain_a", domain_a), ("domain_b", domain_b)):
+        if arr.shape[0] != d:
+            raise ValueError(f"{name} has length {arr.shape[0]}, X has {d} columns")
+    if out.shape[1] != d or k_out.shape[0] != n_copies or n_grads_out.shape[0] != n_copies:
+        raise ValueError("out must be (M, d) and k_out, n_grads_out of length M")
+    if j_max < 0 or base_level < 0 or base_level > j_max:
+        raise ValueError(f"need 0 <= base_level <= j_max; got {base_level}, {j_max}")
+    if not mu > 0.0:
+        raise ValueError(f"mu must be > 0; got {mu}")
+    if domain_kind not in (DOMAIN_NONE, DOMAIN_BALL, DOMAIN_BOX):
+        raise ValueError(f"unknown domain kind {domain_kind}")
+    if n_copies == 0:
+        return
+    cdef Spec s
+    s.n = n
+    s.d = d
+    s.loss_kind = loss_kind
+    s.loss_param = loss_param
+    s.clip = clip
+    s.mu = mu
+    s.domain_kind = domain_kind
+    s.radius = radius
+    cdef Py_ssize_t n_blocks = (n_copies + _COPY_BLOCK - 1) // _COPY_BLOCK
+    cdef bitgen_t **gens = bitgen_array(bit_generators, n_blocks)
+    cdef int64_t[::1] e0 = np.empty(n_copies, dtype=np.int64)
+    cdef int64_t[::1] e1 = np.empty(n_copies, dtype=np.int64)
+    cdef int64_t[::1] e2 = np.empty(n_copies, dtype=np.int64)
+    cdef double[::1] weight = np.empty(n_copies, dtype=np.float64)
+    cdef int64_t[::1] order
+    cdef int k, status
+    try:
+        # The level of every copy first: it fixes the copy's cost, hence the schedule.
+        for m in range(n_copies):
+            k = _draw_k(gens[m // _COPY_BLOCK])
+            k_out[m] = k
+            e0[m] = level_epochs[base_level]
+            if base_level + k <= j_max and (level_epochs[base_level + k]
+                                            > level_epochs[base_level + k - 1]):
+                e1[m] = level_epochs[base_level + k - 1]
+                e2[m] = level_epochs[base_level + k]
+                weight[m] = <double> (<uint64_t> 1 << k)
+            else:
+                e1[m] = e0[m]
+                e2[m] = e0[m]
+                weight[m] = 0.0
+        # Longest block first: a copy costs 16 (2^e - 1) - e for its last epoch e.
+        last = np.maximum(np.asarray(e0), np.asarray(e2))
+        cost = 16 * (np.left_shift(1, last) - 1) - last
+        block_cost = np.add.reduceat(cost, np.arange(0, n_copies, COPY_BLOCK))
+        order = np.argsort(-block_cost, kind="stable").astype(np.int64)
+        with nogil:
+            status = _batch(&s, &X[0, 0], &y[0], &z0[0], &row_norms[0], &linear[0],
+                            &domain_a[0], &domain_b[0], gens, n_copies, n_blocks, &order[0], &e0[0],
+                            &e1[0], &e2[0], &weight[0], &out[0, 0], &n_grads_out[0], n_threads)
+    finally:
+        free(gens)
+    if status != 0:
+        raise MemoryError()

@@ -1,0 +1,178 @@
+"""EpochSGD, the MLMC optimum estimator, OPTEST and MORGRADEST (note 001, section 9 oracles)."""
+
+import numpy as np
+import pytest
+
+from dpsco_core import Problem
+from dpsco_core import mlmc
+from dpsco_core.mlmc import (BoxDomain, GLMOracle, KinkOracle, L1Ball, L2Ball, NormOracle,
+                             Simplex, epoch_sgd, expected_gradients, level_epochs, mlmc_combine,
+                             mlmc_draws)
+
+
+def test_snapshot_table():
+    """T4: m(2^j) and N_ES(2^j) for j = 0..9 (note 2.3)."""
+    m = [mlmc.epochs_for_budget(2 ** j) for j in range(10)]
+    assert m == [0, 0, 0, 0, 1, 1, 2, 3, 4, 5]
+    assert [mlmc.gradients_for_epochs(e) for e in m] == [0, 0, 0, 0, 15, 15, 46, 109, 236, 491]
+    # Epoch-aligned levels: ~16 l_max - 18 (142.03 at l_max = 10, note 2.4).
+    assert expected_gradients(10, "epoch") == pytest.approx(142.02734375)
+    # Paper levels: the note's table minus the skipped zero difference at J = 5.
+    assert expected_gradients(8, "paper") == pytest.approx(3.8984375 - 15 / 32)
+
+
+def test_prefix_property():
+    """T3: the run with a smaller budget is a prefix of the longer run, bit for bit."""
+    o = KinkOracle(3, noise=1.0)
+    c = np.array([0.5, -0.2, 0.1])
+    long = epoch_sgd(o, 1.0, c, budget=1000, random_state=7)
+    short = epoch_sgd(o, 1.0, c, budget=200, random_state=7)
+    k = short.snapshots.shape[0]
+    np.testing.assert_array_equal(short.snapshots, long.snapshots[:k])
+    assert short.n_gradients == mlmc.gradients_for_epochs(k - 1)
+
+
+def _nemirovski(d, gamma):
+    """P6 deterministic oracle: gamma * e_{first argmax}."""
+    def oracle(x, rng):
+        g = np.zeros_like(x)
+        g[int(np.argmax(x))] = gamma
+        return g
+    return oracle
+
+
+@pytest.mark.parametrize("levels,j_max,base_level", [("paper", 9, 0), ("paper", 9, 3),
+                                                      ("epoch", 5, 0), ("epoch", 5, 2)])
+def test_exact_enumeration_identity(levels, j_max, base_level):
+    """T2: sum_k 2^-k xhat(k) + 2^-(j_max - l0) xhat(trunc) = x_{j_max}, to 1e-10."""
+    oracle = _nemirovski(40, 1.0)
+    c = np.linspace(-0.1, 0.1, 40)
+    res = epoch_sgd(oracle, 1.0, c, n_epochs=level_epochs(j_max, levels), random_state=0)
+    total = sum(2.0 ** -k * mlmc_combine(res.snapshots, k, j_max, levels, base_level)
+                for k in range(1, j_max - base_level + 1))
+    total = total + 2.0 ** -(j_max - base_level) * mlmc_combine(res.snapshots, np.inf, j_max,
+                                                                 levels, base_level)
+    np.testing.assert_allclose(total, res.x, rtol=1e-10, atol=1e-12)
+    # The real draw path produces exactly these combinations.
+    draws = mlmc_draws(oracle, 1.0, c, j_max=j_max, n_copies=20, levels=levels,
+                       base_level=base_level, random_state=1)
+    for x, k in zip(draws.samples, draws.k):
+        np.testing.assert_allclose(x, mlmc_combine(res.snapshots, k, j_max, levels, base_level),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_distance_bound():
+    """T9 / Proposition 3: E||x_T - x*||^2 <= 32 G^2 / (mu^2 T) on the 1-d kink (x* = 0)."""
+    o = KinkOracle(1, noise=1.0)
+    g2 = 2.0  # E|sign(x) + N(0, 1)|^2 <= 2
+    for budget in (48, 240):
+        errs = [epoch_sgd(o, 1.0, [0.5], budget=budget, random_state=s).x[0] ** 2
+                for s in range(60)]
+        assert np.mean(errs) <= 32 * g2 / budget
+
+
+def _kink_glm():
+    """P2 as a GLM: f(x) = mean |x - b_s|, b = (0, 0, -3, 3), psi = (1/2)(x - 1/4)^2; near 0
+    f' = sign(x) / 2, so x* = 0 (a kink) and EpochSGD is visibly biased (note 9, P2)."""
+    prob = Problem(np.ones((4, 1)), np.array([0.0, 0.0, -3.0, 3.0]), loss="absolute")
+    return GLMOracle(prob), 1.0, np.array([0.25]), 0.0
+
+
+def test_mean_identity_and_bias_decrease():
+    """T6/T7/E1: mean(MLMC) = mean(EpochSGD at the top level) within 4.5 combined standard
+    errors, and the bias shrinks as j_max grows, below 8 G / (mu sqrt(T_max))."""
+    oracle, mu, c, x_star = _kink_glm()
+    biases, mlmc_biases = [], []
+    for j_max in (1, 3, 5):
+        est = mlmc_draws(oracle, mu, c, j_max=j_max, n_copies=20000, random_state=j_max)
+        top = mlmc_draws(oracle, mu, c, j_max=j_max, n_copies=4000, base_level=j_max,
+                         random_state=100 + j_max)
+        se = np.hypot(est.samples.std() / np.sqrt(20000), top.samples.std() / np.sqrt(4000))
+        assert abs(est.mean[0] - top.mean[0]) <= 4.5 * se
+        biases.append(abs(top.mean[0] - x_star))
+        mlmc_biases.append(abs(est.mean[0] - x_star))
+        assert biases[-1] <= 8.0 / np.sqrt(16 * (2 ** j_max - 1)) + 4.5 * se
+    assert biases[0] > biases[1] > biases[2]
+    assert mlmc_biases[0] > mlmc_biases[1] > mlmc_biases[2]
+
+
+def test_kernel_path_matches_python_path():
+    """A GLMOracle runs in the kernel; wrapped in a lambda it runs in Python on the same stream:
+    the draws agree to rounding (iterates relative vs absolute), the costs exactly."""
+    rs = np.random.default_rng(0)
+    prob = Problem(rs.standard_normal((30, 4)), np.sign(rs.standard_normal(30)), loss="hinge")
+    oracle = GLMOracle(prob, clip=2.0)
+    c = np.array([0.2, -0.1, 0.0, 0.3])
+    for domain in (None, L2Ball(0.3, center=c + 0.1), BoxDomain(-0.2, 0.4)):
+        a = mlmc_draws(oracle, 2.0, c, j_max=4, n_copies=25, domain=domain, random_state=5,
+                       n_threads=2)
+        b = mlmc_draws(lambda x, rng: oracle(x, rng), 2.0, c, j_max=4, n_copies=25,
+                       domain=domain, random_state=5)
+        np.testing.assert_array_equal(a.k, b.k)
+        np.testing.assert_array_equal(a.n_gradients, b.n_gradients)
+        np.testing.assert_allclose(a.samples, b.samples, rtol=0, atol=1e-9)
+
+
+def test_thread_count_and_seed_reproducibility():
+    """T19: same seed, same draws for 1, 2 and 4 threads; a Generator gives fresh draws."""
+    oracle, mu, c, _ = _kink_glm()
+    runs = [mlmc_draws(oracle, mu, c, j_max=4, n_copies=200, random_state=11, n_threads=t)
+            for t in (1, 2, 4)]
+    for r in runs[1:]:
+        np.testing.assert_array_equal(r.samples, runs[0].samples)
+    g = np.random.default_rng(3)
+    a = mlmc_draws(oracle, mu, c, j_max=4, n_copies=50, random_state=g)
+    b = mlmc_draws(oracle, mu, c, j_max=4, n_copies=50, random_state=g)
+    assert not np.array_equal(a.samples, b.samples)
+
+
+@pytest.mark.parametrize("domain", [L1Ball(0.5), Simplex(1.0), BoxDomain(0.0, 0.2),
+                                    L2Ball(0.3)])
+def test_domains_keep_snapshots_feasible(domain):
+    o = KinkOracle(4, noise=0.5)
+    res = epoch_sgd(o, 1.0, np.array([0.3, 0.1, -0.2, 0.6]), n_epochs=3, domain=domain,
+                    random_state=0)
+    for snap in res.snapshots:
+        assert domain.contains(snap, tol=1e-9)
+
+
+def test_optest_targets():
+    """T11: OPTEST with derived j_max and copies meets its bias and MSE targets (1-d kink)."""
+    o = KinkOracle(1, noise=0.0)    # deterministic: G = 1, x* = 0
+    res = mlmc.optest(o, 1.0, [0.5], bias=0.05, n_copies=8, lipschitz=1.0, random_state=0)
+    assert res.draws.j_max == mlmc.j_max_from_bias(0.05, 1.0, 1.0)
+    assert abs(res.x[0]) <= 0.05 * 4
+    n = mlmc.n_copies_from_variance(1.0, 1.0, 1.0, 3)
+    assert n == int(np.ceil(32 * 32 * 3))
+
+
+def test_moreau_gradient_against_closed_form():
+    """T12 (P4): E g ~ grad f_lam(y), ||E g|| <= G, in both regimes of ||y - a|| vs G0/lam."""
+    a = np.array([0.0, 0.0])
+    oracle = NormOracle(a, scale=1.0, noise=0.5)
+    for y, lam in ((np.array([3.0, 4.0]), 1.0), (np.array([0.1, 0.2]), 1.0)):
+        res = mlmc.moreau_gradient(oracle, y, lam, j_max=10, n_copies=1500, levels="paper",
+                                   random_state=0)
+        exact = oracle.moreau_gradient(y, lam)
+        se = lam * res.draws.samples.std(axis=0) / np.sqrt(1500)
+        bias_bound = 8 * np.hypot(1.0, 0.5 * np.sqrt(2)) / np.sqrt(2 ** 10)
+        assert np.all(np.abs(res.gradient - exact) <= 4.5 * se + bias_bound)
+        assert np.linalg.norm(exact) <= 1.0 + 1e-12
+
+
+def test_errors():
+    o = KinkOracle(1)
+    with pytest.raises(ValueError, match="mu"):
+        mlmc_draws(o, 0.0, [0.0], j_max=3)
+    with pytest.raises(ValueError, match="j_max"):
+        mlmc_draws(o, 1.0, [0.0], j_max=41)
+    with pytest.raises(ValueError, match="levels"):
+        mlmc_draws(o, 1.0, [0.0], j_max=3, levels="geometric")
+    with pytest.raises(ValueError, match="empty"):
+        BoxDomain(1.0, 0.0)
+    with pytest.raises(ValueError, match="above the limit"):
+        mlmc.j_max_from_bias(1e-12, 1.0, 1.0)
+    with pytest.raises(TypeError, match="oracle"):
+        mlmc_draws(3, 1.0, [0.0], j_max=3)
+    with pytest.raises(ValueError, match="exactly one"):
+        mlmc.optest(o, 1.0, [0.0], j_max=3, bias=0.1, n_copies=2)
