@@ -78,8 +78,13 @@ cdef inline double _dot4(const double *a, const double[::1] w, Py_ssize_t d) noe
     return (l0 + l1) + (l2 + l3)
 
 
-cdef inline void _dot4_pair(const double *a, const double[::1] w, const double[::1] u,
-                            Py_ssize_t d, double *aw, double *au) noexcept nogil:
+cdef struct _Pair:
+    double first
+    double second
+
+
+cdef inline _Pair _dot4_pair(const double *a, const double[::1] w, const double[::1] u,
+                             Py_ssize_t d) noexcept nogil:
     """``<a, w>`` and ``<a, u>`` in one read of ``a``; each with ``_dot4``'s lanes (bitwise)."""
     cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
     cdef double k0 = 0.0, k1 = 0.0, k2 = 0.0, k3 = 0.0
@@ -103,8 +108,10 @@ cdef inline void _dot4_pair(const double *a, const double[::1] w, const double[:
     if j + 2 < d:
         l2 = l2 + a[j + 2] * w[j + 2]
         k2 = k2 + a[j + 2] * u[j + 2]
-    aw[0] = (l0 + l1) + (l2 + l3)
-    au[0] = (k0 + k1) + (k2 + k3)
+    cdef _Pair out
+    out.first = (l0 + l1) + (l2 + l3)
+    out.second = (k0 + k1) + (k2 + k3)
+    return out
 
 
 cdef inline double _clip(double g, double c) noexcept nogil:
@@ -143,7 +150,8 @@ def vr_gradient_rnm(const double[:, ::1] X,        # IN  (n, d) C-ordered
     cdef Py_ssize_t n_blocks = (d + block_coords - 1) // block_coords
     cdef Py_ssize_t t, i, j, b, lo, hi, c
     cdef Py_ssize_t n_chunks = (d + _ACC_CHUNK - 1) // _ACC_CHUNK
-    cdef double g, inv_m = 1.0 / m, s, best, noise_p, noise_m, zw = 0.0, zp = 0.0
+    cdef double g, inv_m = 1.0 / m, s, best, noise_p, noise_m
+    cdef _Pair z
     cdef bitgen_t **gens = NULL
     cdef double *block_best = NULL
     cdef Py_ssize_t *block_c = NULL
@@ -162,10 +170,11 @@ def vr_gradient_rnm(const double[:, ::1] X,        # IN  (n, d) C-ordered
         for t in prange(m, nogil=True, schedule="static", num_threads=n_threads):
             i = rows[t]
             if correction:
-                # Both margins in one read of the row (memory-bound at large d).
-                _dot4_pair(&X[i, 0], w, w_prev, d, &zw, &zp)
-                g = _clip(loss_deriv(loss_kind, alpha * zw, y[i], loss_param), row_clip[i])
-                g = g - _clip(loss_deriv(loss_kind, alpha_prev * zp, y[i], loss_param),
+                # Both margins in one read of the row (memory-bound at large d). A struct
+                # return, not out-pointers: an assigned variable is thread-private in prange.
+                z = _dot4_pair(&X[i, 0], w, w_prev, d)
+                g = _clip(loss_deriv(loss_kind, alpha * z.first, y[i], loss_param), row_clip[i])
+                g = g - _clip(loss_deriv(loss_kind, alpha_prev * z.second, y[i], loss_param),
                               row_clip[i])
             else:
                 g = _clip(loss_deriv(loss_kind, alpha * _dot4(&X[i, 0], w, d), y[i],
