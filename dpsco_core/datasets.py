@@ -222,6 +222,66 @@ def make_rademacher_lasso(n_samples=1000, n_features=100, n_informative=5, *, ra
     return X, y, x_true
 
 
+class RademacherLassoStream:
+    """The Rademacher LASSO of :func:`make_rademacher_lasso`, with rows generated on demand.
+
+    For sweeps where the dense X does not fit in memory (n = d = 1e5 is 80 GB): row i is a
+    deterministic function of ``(random_state, i)``, drawn from its own Philox stream (key
+    from the seed, counter i), so any subset of rows can be produced in any order and the
+    same index always gives the same sample. ``x_true`` is k-sparse with
+    ``||x_true||_1 = 0.9 radius``; ``y_i = <a_i, x_true> + xi_i``, ``xi_i ~ Unif[-noise,
+    noise]``; the excess population loss of x is ``||x - x_true||_2^2 / 2``.
+
+    Solvers that accept it (``vr_frank_wolfe``, ``projected_dp_sgd_l1``) call
+    :meth:`rows`; it has the attributes of a dense ``Problem`` they read (``n_samples``,
+    ``n_features``, ``loss``, ``penalty``, ``is_sparse``) but no ``X``.
+    """
+
+    is_sparse = False
+
+    def __init__(self, n_samples, n_features, n_informative=5, *, radius=1.0, noise=0.5,
+                 random_state=None):
+        from ._validation import check_int, check_scalar
+        from .losses import check_loss
+        from .penalties import NoPenalty
+        self.n_samples = check_int(n_samples, "n_samples", low=1)
+        self.n_features = d = check_int(n_features, "n_features", low=1)
+        k = check_int(n_informative, "n_informative", low=1, high=d)
+        radius = check_scalar(radius, "radius", low=0.0)
+        self.noise = check_scalar(noise, "noise", low=0.0, low_open=False)
+        rng = _rng(random_state)
+        self._key = rng.integers(0, 2 ** 63, size=2, dtype=np.uint64)
+        x_true = np.zeros(d)
+        support = rng.choice(d, size=k, replace=False)
+        weights = rng.random(k) + 0.5
+        x_true[support] = rng.choice([-1.0, 1.0], size=k) * weights / weights.sum() * 0.9 * \
+            radius
+        self.x_true = x_true
+        self.loss = check_loss("half_squared")
+        self.penalty = NoPenalty()
+
+    def rows(self, indices):
+        """``(X_rows, y_rows)`` for the given sample indices: (m, d) float64 and (m,)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        d = self.n_features
+        nbytes = -(-d // 8)
+        X = np.empty((indices.size, d))
+        xi = np.empty(indices.size)
+        for t, i in enumerate(indices):
+            gen = np.random.Generator(np.random.Philox(key=self._key,
+                                                       counter=[int(i), 0, 0, 0]))
+            bits = np.unpackbits(np.frombuffer(gen.bytes(nbytes), dtype=np.uint8))[:d]
+            X[t] = bits
+            xi[t] = gen.uniform(-self.noise, self.noise)
+        X *= 2.0
+        X -= 1.0
+        return X, X @ self.x_true + xi
+
+    def excess_loss(self, x):
+        """F(x) - F* = ||x - x_true||_2^2 / 2 (exact)."""
+        return 0.5 * float(np.sum((np.asarray(x) - self.x_true) ** 2))
+
+
 class Standardizer:
     """The affine map ``x -> (x - mean) / scale`` fitted by :func:`standardize`.
 

@@ -17,22 +17,29 @@ Design
   ``lazy_fw_step``), summed in four lanes (term j to lane j mod 4, lanes left to right,
   (l0 + l1) + (l2 + l3)) so that the twin reproduces them with ``np.cumsum``; clip is the
   per-row bound ``row_clip[i]`` on |l'| that enforces ||grad f||_inf <= L.
-- Pass 2 (coordinate blocks, parallel): candidate c of the flattened candidate list (l1 ball:
+- Pass 2a (coordinate chunks of ACC_CHUNK = 1024, parallel): v_j = sum_t r_t a_{i_t, j} in batch
+  order, finished as ``v_prev + acc / m`` (correction) or ``acc / m``. The chunks are much
+  smaller than a random block, so the accumulation (the cost: m * d multiply-adds) runs on
+  every thread even when all 2d candidates fit in one random block (d <= 32768); a chunk of
+  1024 doubles per row keeps each row's slice in cache while the batch streams past.
+- Pass 2b (random blocks, parallel): candidate c of the flattened candidate list (l1 ball:
   c = 2j for +D e_j, 2j + 1 for -D e_j; simplex: c = j) belongs to random block
   c // BLOCK_SIZE, which draws its variates in candidate order from its own bit generator,
   exactly as ``dpsco_core.reference.noisy_max.report_noisy_max`` does. A coordinate block holds
   BLOCK_SIZE / (candidates per coordinate) coordinates, so random blocks and coordinate blocks
-  coincide. Within a coordinate, the batch terms are added in batch order, for any thread
-  count. Blocks are combined in block order with a strict ``>``: ties go to the lowest
+  coincide. Within a coordinate, the batch terms are added in batch order (pass 2a), for any
+  thread count. Blocks are combined in block order with a strict ``>``: ties go to the lowest
   candidate. Results are bitwise identical for any n_threads and equal to the twin
   ``dpsco_core.reference.frank_wolfe``.
+- ``row_max_abs`` (rows, parallel): max_j |X_ij| per row in one pass without an n x d
+  temporary (``np.abs(X).max(axis=1)``); the solver turns it into the enforced clip on l'.
 - ``scale == 0`` selects the exact argmax without drawing (the non-private run).
 - Every variate is drawn (no skipping as in ``_noisy_max``): 2d draws cost less than the
   m * d multiply-adds of the gradient at any batch size m >= 2.
 """
 
 from cython.parallel cimport prange
-from libc.math cimport INFINITY, fmax, fmin
+from libc.math cimport INFINITY, fabs, fmax, fmin
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 
@@ -48,6 +55,8 @@ DOMAIN_L1_BALL = L1_BALL
 DOMAIN_SIMPLEX = SIMPLEX
 DOMAIN_NONE = NO_SELECTION
 FW_BLOCK_SIZE = BLOCK_SIZE
+cdef Py_ssize_t _ACC_CHUNK = 1024
+ACC_CHUNK = _ACC_CHUNK
 
 
 cdef inline double _dot4(const double *a, const double[::1] w, Py_ssize_t d) noexcept nogil:
@@ -67,6 +76,42 @@ cdef inline double _dot4(const double *a, const double[::1] w, Py_ssize_t d) noe
     if j + 2 < d:
         l2 = l2 + a[j + 2] * w[j + 2]
     return (l0 + l1) + (l2 + l3)
+
+
+cdef struct _Pair:
+    double first
+    double second
+
+
+cdef inline _Pair _dot4_pair(const double *a, const double[::1] w, const double[::1] u,
+                             Py_ssize_t d) noexcept nogil:
+    """``<a, w>`` and ``<a, u>`` in one read of ``a``; each with ``_dot4``'s lanes (bitwise)."""
+    cdef double l0 = 0.0, l1 = 0.0, l2 = 0.0, l3 = 0.0
+    cdef double k0 = 0.0, k1 = 0.0, k2 = 0.0, k3 = 0.0
+    cdef Py_ssize_t j = 0
+    while j + 3 < d:
+        l0 = l0 + a[j] * w[j]
+        l1 = l1 + a[j + 1] * w[j + 1]
+        l2 = l2 + a[j + 2] * w[j + 2]
+        l3 = l3 + a[j + 3] * w[j + 3]
+        k0 = k0 + a[j] * u[j]
+        k1 = k1 + a[j + 1] * u[j + 1]
+        k2 = k2 + a[j + 2] * u[j + 2]
+        k3 = k3 + a[j + 3] * u[j + 3]
+        j += 4
+    if j < d:
+        l0 = l0 + a[j] * w[j]
+        k0 = k0 + a[j] * u[j]
+    if j + 1 < d:
+        l1 = l1 + a[j + 1] * w[j + 1]
+        k1 = k1 + a[j + 1] * u[j + 1]
+    if j + 2 < d:
+        l2 = l2 + a[j + 2] * w[j + 2]
+        k2 = k2 + a[j + 2] * u[j + 2]
+    cdef _Pair out
+    out.first = (l0 + l1) + (l2 + l3)
+    out.second = (k0 + k1) + (k2 + k3)
+    return out
 
 
 cdef inline double _clip(double g, double c) noexcept nogil:
@@ -103,8 +148,10 @@ def vr_gradient_rnm(const double[:, ::1] X,        # IN  (n, d) C-ordered
     cdef Py_ssize_t per_coord = 2 if domain == L1_BALL else 1
     cdef Py_ssize_t block_coords = BLOCK_SIZE // per_coord
     cdef Py_ssize_t n_blocks = (d + block_coords - 1) // block_coords
-    cdef Py_ssize_t t, i, j, b, lo, hi
+    cdef Py_ssize_t t, i, j, b, lo, hi, c
+    cdef Py_ssize_t n_chunks = (d + _ACC_CHUNK - 1) // _ACC_CHUNK
     cdef double g, inv_m = 1.0 / m, s, best, noise_p, noise_m
+    cdef _Pair z
     cdef bitgen_t **gens = NULL
     cdef double *block_best = NULL
     cdef Py_ssize_t *block_c = NULL
@@ -122,16 +169,21 @@ def vr_gradient_rnm(const double[:, ::1] X,        # IN  (n, d) C-ordered
         # Pass 1: per-row derivative differences.
         for t in prange(m, nogil=True, schedule="static", num_threads=n_threads):
             i = rows[t]
-            g = _clip(loss_deriv(loss_kind, alpha * _dot4(&X[i, 0], w, d), y[i], loss_param),
-                      row_clip[i])
             if correction:
-                g = g - _clip(loss_deriv(loss_kind, alpha_prev * _dot4(&X[i, 0], w_prev, d),
-                                         y[i], loss_param), row_clip[i])
+                # Both margins in one read of the row (memory-bound at large d). A struct
+                # return, not out-pointers: an assigned variable is thread-private in prange.
+                z = _dot4_pair(&X[i, 0], w, w_prev, d)
+                g = _clip(loss_deriv(loss_kind, alpha * z.first, y[i], loss_param), row_clip[i])
+                g = g - _clip(loss_deriv(loss_kind, alpha_prev * z.second, y[i], loss_param),
+                              row_clip[i])
+            else:
+                g = _clip(loss_deriv(loss_kind, alpha * _dot4(&X[i, 0], w, d), y[i],
+                                     loss_param), row_clip[i])
             resid[t] = g
-        # Pass 2: coordinate blocks: accumulate, finish v, score and select.
-        for b in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads):
-            lo = b * block_coords
-            hi = min(lo + block_coords, d)
+        # Pass 2a: v = v_prev + X[rows].T @ resid / m, coordinate chunks, rows in batch order.
+        for c in prange(n_chunks, nogil=True, schedule="static", num_threads=n_threads):
+            lo = c * _ACC_CHUNK
+            hi = min(lo + _ACC_CHUNK, d)
             for j in range(lo, hi):
                 v_out[j] = 0.0
             for t in range(m):
@@ -144,6 +196,12 @@ def vr_gradient_rnm(const double[:, ::1] X,        # IN  (n, d) C-ordered
                     v_out[j] = v_prev[j] + v_out[j] * inv_m
                 else:
                     v_out[j] = v_out[j] * inv_m
+        if domain == NO_SELECTION:
+            return -1, 0
+        # Pass 2b: random blocks: score and select.
+        for b in prange(n_blocks, nogil=True, schedule="static", num_threads=n_threads):
+            lo = b * block_coords
+            hi = min(lo + block_coords, d)
             best = -INFINITY
             block_c[b] = -1
             if domain == L1_BALL:
@@ -163,8 +221,6 @@ def vr_gradient_rnm(const double[:, ::1] X,        # IN  (n, d) C-ordered
                         noise_p = draw_noise(gens[b], kind, scale)
                     _consider(-(radius * v_out[j]) + noise_p, j, &best, &block_c[b])
             block_best[b] = best
-        if domain == NO_SELECTION:
-            return -1, 0
         best = -INFINITY
         for b in range(n_blocks):
             if block_best[b] > best:
@@ -200,3 +256,19 @@ def lazy_fw_step(double[::1] w,   # IN/OUT (d,) x = alpha w (solver-owned buffer
             w[j] = w[j] * alpha
         alpha = 1.0
     return alpha
+
+
+def row_max_abs(const double[:, ::1] X,   # IN  (n, d) C-ordered
+                int n_threads,
+                double[::1] out):          # OUT (n,) max_j |X_ij| (0 for d == 0)
+    """``np.abs(X).max(axis=1)`` into ``out`` in one parallel pass, without a temporary."""
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], i, j
+    cdef double a
+    if out.shape[0] != n:
+        raise ValueError("out must have one entry per row of X")
+    for i in prange(n, nogil=True, schedule="static", num_threads=n_threads):
+        a = 0.0
+        for j in range(d):
+            a = fmax(a, fabs(X[i, j]))
+        out[i] = a
+    return out

@@ -80,3 +80,15 @@ def test_standardize():
 def test_generator_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         datasets.make_sparse_lasso(**kwargs)
+
+
+def test_rademacher_lasso_stream_rows_deterministic_any_order():
+    from dpsco_core.datasets import RademacherLassoStream
+    s = RademacherLassoStream(1000, 37, 3, radius=2.0, noise=0.5, random_state=4)
+    X, y = s.rows(np.arange(10))
+    X2, y2 = s.rows([7, 3])
+    assert np.array_equal(X2, X[[7, 3]]) and np.array_equal(y2, y[[7, 3]])
+    assert set(np.unique(X)) == {-1.0, 1.0} and X.shape == (10, 37)
+    assert np.abs(s.x_true).sum() == pytest.approx(1.8)
+    assert np.all(np.abs(y - X @ s.x_true) <= 0.5)
+    assert s.excess_loss(s.x_true) == 0.0

@@ -110,7 +110,9 @@ class PrivacyReport:
         event : DpEvent
             The whole event tree of the run.
         delta : float
-            Target delta, in (0, 1).
+            Target delta, in (0, 1); for ``accountant="basic-composition"`` also 0 (pure DP:
+            the report then states ``delta = 0``, and epsilon is infinite unless every event
+            of the tree is pure).
         accountant : {"rdp", "basic-composition"}, default="rdp"
         neighboring_relation : NeighboringRelation, default=ADD_OR_REMOVE_ONE
         orders : array_like of float, optional
@@ -129,7 +131,7 @@ class PrivacyReport:
         UnsupportedEventError
             If the accountant cannot analyse the tree.
         """
-        delta = check_delta(delta)
+        delta = check_delta(delta, allow_zero=accountant == "basic-composition")
         if accountant == "rdp":
             acc = RdpAccountant(orders, neighboring_relation, conversion=conversion)
             conversion_name = acc.conversion
@@ -140,9 +142,14 @@ class PrivacyReport:
         else:
             raise ValueError(f"accountant must be one of {set(ACCOUNTANTS)}; got {accountant!r}.")
         acc.compose(event)
+        if delta == 0.0:
+            # Pure DP (basic composition only): the summed epsilon if no event carries a delta.
+            epsilon = acc.epsilon if acc.delta == 0.0 else math.inf
+        else:
+            epsilon = acc.get_epsilon(delta)
         mechanisms, multipliers, releases = _describe(event)
         return cls(
-            epsilon=acc.get_epsilon(delta), delta=delta,
+            epsilon=epsilon, delta=delta,
             neighboring_relation=neighboring_relation, mechanisms=mechanisms,
             accountant=accountant, conversion=conversion_name, noise_multipliers=multipliers,
             releases=releases, budget_split=budget_split or {}, assumptions=assumptions,

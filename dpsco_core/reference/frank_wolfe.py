@@ -15,6 +15,7 @@ DOMAIN_L1_BALL = 0
 DOMAIN_SIMPLEX = 1
 DOMAIN_NONE = 2
 FW_BLOCK_SIZE = BLOCK_SIZE
+ACC_CHUNK = 1024
 
 
 def _dot4(A, w):
@@ -72,3 +73,9 @@ def lazy_fw_step(w, alpha, coordinate, value, eta):
         w *= alpha
         alpha = 1.0
     return alpha
+
+
+def row_max_abs(X, n_threads, out):
+    """``np.abs(X).max(axis=1)`` into ``out`` (the maximum is exact: bitwise the kernel's)."""
+    out[:] = np.abs(X).max(axis=1) if X.shape[1] else 0.0
+    return out

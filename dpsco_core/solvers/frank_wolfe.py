@@ -381,10 +381,25 @@ def _check_common(problem, epsilon, delta, lipschitz, noise):
     return problem, epsilon, delta, lipschitz
 
 
-def _row_clip(problem, lipschitz):
+def _row_max_abs(problem, n_threads):
+    """max_j |a_ij| per row: one parallel pass (no n x d temporary), cached on the problem.
+
+    The cache holds a public function of X (not of any private output), computed once per
+    Problem: repeated runs (seeds, epsilons) on the same data skip the O(n d) pass.
+    """
+    X = problem.X_c()
+
+    def compute():
+        out = np.empty(X.shape[0])
+        _frank_wolfe.row_max_abs(X, n_threads, out)
+        return out
+    return problem._cached("row_max_abs", compute)
+
+
+def _row_clip(problem, lipschitz, n_threads=1):
     """Per-row bound on |l'| so that ||l' a_i||_inf <= L (enforced clipping)."""
     X = problem.X_c()
-    amax = np.abs(X).max(axis=1)
+    amax = _row_max_abs(problem, n_threads)
     with np.errstate(divide="ignore"):
         clip = np.where(amax > 0, lipschitz / np.where(amax > 0, amax, 1.0), np.inf)
     return X, np.ascontiguousarray(clip)
@@ -432,7 +447,7 @@ class _Stepper:
 
 def _report(event, delta, assumptions, target, approx, calibration):
     rep = PrivacyReport.from_event(
-        event, delta=delta if delta is not None else 1e-300, accountant="basic-composition",
+        event, delta=delta if delta is not None else 0.0, accountant="basic-composition",
         neighboring_relation=NeighboringRelation.REPLACE_ONE,
         budget_split={"optimization": 1.0},
         assumptions=tuple(DEFAULT_ASSUMPTIONS) + tuple(assumptions))
@@ -561,7 +576,7 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
     else:
         lambdas, ledger, event = [0.0] * T, [], NonPrivateDpEvent()
 
-    X, clip = _row_clip(problem, lipschitz)
+    X, clip = _row_clip(problem, lipschitz, effective_n_threads(n_threads))
     seed_seq = check_random_state(random_state)
     perm_seq, noise_seq = child_seed_sequences(seed_seq, 2)
     perm = np.random.Generator(block_bit_generators(perm_seq, 1)[0]).permutation(n)
@@ -674,16 +689,16 @@ def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, 
         scale = 2.0 * sens / eps_it
         event = SelfComposedDpEvent(EpsilonDeltaDpEvent(eps_it), T)
         report = PrivacyReport.from_event(
-            event, delta=delta if delta is not None else 1e-300,
+            event, delta=delta if delta is not None else 0.0,
             accountant="rdp" if delta is not None else "basic-composition",
             neighboring_relation=NeighboringRelation.REPLACE_ONE,
             budget_split={"optimization": 1.0})
     else:
         scale, event = 0.0, NonPrivateDpEvent()
-        report = PrivacyReport.from_event(event, delta=delta or 1e-300,
+        report = PrivacyReport.from_event(event, delta=delta or 0.0,
                                           accountant="basic-composition",
                                           neighboring_relation=NeighboringRelation.REPLACE_ONE)
-    X, clip = _row_clip(problem, lipschitz)
+    X, clip = _row_clip(problem, lipschitz, effective_n_threads(n_threads))
     stepper = _Stepper(problem, dom, X, clip, scale, _NOISE[noise],
                        effective_n_threads(n_threads))
     noise_seq = check_random_state(random_state)

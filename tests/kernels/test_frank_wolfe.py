@@ -162,3 +162,19 @@ def test_selection_frequencies_match_closed_forms():
     probs = np.exp(-v / 0.2) / np.exp(-v / 0.2).sum()
     freq = _selection_frequencies(kernel.DOMAIN_SIMPLEX, 2, v, 0.2, draws)
     assert np.all(np.abs(freq - probs) <= 4.5 * np.sqrt(probs * (1 - probs) / draws))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 4])
+def test_row_max_abs_equals_twin(n_threads):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((301, 37))
+    X[5] = 0.0
+    X.flags.writeable = False
+    out = kernel.row_max_abs(X, n_threads, np.empty(301))
+    assert np.array_equal(np.asarray(out), twin.row_max_abs(X, 1, np.empty(301)))
+    assert np.array_equal(np.asarray(out), np.abs(X).max(axis=1))
+
+
+def test_row_max_abs_rejects_bad_out():
+    with pytest.raises(ValueError, match="out"):
+        kernel.row_max_abs(np.ones((3, 2)), 1, np.empty(2))

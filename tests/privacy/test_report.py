@@ -100,3 +100,18 @@ def test_report_pickles():
 
     rep = make_report()
     assert pickle.loads(pickle.dumps(rep)) == rep
+
+
+def test_basic_composition_report_accepts_delta_zero_for_pure_events():
+    from dpsco_core.privacy.events import EpsilonDeltaDpEvent, LaplaceDpEvent, SelfComposedDpEvent
+    pure = SelfComposedDpEvent(EpsilonDeltaDpEvent(0.25), 3)
+    rep = PrivacyReport.from_event(pure, delta=0.0, accountant="basic-composition")
+    assert rep.delta == 0.0 and rep.epsilon == pytest.approx(0.75)
+    rep = PrivacyReport.from_event(LaplaceDpEvent(2.0), delta=0, accountant="basic-composition")
+    assert rep.delta == 0.0 and rep.epsilon == pytest.approx(0.5)
+    # A tree with a delta has no (epsilon, 0) guarantee: infinite epsilon, never a silent 0.
+    approx = EpsilonDeltaDpEvent(0.5, 1e-6)
+    assert PrivacyReport.from_event(approx, delta=0.0,
+                                    accountant="basic-composition").epsilon == float("inf")
+    with pytest.raises(ValueError, match="delta"):
+        PrivacyReport.from_event(pure, delta=0.0, accountant="rdp")

@@ -149,6 +149,7 @@ def test_pure_strict_ledger_and_report(lasso):
                                      accountant="basic-composition",
                                      neighboring_relation=res.privacy.neighboring_relation)
     assert again.epsilon == res.privacy.epsilon
+    assert res.privacy.delta == 0.0 and again.delta == 0.0      # pure DP reports delta = 0
     assert max(r["epsilon"] for r in res.stats["ledger"]) == pytest.approx(worst, rel=1e-12)
 
 

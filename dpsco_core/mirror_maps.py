@@ -1,0 +1,254 @@
+r"""The p-norm mirror map of l1/lp-geometry mirror descent: link, inverse, Bregman steps.
+
+Implementation notes: ``shared/notes/004_l1.md``, sections 2.2 and 9.4. With
+:math:`u = x - c` (c the center) and a scale :math:`a > 0`,
+
+.. math::
+
+    h(u) = \frac a2 \|u\|_p^2, \qquad \nabla h(u) = a \|u\|_p^{2-p}\, \mathrm{sign}(u) |u|^{p-1},
+    \qquad \nabla h^*(\theta) = \frac1a \|\theta\|_q^{2-q}\, \mathrm{sign}(\theta)
+    |\theta|^{q-1},
+
+with :math:`1/p + 1/q = 1`. :math:`a = 1/(p-1)` makes h 1-strongly convex w.r.t.
+:math:`\|\cdot\|_p` (Algorithms 5 and 6); for l1 geometry :math:`p = 1 + 1/\ln d`, so that
+:math:`\|z\|_1 \le c_d \|z\|_p` with :math:`c_d = d^{1 - 1/p} < e`.
+
+Numerics (note 9.4): q - 1 = ln d is about 14 at d = 1e6, so :math:`|\theta_j|^{q-1}` over- or
+underflows for entries far from 1. Both maps divide by :math:`m = \max_j |\cdot_j|` first
+(both are positively 1-homogeneous), take powers as ``exp(e * log|t|)`` of numbers in [0, 1]
+(underflow to 0 is harmless there) and multiply m back: no inf or NaN for any finite input.
+
+Bregman steps (note 2.2). The composite mirror step
+:math:`\arg\min_{x \in K} \langle g, x\rangle + \lambda h(x - c) + \frac1\eta D_h(x, x_k)` is
+:math:`\arg\min_{u} \frac{a(1+\eta\lambda)}2 \|u\|_p^2 - \langle \theta, u\rangle` with
+:math:`\theta = \nabla h(x_k - c) - \eta g`:
+
+* :math:`K = \{\|u\|_p \le R\}`: the exact solution is the radial clip of the unconstrained
+  point :math:`\nabla h^*(\theta) / (1 + \eta\lambda)` (for fixed :math:`r = \|u\|_p` the best u
+  is aligned with :math:`\nabla h^*(\theta)`, and the problem in r is a clipped parabola).
+* :math:`K = \{\|u\|_p \le R\} \cap \{\|c + u\|_1 \le D\}`: :func:`bregman_project_l1`, an exact
+  nested bisection. For a multiplier :math:`\mu \ge 0` of the l1 constraint and a scalar
+  :math:`\kappa = 1 / (A \|u\|_p^{2-p})`, each coordinate solves
+  :math:`\min_t |t|^p/(p\kappa) - \theta_j t + \mu |c_j + t|` in closed form; :math:`\kappa`
+  solves :math:`\kappa A \|u(\kappa)\|_p^{2-p} = 1` (or :math:`\|u(\kappa)\|_p = R` when the
+  ball binds, whichever :math:`\kappa` is smaller: both sides increase in :math:`\kappa`), and
+  :math:`\mu` is bisected until :math:`\|c + u\|_1 = D`.
+"""
+
+import math
+
+import numpy as np
+
+from ._validation import check_int, check_scalar
+
+__all__ = ["pnorm_exponent", "l1_norm_constant", "pnorm_link", "pnorm_link_inverse",
+           "bregman_divergence", "bregman_project_ball", "bregman_project_l1",
+           "mirror_step", "entropic_step", "check_p"]
+
+
+def pnorm_exponent(n_features):
+    """p = 1 + 1/ln d for l1 geometry (note 2.2), clamped to 2 (Euclidean) for d <= e."""
+    d = check_int(n_features, "n_features", low=1)
+    return 2.0 if d <= math.e else min(2.0, 1.0 + 1.0 / math.log(d))
+
+
+def l1_norm_constant(n_features, p):
+    """c_d = d^(1 - 1/p): ||z||_1 <= c_d ||z||_p for z in R^d (Hoelder)."""
+    return float(n_features) ** (1.0 - 1.0 / p)
+
+
+def check_p(p, name="p"):
+    """p in (1, 2]: the exponents the p-norm map is strongly convex for."""
+    return check_scalar(p, name, low=1.0, high=2.0, high_open=False)
+
+
+def _scaled_power(v, e):
+    """(m, sign(v) |v / m|^e, ||v / m||) pieces: m = max |v| (0 for v = 0)."""
+    m = float(np.max(np.abs(v))) if v.size else 0.0
+    if m == 0.0 or not math.isfinite(m):
+        return m, np.zeros_like(v)
+    t = np.abs(v) / m
+    with np.errstate(divide="ignore"):
+        powered = np.where(t > 0.0, np.exp(e * np.log(t)), 0.0)
+    return m, np.sign(v) * powered
+
+
+def _norm_scaled(v, p):
+    """||v||_p computed as m ||v / m||_p (no overflow for p up to ~50)."""
+    m = float(np.max(np.abs(v))) if v.size else 0.0
+    if m == 0.0:
+        return 0.0
+    t = np.abs(v) / m
+    with np.errstate(divide="ignore"):
+        s = np.sum(np.where(t > 0.0, np.exp(p * np.log(t)), 0.0))
+    return m * s ** (1.0 / p)
+
+
+def pnorm_link(u, p, scale=None):
+    r""":math:`\nabla h(u) = a \|u\|_p^{2-p} \mathrm{sign}(u)|u|^{p-1}` (a = ``scale``,
+    default 1/(p-1)); :math:`\nabla h(0) = 0`."""
+    p = check_p(p)
+    a = 1.0 / (p - 1.0) if scale is None else scale
+    u = np.asarray(u, dtype=np.float64)
+    m, powered = _scaled_power(u, p - 1.0)
+    if m == 0.0:
+        return np.zeros_like(u)
+    return a * m * _norm_scaled(u / m, p) ** (2.0 - p) * powered
+
+
+def pnorm_link_inverse(theta, p, scale=None):
+    r""":math:`\nabla h^*(\theta) = \frac1a \|\theta\|_q^{2-q} \mathrm{sign}(\theta)
+    |\theta|^{q-1}`, the inverse of :func:`pnorm_link` (q = p/(p-1); max-scaled, note 9.4)."""
+    p = check_p(p)
+    a = 1.0 / (p - 1.0) if scale is None else scale
+    theta = np.asarray(theta, dtype=np.float64)
+    if p == 2.0:
+        return theta / a
+    q = p / (p - 1.0)
+    m, powered = _scaled_power(theta, q - 1.0)
+    if m == 0.0:
+        return np.zeros_like(theta)
+    return m / a * _norm_scaled(theta / m, q) ** (2.0 - q) * powered
+
+
+def bregman_divergence(x, y, p, center=None, scale=None):
+    """D_h(x, y) = h(x - c) - h(y - c) - <grad h(y - c), x - y> for h = (a/2)||. - c||_p^2."""
+    p = check_p(p)
+    a = 1.0 / (p - 1.0) if scale is None else scale
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    c = 0.0 if center is None else np.asarray(center, dtype=np.float64)
+    hx = 0.5 * a * _norm_scaled(x - c, p) ** 2
+    hy = 0.5 * a * _norm_scaled(y - c, p) ** 2
+    return max(0.0, hx - hy - float(pnorm_link(y - c, p, a) @ (x - y)))
+
+
+def bregman_project_ball(theta, p, scale, radius):
+    r"""argmin over :math:`\|u\|_p \le R` of :math:`\frac a2\|u\|_p^2 - \langle\theta,u\rangle`:
+    the radial clip of :math:`\nabla h^*(\theta)` (exact; module docstring)."""
+    u = pnorm_link_inverse(theta, p, scale)
+    if math.isfinite(radius):
+        r = _norm_scaled(u, p)
+        if r > radius:
+            u = u * (radius / r)
+    return u
+
+
+def _coordinates(theta, c, p, log_kappa, mu):
+    """Per-coordinate minimizer t of |t|^p/(p kappa) - theta_j t + mu |c_j + t| (x = c + t).
+
+    The subdifferential at t = -c_j is psi'(-c_j) + [-mu, mu] with psi'(t) = sign(t)|t|^(p-1)
+    / kappa - theta_j: the minimizer lies right of -c_j (x > 0, t = phi(kappa (theta_j - mu)))
+    iff kappa (theta_j - mu) > sign(-c_j)|c_j|^(p-1), left (t = phi(kappa (theta_j + mu))) iff
+    kappa (theta_j + mu) < sign(-c_j)|c_j|^(p-1), else t = -c_j (x_j = 0); phi(s) =
+    sign(s)|s|^(q-1). Powers in log space: kappa may be far from 1.
+    """
+    q = p / (p - 1.0)
+    kappa = math.exp(log_kappa)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        ref = -np.sign(c) * np.exp((p - 1.0) * np.log(np.abs(c)))   # sign(-c)|c|^(p-1)
+        hi, lo = theta - mu, theta + mu
+        right = kappa * hi > ref
+        left = kappa * lo < ref
+
+        def phi(s):
+            return np.sign(s) * np.exp((q - 1.0) * (log_kappa + np.log(np.abs(s))))
+        t = np.where(right, phi(hi), np.where(left, phi(lo), -c))
+    return np.where(np.isfinite(t), t, -c)
+
+
+def _solve_kappa(theta, c, p, A, R, mu, tol):
+    """kappa = min(kappa_free, kappa_R) by bisection on log kappa (both maps increase)."""
+    def norm(lk):
+        return _norm_scaled(_coordinates(theta, c, p, lk, mu), p)
+
+    def bad(lk):
+        # kappa A ||u||^(2-p) > 1 (past the free root), or the ball violated
+        r = norm(lk)
+        return (r > R) or (r > 0 and lk + math.log(A) + (2.0 - p) * math.log(r) > 0.0)
+    # kappa stays within exp(+-700): beyond, the coordinates are 0 or saturated anyway.
+    lo, hi = -5.0, 5.0
+    while bad(lo) and lo > -690.0:
+        lo -= 10.0
+    while not bad(hi) and hi < 690.0:
+        hi += 10.0
+    if not bad(hi):
+        return hi
+    for _ in range(200):
+        if hi - lo <= tol:
+            break
+        mid = 0.5 * (lo + hi)
+        if bad(mid):
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def bregman_project_l1(theta, *, p, scale, center, radius=math.inf, l1_radius, tol=1e-12):
+    r"""Exact argmin of :math:`\frac a2\|u\|_p^2 - \langle\theta,u\rangle` over
+    :math:`\|u\|_p \le R`, :math:`\|c + u\|_1 \le D`; returns :math:`x = c + u`.
+
+    Nested bisection (module docstring): :math:`\mu = 0` when the ball solution is already in
+    the l1 ball; otherwise :math:`\mu` is bisected until :math:`\|x\|_1 = D` within ``tol``
+    (relative), keeping the feasible end. The center must lie in the l1 ball.
+    """
+    p = check_p(p)
+    theta = np.asarray(theta, dtype=np.float64)
+    c = np.asarray(center, dtype=np.float64)
+    D = l1_radius
+    u = bregman_project_ball(theta, p, scale, radius)
+    if np.abs(c + u).sum() <= D:
+        return c + u
+    if p == 2.0:
+        p = 2.0 - 1e-12        # the closed forms below need q finite; p = 2 is the limit
+    ltol = 1e-13
+
+    def point(mu):
+        lk = _solve_kappa(theta, c, p, scale, radius, mu, ltol)
+        return c + _coordinates(theta, c, p, lk, mu)
+    lo, hi = 0.0, max(float(np.max(np.abs(theta))), 1e-300)
+    while np.abs(point(hi)).sum() > D:
+        hi *= 2.0
+    x_hi = point(hi)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        x = point(mid)
+        if np.abs(x).sum() > D:
+            lo = mid
+        else:
+            hi, x_hi = mid, x
+        if hi - lo <= tol * hi:
+            break
+    norm = np.abs(x_hi).sum()
+    if norm > D:                # rounding only
+        x_hi = x_hi * (D / norm)
+    return x_hi
+
+
+def mirror_step(x, grad, step, *, p, scale, center, reg=0.0, radius=math.inf,
+                l1_radius=None):
+    r"""One composite mirror-descent step (note 2.2): the argmin over K of
+    :math:`\langle g, x\rangle + \lambda h(x - c) + \frac1\eta D_h(x, x_k)`.
+
+    K is the ball :math:`\|x - c\|_p \le R`, intersected with :math:`\|x\|_1 \le D` when
+    ``l1_radius`` is given. Returns the new x.
+    """
+    theta = pnorm_link(x - center, p, scale) - step * grad
+    A = scale * (1.0 + step * reg)
+    if l1_radius is None:
+        return center + bregman_project_ball(theta, p, A, radius)
+    return bregman_project_l1(theta, p=p, scale=A, center=center, radius=radius,
+                              l1_radius=l1_radius)
+
+
+def entropic_step(logw, grad, step, radius):
+    r"""EG+- on the l1 ball (note 2.2, 9.6): log-weights of the 2d vertices :math:`\pm D e_j`.
+
+    ``logw`` (2d,) holds :math:`(\log w^+, \log w^-)`; returns the normalized new log-weights
+    (log-sum-exp) and :math:`x = D (w^+ - w^-)`.
+    """
+    d = grad.size
+    logw = logw - step * radius * np.concatenate([grad, -grad])
+    logw = logw - (logw.max() + np.log(np.sum(np.exp(logw - logw.max()))))
+    w = np.exp(logw)
+    return logw, radius * (w[:d] - w[d:])

@@ -1,0 +1,476 @@
+r"""Noisy mirror descent in l1/lp geometry and its localization: Algorithms 1, 2, 5 and 6 of
+Asi, Feldman, Koren and Talwar (2021), the entropic EG+- variant, and the strongly convex
+reduction of their section 5.
+
+Implementation notes: ``shared/notes/004_l1.md`` (sections 2, 3.6, 4, 8, 9.4). Geometry (p-norm
+link, inverse, exact Bregman projections): :mod:`dpsco_core.mirror_maps`.
+
+Privacy (all solvers here)
+--------------------------
+Each mirror-descent step releases a noisy mean gradient: Poisson sampling at rate
+:math:`q = b / n_{chunk}`, per-example l2 clipping at C (enforced: for a GLM,
+:math:`\|\nabla f_i\|_2 = |\ell'| \|a_i\|_2`, so :math:`\ell'` is clipped at
+:math:`C / \|a_i\|_2`), Gaussian noise :math:`N(0, \sigma^2 C^2 I)` on the clipped sum, divided
+by the expected batch b (public). The default C is the paper's l2 bound of an L-Lipschitz
+gradient: :math:`L \sqrt d` (l1: :math:`\|g\|_2 \le \sqrt d \|g\|_\infty`) or
+:math:`L d^{1/2 - 1/q}` (lp, q > 2; L for q <= 2). The noise multiplier comes from the RDP
+accountant (:func:`~dpsco_core.privacy.calibrate_sampled_gaussian`) in place of the paper's
+constant 100 (note 4). The relation is **add/remove-one** (that of the sampled-Gaussian RDP
+analysis), as for :func:`~dpsco_core.solvers.dp_sgd`.
+
+Localization (Algorithm 2/6) runs its phases on **disjoint** data: every sample is assigned to
+one phase (or to none) by an independent categorical draw with probabilities
+:math:`n_i / n`, so that adding or removing one sample changes one phase's chunk only (a
+permutation cut into contiguous chunks would shift every later chunk under add/remove). A
+later phase sees an earlier chunk only through :math:`x_{i-1}`, which is post-processing of a
+released output; hence the run is :math:`(\max_i \varepsilon_i, \delta)`-DP (parallel
+composition). ``budget_schedule``:
+
+* ``"paper"``: :math:`\varepsilon_i = \varepsilon / 2^i`, as printed; by the argument above the
+  run is then :math:`(\varepsilon/2, \delta)`-DP and the report says so.
+* ``"parallel"``: :math:`\varepsilon_i = \varepsilon` for every phase. Privacy: the argument
+  above (each sample is used by one phase, each phase is :math:`(\varepsilon, \delta)`-DP for
+  its chunk). Utility: Theorem 4's proof only needs phase i's private error
+  :math:`O(L^2 \eta_i^2 d \log d \log(1/\delta)/\varepsilon_i^2)`, and with
+  :math:`\eta_i = \eta/16^i` this now decays like :math:`2^{-8i}` instead of :math:`2^{-6i}`,
+  so the telescoping sum still converges, with a smaller constant (note 2.3).
+
+The privacy report is built by the RDP accountant from the event of the phase whose guarantee
+is the largest (``SelfComposedDpEvent(PoissonSampledDpEvent(q_i, GaussianDpEvent(sigma_i)),
+T_i)``); ``stats["phases"]`` lists every phase's event, and a test recomputes them all.
+"""
+
+import math
+import time
+
+import numpy as np
+
+from .. import mirror_maps as mm
+from .._random import block_bit_generators, check_random_state, child_seed_sequences
+from .._validation import check_delta, check_int, check_scalar
+from ..penalties import PENALTY_NONE
+from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
+                              PoissonSampledDpEvent, SelfComposedDpEvent)
+from ..problems import Problem
+from ..result import History, Result
+from ._common import check_problem, report_from_event
+
+__all__ = ["noisy_mirror_descent", "localized_mirror_descent", "localized_schedule",
+           "strongly_convex_reduction"]
+
+_PARALLEL = ("every sample is used by at most one phase (independent phase assignment); "
+             "phases compose in parallel, later phases see earlier data only through the "
+             "released iterate (post-processing)")
+
+
+# --------------------------------------------------------------------------------------------
+# Checks and constants
+# --------------------------------------------------------------------------------------------
+
+def _check_problem(problem):
+    problem = check_problem(problem)
+    if problem.penalty.kind != PENALTY_NONE:
+        raise ValueError("mirror descent minimizes the loss over a norm ball: use penalty=None; "
+                         f"got {problem.penalty!r}.")
+    if problem.n_features < 1:
+        raise ValueError("the number of features must be at least 1; got 0.")
+    return problem
+
+
+def _geometry(geometry, d):
+    """(p of the mirror map, lp norm of the geometry, c with ||z||_geom <= c ||z||_p)."""
+    if isinstance(geometry, str):
+        if geometry != "l1":
+            raise ValueError(f"geometry must be 'l1' or a float p in (1, 2]; got {geometry!r}.")
+        p = mm.pnorm_exponent(d)
+        return p, 1.0, mm.l1_norm_constant(d, p)
+    p = check_scalar(geometry, "p", low=1.0, high=2.0, high_open=False)
+    return p, p, 1.0
+
+
+def _default_clip(lipschitz, d, norm_p):
+    """l2 bound of a gradient with dual-norm bound L: sqrt(d) L (l1), L d^(1/2 - 1/q) (lp)."""
+    if norm_p == 1.0:
+        return lipschitz * math.sqrt(d)
+    q = norm_p / (norm_p - 1.0) if norm_p > 1.0 else math.inf
+    return lipschitz * (d ** (0.5 - 1.0 / q) if q > 2.0 else 1.0)
+
+
+def _calibrate(epsilon, delta, q, steps):
+    from ..privacy.calibration import calibrate_sampled_gaussian
+    if not math.isfinite(epsilon):
+        return 0.0
+    return calibrate_sampled_gaussian(target_epsilon=epsilon, target_delta=delta,
+                                      sample_rate=q, steps=steps)
+
+
+def _event(sigma, q, steps):
+    if sigma == 0.0:
+        return NonPrivateDpEvent()
+    return SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps)
+
+
+# --------------------------------------------------------------------------------------------
+# Algorithm 1 / 5: the inner loop on one chunk
+# --------------------------------------------------------------------------------------------
+
+def _run_md(problem, rows, *, x_start, p, scale, center, reg, ball, l1_radius, steps, q,
+            expected_batch, sigma, clip, step, strongly_convex, mirror_map, radius, rng):
+    """T noisy (composite) mirror steps on the samples ``rows``; returns the averaged iterate.
+
+    ``step`` is a constant eta (convex case, uniform average) unless ``strongly_convex`` is
+    given (lambda: eta_k = 2 / (lambda (k + 1)), weighted average 2k / (T (T + 1)), computed
+    online; note 9.4). Every array here is the solver's own.
+    """
+    X, y = problem.X, problem.y
+    norms = problem.row_norms()
+    d = problem.n_features
+    x = x_start.copy()
+    avg = np.zeros(d)
+    logw = None
+    if mirror_map == "entropic":
+        logw = np.full(2 * d, -math.log(2 * d))
+        x = np.zeros(d)
+    for k in range(1, steps + 1):
+        idx = rows[rng.random(rows.size) < q]
+        g = np.zeros(d)
+        if idx.size:
+            Xb = X[idx]
+            r = problem.loss._deriv(np.asarray(Xb @ x).ravel(), y[idx])
+            with np.errstate(divide="ignore"):
+                cap = np.where(norms[idx] > 0, clip / np.where(norms[idx] > 0, norms[idx], 1.0),
+                               np.inf)
+            r = np.clip(r, -cap, cap)
+            g = np.asarray(Xb.T @ r).ravel()
+        if sigma > 0.0:
+            g = g + rng.normal(0.0, sigma * clip, d)
+        g /= expected_batch
+        eta = 2.0 / (strongly_convex * (k + 1)) if strongly_convex else step
+        if mirror_map == "entropic":
+            logw, x = mm.entropic_step(logw, g, eta, radius)
+        else:
+            x = mm.mirror_step(x, g, eta, p=p, scale=scale, center=center, reg=reg,
+                               radius=ball, l1_radius=l1_radius)
+        avg += (2.0 / (k + 1) if strongly_convex else 1.0 / k) * (x - avg)
+    return avg
+
+
+def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, geometry="l1",
+                         batch_size=None, steps=None, step=None, clip=None,
+                         mirror_map="pnorm", random_state=None):
+    r"""Noisy stochastic mirror descent (Algorithm 1; Algorithm 5 for lp): DP-ERM over a ball.
+
+    Minimizes :math:`\hat F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over
+    :math:`\{\|x\|_1 \le D\}` (``geometry="l1"``, mirror map
+    :math:`h = \frac{1}{2(p-1)}\|x\|_p^2` with :math:`p = 1 + 1/\ln d`) or over
+    :math:`\{\|x\|_p \le D\}` (``geometry=p``, the lp map itself). Step
+    :math:`x_{k+1} = \arg\min_{x} \langle \tilde g_k, x\rangle + \frac1\eta D_h(x, x_k)`
+    with :math:`\tilde g_k` the clipped Poisson-batch mean plus Gaussian noise; returns the
+    average iterate.
+
+    Parameters
+    ----------
+    problem : Problem
+        A differentiable loss, no penalty (dense or sparse X).
+    epsilon : float
+        Target epsilon in (0, inf]; inf: no noise.
+    delta : float
+        In (0, 1).
+    radius : float, default=1.0
+        D > 0.
+    lipschitz : float, default=1.0
+        L: the dual-norm bound of the gradients, used for the default clip and step.
+    geometry : "l1" or float in (1, 2], default="l1"
+    batch_size : int, optional
+        Expected batch b (default :math:`\max(\sqrt{n/\ln d}, \sqrt d/\varepsilon)`, at most n).
+    steps : int, optional
+        T (default :math:`\lceil n^2 / b^2 \rceil`, Theorem 3).
+    step : float, optional
+        Constant eta (default Theorem 3's :math:`\frac{D}{\sqrt T}(L^2 + 2\sigma_{mean}^2
+        \ln d)^{-1/2}`, with :math:`\sigma_{mean} = \sigma C / b` and c_d folded into D).
+    clip : float, optional
+        Per-example l2 clip C (default :math:`L\sqrt d` for l1; module docstring).
+    mirror_map : {"pnorm", "entropic"}, default="pnorm"
+        ``"entropic"``: EG+- over the 2d vertices (l1 only; a practical option, note 2.2).
+    random_state : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    Result
+
+    Raises
+    ------
+    ValueError
+        For D <= 0, p outside (1, 2], d = 0, a bad budget.
+
+    Notes
+    -----
+    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP, add/remove-one; T compositions of
+    the Poisson-sampled Gaussian mechanism with noise multiplier :math:`\sigma` calibrated by
+    the RDP accountant; n is public; clipping is enforced.
+
+    References
+    ----------
+    Asi, Feldman, Koren and Talwar (2021), Algorithm 1, Theorem 3; Algorithm 5, Theorem 12.
+    """
+    problem = _check_problem(problem)
+    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    delta = check_delta(delta)
+    radius = check_scalar(radius, "radius", low=0.0)
+    lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0)
+    if mirror_map not in ("pnorm", "entropic"):
+        raise ValueError(f"mirror_map must be 'pnorm' or 'entropic'; got {mirror_map!r}.")
+    n, d = problem.n_samples, problem.n_features
+    p, norm_p, cd = _geometry(geometry, d)
+    if mirror_map == "entropic" and norm_p != 1.0:
+        raise ValueError("mirror_map='entropic' needs geometry='l1'.")
+    logd = math.log(max(d, 2))
+    eps_f = epsilon if math.isfinite(epsilon) else 1e12
+    if batch_size is None:
+        batch_size = min(n, max(1, math.ceil(math.sqrt(n / logd)),
+                                math.ceil(math.sqrt(d) / eps_f)))
+    b = check_int(batch_size, "batch_size", low=1, high=n)
+    T = check_int(steps if steps is not None else max(1, math.ceil(n * n / (b * b))),
+                  "steps", low=1)
+    C = _default_clip(lipschitz, d, norm_p) if clip is None else check_scalar(clip, "clip",
+                                                                              low=0.0)
+    q = b / n
+    sigma = _calibrate(epsilon, delta, q, T)
+    if step is None:
+        sm = sigma * C / b
+        step = cd * radius / math.sqrt(T) / math.sqrt(lipschitz ** 2 + 2 * sm ** 2 * logd)
+    step = check_scalar(step, "step", low=0.0)
+    event = _event(sigma, q, T)
+    report = report_from_event(event, delta=delta,
+                               relation=NeighboringRelation.ADD_OR_REMOVE_ONE,
+                               budget_split={"optimization": 1.0}, assumptions=(),
+                               target_epsilon=epsilon, conversion="improved")
+    rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
+    start = time.perf_counter()
+    l1 = radius if norm_p == 1.0 else None
+    ball = math.inf if norm_p == 1.0 else radius
+    coef = _run_md(problem, np.arange(n), x_start=np.zeros(d), p=p, scale=1.0 / (p - 1.0),
+                   center=np.zeros(d), reg=0.0, ball=ball, l1_radius=l1, steps=T, q=q,
+                   expected_batch=b, sigma=sigma, clip=C, step=step, strongly_convex=0.0,
+                   mirror_map=mirror_map, radius=radius, rng=rng)
+    stats = {"time": time.perf_counter() - start, "steps": T, "batch": b, "p": p,
+             "noise_multiplier": sigma, "clip": C, "step": step,
+             "gradient_evaluations": int(round(T * b))}
+    history = History(np.array([0.0, T * b / n]), np.array([np.nan, problem.objective(coef)]))
+    return Result(coef=coef, privacy=report, history=history, stats=stats)
+
+
+# --------------------------------------------------------------------------------------------
+# Algorithm 2 / 6: localization
+# --------------------------------------------------------------------------------------------
+
+def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1.0,
+                       geometry="l1", budget_schedule="paper", reg_constant=1.0, n_min=16,
+                       max_steps=None):
+    r"""The phases of Algorithm 2/6 (note 2.3 and section 8): a list of dicts.
+
+    Phase i = 1..k with :math:`k = \lfloor \log_2(n / n_{min}) \rfloor`: :math:`n_i = n/2^i`,
+    :math:`\varepsilon_i` by ``budget_schedule``, regularization scale
+    :math:`\eta_i = \eta / 16^i` with Theorem 4/13's :math:`\eta` (times ``reg_constant``),
+    :math:`\lambda_i = 1/(\eta_i n_i)`, localization radius
+    :math:`R_i = 2 c L (p-1)/\lambda_i` (Lemma 3.3 with h = ||.||_p^2 / (2(p-1)); c = c_d for
+    l1), batch :math:`b_i = \min(n_i, \max(\lceil\sqrt{n_i/\ln d}\rceil,
+    \lceil\sqrt d/\varepsilon_i\rceil))` (errata 3), :math:`T_i = \lceil n_i^2/b_i^2\rceil`
+    capped at ``max_steps``. Only public quantities are used.
+    """
+    n = check_int(n, "n", low=2)
+    d = check_int(n_features, "n_features", low=1)
+    if budget_schedule not in ("paper", "parallel"):
+        raise ValueError(f"budget_schedule must be 'paper' or 'parallel'; got "
+                         f"{budget_schedule!r}.")
+    p, norm_p, cd = _geometry(geometry, d)
+    D, L = radius, lipschitz
+    logd = math.log(max(d, 2))
+    eps_f = epsilon if math.isfinite(epsilon) else 1e12
+    log_delta = math.log(1.0 / delta)
+    if norm_p == 1.0:
+        eta = (D / L) * min(math.sqrt(logd / n), eps_f / math.sqrt(d * logd * log_delta))
+    else:
+        extra = 1.0 + (logd if p < 2 else 0.0)
+        eta = (D / L) * min(1.0 / math.sqrt((p - 1) * n),
+                            eps_f / math.sqrt(d * log_delta * extra))
+    eta *= reg_constant
+    k = max(1, int(math.floor(math.log2(n / n_min))))
+    phases = []
+    for i in range(1, k + 1):
+        n_i = n // 2 ** i
+        if n_i < 1:
+            break
+        e_i = epsilon / 2 ** i if budget_schedule == "paper" else epsilon
+        ef = e_i if math.isfinite(e_i) else 1e12
+        b_i = min(n_i, max(math.ceil(math.sqrt(n_i / logd)), math.ceil(math.sqrt(d) / ef)))
+        T_i = max(1, math.ceil(n_i * n_i / (b_i * b_i)))
+        if max_steps is not None:
+            T_i = min(T_i, check_int(max_steps, "max_steps", low=1))
+        eta_i = eta / 16 ** i
+        lam = 1.0 / (eta_i * n_i)
+        phases.append({"phase": i, "n": n_i, "epsilon": e_i, "batch": b_i, "steps": T_i,
+                       "reg_scale": eta_i, "strong_convexity": lam,
+                       "ball_radius": 2.0 * cd * L * (p - 1.0) / lam, "p": p})
+    return phases
+
+
+def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0,
+                             geometry="l1", budget_schedule="paper", reg_constant=1.0,
+                             n_min=16, max_steps=None, clip=None, start=None,
+                             random_state=None):
+    r"""Localized noisy mirror descent (Algorithm 2; Algorithm 6 for lp): private SCO.
+
+    Phase i runs Algorithm 1 on its own chunk of :math:`\approx n_i = n/2^i` samples on the
+    regularized objective :math:`F_i(x) = \hat F_i(x) + \lambda_i h(x - x_{i-1})`
+    (:math:`h = \|\cdot\|_p^2/(2(p-1))`), restricted to
+    :math:`X_i = X \cap \{\|x - x_{i-1}\|_p \le R_i\}` (exact Bregman projections, note 2.2),
+    with the strongly convex steps :math:`\eta_{i,k} = 2/(\lambda_i(k+1))`, composite handling
+    of the regularizer, and the weighted average as :math:`x_i`; returns :math:`x_k`.
+    Schedule: :func:`localized_schedule`.
+
+    Parameters
+    ----------
+    problem : Problem
+        A differentiable (or subdifferentiable) loss, no penalty.
+    epsilon, delta : float
+        The target; delta in (0, 1).
+    radius : float, default=1.0
+        D > 0: X is :math:`\{\|x\|_1 \le D\}` (l1). For lp geometry X is the whole space and
+        the localization balls are the only constraint (the exact Bregman projection onto the
+        intersection of two lp balls is not implemented); D then only sets the scales.
+    lipschitz : float, default=1.0
+        L (dual-norm gradient bound): sets the scales and the default clip.
+    geometry : "l1" or float p in (1, 2], default="l1"
+    budget_schedule : {"paper", "parallel"}, default="paper"
+        Module docstring.
+    reg_constant : float, default=1.0
+        Multiplies Theorem 4's regularization scale eta.
+    n_min : int, default=16
+        Smallest phase size.
+    max_steps : int, optional
+        Cap on T_i (a gradient budget; the report accounts for the steps actually run).
+    clip : float, optional
+        Per-example l2 clip (default: module docstring).
+    start : array of shape (n_features,), optional
+        x_0 (default 0); must lie in X.
+    random_state : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    Result
+        ``stats["phases"]``: every phase's parameters, noise multiplier and event.
+
+    Notes
+    -----
+    **Privacy guarantee.** :math:`(\max_i \varepsilon_i, \delta)`-DP, add/remove-one: phases
+    on disjoint chunks (parallel composition), each T_i Poisson-sampled Gaussian steps with the
+    RDP accountant; clipping enforced; n is public. The report is the worst phase's.
+
+    References
+    ----------
+    Asi, Feldman, Koren and Talwar (2021), Algorithm 2, Theorems 1 and 4; Algorithm 6,
+    Theorems 5 and 13.
+    """
+    problem = _check_problem(problem)
+    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    delta = check_delta(delta)
+    radius = check_scalar(radius, "radius", low=0.0)
+    lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0)
+    reg_constant = check_scalar(reg_constant, "reg_constant", low=0.0)
+    n_min = check_int(n_min, "n_min", low=1)
+    n, d = problem.n_samples, problem.n_features
+    p, norm_p, _ = _geometry(geometry, d)
+    phases = localized_schedule(n, d, epsilon=epsilon, delta=delta, radius=radius,
+                                lipschitz=lipschitz, geometry=geometry,
+                                budget_schedule=budget_schedule, reg_constant=reg_constant,
+                                n_min=n_min, max_steps=max_steps)
+    C = _default_clip(lipschitz, d, norm_p) if clip is None else check_scalar(clip, "clip",
+                                                                              low=0.0)
+    x = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
+    if x.shape != (d,) or (norm_p == 1.0 and np.abs(x).sum() > radius * (1 + 1e-12)):
+        raise ValueError(f"start must be a vector of length {d} in the l1 ball of radius "
+                         f"{radius:g}.")
+    seed = check_random_state(random_state)
+    assign_seq, run_seq = child_seed_sequences(seed, 2)
+    # Independent phase assignment (module docstring): phase i with probability n_i / n.
+    probs = np.array([ph["n"] for ph in phases], dtype=float) / n
+    u = np.random.Generator(block_bit_generators(assign_seq, 1)[0]).random(n)
+    label = np.searchsorted(np.cumsum(probs), u, side="right")
+    l1 = radius if norm_p == 1.0 else None
+    start_time = time.perf_counter()
+    worst = None
+    for i, ph in enumerate(phases):
+        rows = np.flatnonzero(label == i)
+        q = min(1.0, ph["batch"] / ph["n"])
+        sigma = _calibrate(ph["epsilon"], delta, q, ph["steps"])
+        ph["noise_multiplier"], ph["sample_rate"] = sigma, q
+        ph["event"] = _event(sigma, q, ph["steps"])
+        ph["samples"] = int(rows.size)
+        rng = np.random.Generator(block_bit_generators(
+            child_seed_sequences(run_seq, 1, offset=i)[0], 1)[0])
+        lam = ph["strong_convexity"]
+        x = _run_md(problem, rows, x_start=x, p=p, scale=1.0 / (p - 1.0), center=x.copy(),
+                    reg=lam, ball=ph["ball_radius"], l1_radius=l1, steps=ph["steps"], q=q,
+                    expected_batch=ph["batch"], sigma=sigma, clip=C, step=None,
+                    strongly_convex=lam, mirror_map="pnorm", radius=radius, rng=rng)
+        if worst is None or ph["epsilon"] > worst["epsilon"]:
+            worst = ph
+    report = report_from_event(worst["event"], delta=delta,
+                               relation=NeighboringRelation.ADD_OR_REMOVE_ONE,
+                               budget_split={"optimization": 1.0}, assumptions=(_PARALLEL,),
+                               target_epsilon=epsilon, conversion="improved")
+    stats = {"time": time.perf_counter() - start_time, "phases": phases, "p": p, "clip": C,
+             "budget_schedule": budget_schedule,
+             "gradient_evaluations": int(sum(ph["steps"] * ph["batch"] for ph in phases))}
+    history = History(np.array([0.0, 1.0]), np.array([np.nan, problem.objective(x)]))
+    return Result(coef=x, privacy=report, history=history, stats=stats)
+
+
+# --------------------------------------------------------------------------------------------
+# Section 5: the strongly convex reduction
+# --------------------------------------------------------------------------------------------
+
+def strongly_convex_reduction(problem, *, solver=localized_mirror_descent, rounds=None,
+                              random_state=None, **solver_kwargs):
+    r"""The reduction of section 5 (Feldman, Koren and Talwar 2020, Thm 5.1) as a thin wrapper.
+
+    Runs ``solver`` (a private convex solver taking ``start=``) for
+    :math:`k = \lceil \log_2 \log n\rceil` rounds; round i starts from round i-1's output and
+    uses its own chunk of :math:`n_i \propto 2^{i}` fresh samples (sizes
+    :math:`2^{i-2} n/\log n` rescaled to use all n; each sample draws its round independently
+    with these proportions). The domain shrinking of FKT20 is done by the solver's own localization.
+
+    Notes
+    -----
+    **Privacy guarantee.** The rounds run on disjoint chunks and see earlier data only through
+    the previous output, so the run has the guarantee of its worst round (parallel
+    composition); under add/remove-one the chunk assignment must not depend on the data set
+    size, so each sample draws its round independently (as in
+    :func:`localized_mirror_descent`). The report is the worst round's report.
+    """
+    problem = _check_problem(problem)
+    n = problem.n_samples
+    k = check_int(rounds if rounds is not None else
+                  max(1, math.ceil(math.log2(max(math.log(n), 2.0)))), "rounds", low=1)
+    weights = np.array([2.0 ** i for i in range(1, k + 1)])
+    probs = weights / weights.sum()
+    seed = check_random_state(random_state)
+    assign_seq, run_seq = child_seed_sequences(seed, 2)
+    u = np.random.Generator(block_bit_generators(assign_seq, 1)[0]).random(n)
+    label = np.minimum(np.searchsorted(np.cumsum(probs), u, side="right"), k - 1)
+    x, results = solver_kwargs.pop("start", None), []
+    for i in range(k):
+        rows = np.flatnonzero(label == i)
+        sub = Problem(problem.X[rows], problem.y[rows], loss=problem.loss)
+        res = solver(sub, start=x, random_state=child_seed_sequences(run_seq, 1, offset=i)[0],
+                     **solver_kwargs)
+        x = res.coef
+        results.append(res)
+    worst = max(results, key=lambda r: r.privacy.epsilon)
+    stats = {"rounds": k, "round_sizes": [int((label == i).sum()) for i in range(k)],
+             "round_stats": [r.stats for r in results],
+             "round_reports": [r.privacy for r in results]}
+    history = History(np.array([0.0, 1.0]), np.array([np.nan, problem.objective(x)]))
+    return Result(coef=x, privacy=worst.privacy, history=history, stats=stats)
+

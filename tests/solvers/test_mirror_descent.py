@@ -1,0 +1,205 @@
+"""Mirror maps (note 004 sections 2.2, 9.4, oracles 21-27) and Algorithms 1/2/5/6."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+import dpsco_core as dp
+from dpsco_core import mirror_maps as mm
+from dpsco_core.datasets import make_rademacher_lasso
+from dpsco_core.privacy.events import NeighboringRelation
+from dpsco_core.privacy.report import PrivacyReport
+from dpsco_core.solvers import mirror_descent as md
+
+
+def _pnorm(v, p):
+    return np.sum(np.abs(v) ** p) ** (1 / p)
+
+
+@pytest.mark.parametrize("d", [10, 1000, 100_000])
+def test_link_inverse_round_trip_without_overflow(d):
+    rng = np.random.default_rng(d)
+    p = mm.pnorm_exponent(d)
+    u = rng.standard_normal(d) * 10.0 ** rng.uniform(-150, 150, d)   # 1e-150 .. 1e150
+    u[::7] = 0.0
+    theta = mm.pnorm_link(u, p)
+    back = mm.pnorm_link_inverse(theta, p)
+    assert np.all(np.isfinite(theta)) and np.all(np.isfinite(back))
+    big = np.abs(u) > 1e-200 * np.abs(u).max()
+    np.testing.assert_allclose(back[big], u[big], rtol=1e-10)
+    assert np.all(back[u == 0] == 0)
+
+
+def test_link_identities():
+    rng = np.random.default_rng(1)
+    p = 1.3
+    q = p / (p - 1)
+    theta = rng.standard_normal(50)
+    u = mm.pnorm_link_inverse(theta, p)
+    assert _pnorm(u, p) == pytest.approx((p - 1) * _pnorm(theta, q), rel=1e-12)   # oracle 22
+    assert np.array_equal(mm.pnorm_link(np.zeros(5), p), np.zeros(5))
+    np.testing.assert_allclose(mm.pnorm_link_inverse(3 * theta, p), 3 * u, rtol=1e-12)
+
+
+def test_bregman_divergence_strongly_convex():
+    rng = np.random.default_rng(2)
+    p = mm.pnorm_exponent(100)
+    for _ in range(20):
+        x, y, c = rng.standard_normal((3, 100))
+        div = mm.bregman_divergence(x, y, p, center=c)
+        assert div >= 0.5 * _pnorm(x - y, p) ** 2 * (1 - 1e-10)     # oracle 23
+        assert mm.bregman_divergence(x, x, p, center=c) == pytest.approx(0.0, abs=1e-12)
+
+
+def _slsqp(f, x0, cons, rng, starts=4):
+    best = None
+    for _ in range(starts):
+        r = optimize.minimize(f, x0 + rng.standard_normal(x0.size) * 0.01, method="SLSQP",
+                              constraints=cons, options={"ftol": 1e-14, "maxiter": 1000})
+        if best is None or r.fun < best.fun:
+            best = r
+    return best
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_bregman_projections_against_scipy(case):
+    rng = np.random.default_rng(10 + case)
+    d = 6
+    p = [1.2, 1.5, 1 + 1 / math.log(d)][case % 3]
+    a = 1 / (p - 1)
+    c = rng.standard_normal(d)
+    c *= 0.4 / np.abs(c).sum()
+    theta = rng.standard_normal(d) * 3
+    R = [math.inf, 0.7, 0.3][case % 3] if case < 3 else [0.5, 2.0, math.inf][case % 3]
+
+    def f(x):
+        return 0.5 * a * _pnorm(x - c, p) ** 2 - theta @ (x - c)
+    ball = [] if not math.isfinite(R) else [{"type": "ineq",
+                                              "fun": lambda x: R - _pnorm(x - c, p)}]
+    # The radial clip is the exact projection onto the ball alone.
+    if ball:
+        x = c + mm.bregman_project_ball(theta, p, a, R)
+        ref = _slsqp(f, c, ball, rng)
+        assert f(x) <= ref.fun + 1e-8
+    # The nested bisection: ball and l1 ball (D = 1).
+    l1 = [{"type": "ineq", "fun": lambda x: 1.0 - np.sum(np.sqrt(x * x + 1e-18))}]
+    x = mm.bregman_project_l1(theta, p=p, scale=a, center=c, radius=R, l1_radius=1.0)
+    assert np.abs(x).sum() <= 1.0 + 1e-12
+    if math.isfinite(R):
+        assert _pnorm(x - c, p) <= R * (1 + 1e-9)
+    ref = _slsqp(f, c, ball + l1, rng)
+    # SLSQP may stop at the iteration limit slightly outside the (smoothed) l1 ball.
+    assert f(x) <= ref.fun + 1e-6 * max(1.0, abs(ref.fun))
+
+
+def test_composite_step_minimizes_composite_objective():
+    rng = np.random.default_rng(4)
+    d, p = 5, 1.4
+    a = 1 / (p - 1)
+    c, xk, g = rng.standard_normal((3, d)) * 0.3
+    eta, lam = 0.7, 2.0
+    x = mm.mirror_step(xk, g, eta, p=p, scale=a, center=c, reg=lam)
+
+    def obj(z):
+        return g @ z + lam * 0.5 * a * _pnorm(z - c, p) ** 2 + \
+            mm.bregman_divergence(z, xk, p, center=c, scale=a) / eta
+    ref = optimize.minimize(obj, x + 0.05, method="Nelder-Mead",
+                            options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 20000})
+    assert obj(x) <= ref.fun + 1e-9
+
+
+@pytest.fixture(scope="module")
+def lasso():
+    X, y, x_true = make_rademacher_lasso(1500, 20, 3, random_state=0)
+    return dp.Problem(X, y, loss="half_squared"), x_true
+
+
+def test_bad_input(lasso):
+    prob, _ = lasso
+    with pytest.raises(ValueError, match="radius"):
+        md.noisy_mirror_descent(prob, epsilon=1, delta=1e-5, radius=0.0)
+    with pytest.raises(ValueError, match="p must be in"):
+        md.noisy_mirror_descent(prob, epsilon=1, delta=1e-5, geometry=2.5)
+    with pytest.raises(ValueError, match="p must be in"):
+        md.localized_mirror_descent(prob, epsilon=1, delta=1e-5, geometry=1.0)
+    with pytest.raises(ValueError, match="n_features"):
+        mm.pnorm_exponent(0)
+    with pytest.raises(ValueError, match="budget_schedule"):
+        md.localized_mirror_descent(prob, epsilon=1, delta=1e-5, budget_schedule="halving")
+    with pytest.raises(ValueError, match="delta"):
+        md.localized_mirror_descent(prob, epsilon=1, delta=0.0)
+    with pytest.raises(TypeError, match="Problem"):
+        md.noisy_mirror_descent("X", epsilon=1, delta=1e-5)
+    with pytest.raises(ValueError, match="mirror_map"):
+        md.noisy_mirror_descent(prob, epsilon=1, delta=1e-5, mirror_map="kl")
+
+
+def test_alg1_nonprivate_converges_and_feasible(lasso):
+    prob, x_true = lasso
+    zero = 0.5 * np.sum(x_true ** 2)
+    for mirror_map in ("pnorm", "entropic"):
+        res = md.noisy_mirror_descent(prob, epsilon=math.inf, delta=1e-5, lipschitz=2.5,
+                                      steps=800, batch_size=64, mirror_map=mirror_map,
+                                      random_state=0)
+        assert np.abs(res.coef).sum() <= 1 + 1e-9
+        assert 0.5 * np.sum((res.coef - x_true) ** 2) < 0.3 * zero
+
+
+def test_alg1_report_recomputed_from_events(lasso):
+    prob, _ = lasso
+    res = md.noisy_mirror_descent(prob, epsilon=1.0, delta=1e-5, lipschitz=2.5, steps=50,
+                                  batch_size=50, random_state=0)
+    again = PrivacyReport.from_event(res.privacy.event, delta=1e-5,
+                                     neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE)
+    assert again.epsilon == pytest.approx(res.privacy.epsilon, rel=1e-9)
+    assert res.privacy.epsilon <= 1.0
+    assert np.abs(res.coef).sum() <= 1 + 1e-9
+    assert res.stats["clip"] == pytest.approx(2.5 * math.sqrt(20))
+
+
+@pytest.mark.parametrize("schedule", ["paper", "parallel"])
+def test_alg2_bookkeeping_and_report(lasso, schedule):
+    prob, _ = lasso
+    eps, delta = 1.0, 1e-5
+    res = md.localized_mirror_descent(prob, epsilon=eps, delta=delta, lipschitz=2.5,
+                                      budget_schedule=schedule, max_steps=30, random_state=0)
+    phases = res.stats["phases"]
+    assert sum(ph["samples"] for ph in phases) <= prob.n_samples      # disjoint chunks
+    for a, b in zip(phases, phases[1:]):                                # oracle 27
+        assert b["ball_radius"] == pytest.approx(a["ball_radius"] * (b["n"] / a["n"]) / 16
+                                                 * 1.0, rel=1e-12)
+        assert b["strong_convexity"] * b["ball_radius"] == pytest.approx(
+            a["strong_convexity"] * a["ball_radius"], rel=1e-12)
+    # Every phase's guarantee from its event alone; the report is the worst one.
+    eps_phases = [PrivacyReport.from_event(
+        ph["event"], delta=delta,
+        neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE).epsilon for ph in phases]
+    assert max(eps_phases) == pytest.approx(res.privacy.epsilon, rel=1e-9)
+    for ph, e in zip(phases, eps_phases):
+        assert e <= ph["epsilon"] * (1 + 1e-9)
+    expected = eps / 2 if schedule == "paper" else eps
+    assert res.privacy.epsilon == pytest.approx(expected, rel=1e-3)
+    assert np.abs(res.coef).sum() <= 1 + 1e-9
+
+
+def test_schedule_paper_halving():
+    ph = md.localized_schedule(2 ** 12, 100, epsilon=1.0, delta=1e-6)
+    assert [p["n"] for p in ph] == [2 ** (12 - i) for i in range(1, len(ph) + 1)]
+    assert [p["epsilon"] for p in ph] == [2.0 ** -i for i in range(1, len(ph) + 1)]
+    for a, b in zip(ph, ph[1:]):
+        assert b["strong_convexity"] == pytest.approx(32 * a["strong_convexity"])
+        assert b["ball_radius"] == pytest.approx(a["ball_radius"] / 32)
+
+
+def test_lp_geometry_and_strongly_convex_wrapper(lasso):
+    prob, _ = lasso
+    res = md.localized_mirror_descent(prob, epsilon=1.0, delta=1e-5, geometry=1.5,
+                                      max_steps=20, random_state=0)
+    assert res.stats["p"] == 1.5 and np.all(np.isfinite(res.coef))
+    red = md.strongly_convex_reduction(prob, epsilon=1.0, delta=1e-5, lipschitz=2.5,
+                                       max_steps=20, random_state=0)
+    assert sum(red.stats["round_sizes"]) == prob.n_samples
+    assert red.privacy.epsilon == max(r.epsilon for r in red.stats["round_reports"])
+    assert red.privacy.epsilon <= 0.5 + 1e-9
