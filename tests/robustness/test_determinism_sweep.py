@@ -144,6 +144,24 @@ def _batch_call(n_threads):
 
 
 KERNEL_CALLS["_batch.batch_grad_dense+sgd_dense"] = _batch_call
+def _mlmc_call(n_threads):
+    from dpsco_core._kernels import _mlmc
+    rng = np.random.default_rng(10)
+    n, d, copies = 60, 7, 70                       # several blocks of 16 copies
+    X = rng.standard_normal((n, d))
+    y = np.sign(rng.standard_normal(n))
+    c = 0.1 * rng.standard_normal(d)
+    lin = 0.01 * rng.standard_normal(d)
+    out = np.empty((copies, d))
+    ks = np.empty(copies, dtype=np.int64)
+    ng = np.empty(copies, dtype=np.int64)
+    _mlmc.mlmc_glm_batch(X, y, X @ c, np.linalg.norm(X, axis=1), 2, 0.0, 1.5, lin, 1.3, 0,
+                         np.zeros(d), np.zeros(d), np.inf, np.arange(5, dtype=np.int64), 0,
+                         _gens(15, copies, 16), out, ks, ng, n_threads)
+    return np.concatenate([out.ravel(), ks, ng])
+
+
+KERNEL_CALLS["_mlmc.mlmc_glm_batch"] = _mlmc_call
 KERNEL_CALLS["_cd.cd_grid_dense"] = _cd_grid_call
 KERNEL_CALLS["_frank_wolfe.vr_gradient_rnm"] = _frank_wolfe_call
 KERNEL_CALLS["_loss.loss_derivs[logistic]"] = _loss_call
