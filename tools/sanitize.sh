@@ -3,7 +3,9 @@
 # run the kernel tests under them. numpy and CPython are not instrumented, so libasan is
 # preloaded and leak detection is off (CPython's arenas look like leaks).
 #
-#   tools/sanitize.sh [pytest args...]      (default: tests/kernels tests/robustness/test_determinism_sweep.py)
+#   tools/sanitize.sh [pytest args...]
+#     default: every kernel test, the determinism sweep, the solver tests and the concurrency
+#     test (every extension is built instrumented and the script checks that it is)
 #
 # valgrind (memcheck) on a subset, documented:
 #   PYTHONMALLOC=malloc valgrind --tool=memcheck --error-exitcode=9 --errors-for-leak-kinds=none \
@@ -22,11 +24,14 @@ cd "$SCRATCH"
 export CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1 -g"
 export LDFLAGS="-fsanitize=address,undefined"
 DPSCO_DEBUG_BUILD=1 "$PY" setup.py -q build_ext --inplace -j 2 >/dev/null 2>&1
-for so in dpsco_core/_kernels/_discrete*.so dpsco_core/_kernels/_noise*.so dpsco_core/_kernels/_noisy_max*.so; do nm -D "$so" | grep -cE "__(asan|ubsan)_" >/dev/null || { echo "not instrumented: $so"; exit 2; }; done
+for so in dpsco_core/_kernels/*.so; do nm -D "$so" | grep -cE "__(asan|ubsan)_" >/dev/null || { echo "not instrumented: $so"; exit 2; }; done
 echo "instrumented: $(ls dpsco_core/_kernels/*.so | wc -l) extensions"
 LIBASAN=$(gcc -print-file-name=libasan.so)
 LIBUBSAN=$(gcc -print-file-name=libubsan.so)
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-if [ "$#" -eq 0 ]; then set -- tests/kernels tests/robustness/test_determinism_sweep.py; fi
+if [ "$#" -eq 0 ]; then
+  set -- tests/kernels tests/robustness/test_determinism_sweep.py tests/solvers \
+         tests/robustness/test_concurrency.py
+fi
 LD_PRELOAD="$LIBASAN $LIBUBSAN" "$PY" -m pytest -q -p no:cacheprovider -m "not slow" "$@"
