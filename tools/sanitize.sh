@@ -14,6 +14,16 @@
 #   is in ld.so (strncmp in rpath expansion, a known SSE false positive) or in CPython's own
 #   frames (uninitialised values in ceval/longobject); no frame in a dpsco_core extension:
 #     grep -E "_discrete|_noise|_noisy_max" <log>   -> only the command line.
+#   Second subset (the solver kernels), same command on
+#     tests/kernels/test_cd.py tests/kernels/test_batch.py tests/kernels/test_frank_wolfe.py
+#     -k "csc_equals_dense or grid_same or read_only or shape_checks or lazy_average or
+#         sgd_csr_equals or empty_batch or sgd_bad_input or sgd_thread_count or
+#         constants_match or estimate_is or lazy_step or other_losses"
+#   19 tests (OpenMP threads included), 4654 errors from 74 contexts, all in ld.so (strncmp),
+#   CPython's unicode_compare (__wmemcmp_avx2_movbe over-read, a known false positive) or
+#   CPython int/ceval frames; grep "cpython-311-x86_64-linux-gnu.so" <log> -> nothing: no frame
+#   in any compiled extension module.
+# ASan + UBSan (this script, default test set): 341 passed, no report (2026, gcc 12).
 set -euo pipefail
 PY=${PYTHON:-/work/devenv/bin/python}
 HERE=$(cd "$(dirname "$0")/.." && pwd)

@@ -25,7 +25,7 @@ from .._random import BIT_GENERATOR, child_seed_sequences
 from .._validation import check_int, check_scalar
 from .cases import AuditCase
 
-__all__ = ["CANARY_LABEL", "dp_cd_case", "dp_sgd_case"]
+__all__ = ["CANARY_LABEL", "dp_cd_case", "dp_sgd_case", "vr_frank_wolfe_leaf_case"]
 
 #: Label magnitude of the canary records: every clipped term stays at its bound (see above).
 CANARY_LABEL = 1e6
@@ -215,3 +215,79 @@ def dp_sgd_case(*, epsilon, delta, sample_rate, passes, clip=1.0, noise_factor=1
         sampler=sampler, input0=False, input1=True, epsilon=report.epsilon,
         delta=report.delta)
 
+
+
+# ----------------------------------------------------------------------- Frank-Wolfe leaf
+
+
+def vr_frank_wolfe_leaf_case(*, epsilon, batch=64, noise="laplace", noise_factor=1.0,
+                             clipping=True):
+    r"""One leaf of ``vr_frank_wolfe`` (replace-one): report-noisy-max over :math:`\pm` grad.
+
+    The solver is run once (pure DP, ``batch`` root samples, one phase, l1 ball of radius 1,
+    ``lipschitz=1``) on the canary dataset; its ``stats`` give the phase's noise scale
+    ``lambdas[0]`` and its ledger the root level's score sensitivity
+    :math:`\Delta = 2 D L / b` and per-leaf guarantee ``eps_leaf`` = :math:`2\Delta/\lambda`,
+    which is the claim audited here (one leaf release).
+
+    Data: one feature, every :math:`a_i = 1`, squared loss, labels :math:`\pm 1` (derivative
+    :math:`\mp 2`, clipped to :math:`\mp L`) and the canary's :math:`\pm`
+    :data:`CANARY_LABEL`, so that the root estimate is :math:`v = (L/b)\,(k_+ - k_-)`
+    (without clipping the canary's term dominates: the no-clipping twin is caught). The two candidates score
+    :math:`-D v` (vertex :math:`+D e_0`) and :math:`+D v` (vertex :math:`-D e_0`); the canary
+    (row 0) flips from :math:`+L` to :math:`-L`, which moves the two scores by :math:`\pm\Delta`
+    in opposite directions: the non-monotone adversarial pair of note 004, section 10, oracle
+    6, with a lead of about :math:`4\Delta/\varepsilon_{leaf}` for the second candidate. The
+    statistic is the indicator that vertex :math:`+D e_0` is selected.
+
+    The sampler calls the kernel ``_frank_wolfe.vr_gradient_rnm`` once per trial (the root
+    leaf: ``x = 0``, no correction, rows ``0..b-1``), reusing one bit generator so that trials
+    consume consecutive, independent parts of its stream.
+    """
+    from .. import solvers
+    from .._kernels import _frank_wolfe
+    from ..problems import Problem
+    from ..solvers.frank_wolfe import _NOISE
+
+    batch = check_int(batch, "batch", low=4)
+    batch += batch % 2
+    noise_factor = check_scalar(noise_factor, "noise_factor", low=0.0, low_open=False)
+    n = 2 * batch                        # Algorithm 3 with T = 1 uses 1.5 b samples
+    X = np.ones((n, 1))
+    probe = Problem(X, np.full(n, CANARY_LABEL), loss="squared")
+    result = solvers.vr_frank_wolfe(probe, epsilon=epsilon, batch=batch, n_phases=1,
+                                    noise=noise, random_state=0, record_history=False)
+    lam = result.stats["lambdas"][0]
+    leaf = next(r for r in result.stats["ledger"] if r["phase"] == 1 and r["depth"] == 0)
+    lead = 2 * max(1, round(2.0 / leaf["eps_leaf"]))      # k_+ - k_- on input 0 (even)
+    signs = np.ones(batch)
+    signs[1 + (batch + lead) // 2:] = -1.0               # row 0 (canary) +, k_+ - k_- = lead
+    inputs = []
+    for canary in (1.0, -1.0):
+        y = np.ones(n)
+        y[:batch] = -signs                               # l'(0, y) = -2 y: sign of signs
+        y[0] = -CANARY_LABEL * canary
+        inputs.append(Problem(X, y, loss="squared"))
+    row_clip = np.full(n, 1.0 if clipping else np.inf)  # L / max_j |a_ij| with L = 1
+    scale = lam * noise_factor
+    kind = _NOISE[noise]
+    rows = np.arange(batch, dtype=np.intp)
+    loss = inputs[0].loss
+
+    def sampler(problem, n_trials, seed_seq):
+        gens = [BIT_GENERATOR(seed_seq)]
+        Xc, y = problem.X_c(), problem.y
+        w, v, resid = np.zeros(1), np.empty(1), np.empty(batch)
+        out = np.empty(n_trials)
+        for t in range(n_trials):
+            _, sign = _frank_wolfe.vr_gradient_rnm(
+                Xc, y, rows, loss.kind, loss.param, row_clip, w, 1.0, w, 1.0, w, False,
+                _frank_wolfe.DOMAIN_L1_BALL, 1.0, scale, kind, gens, 1, resid, v)
+            out[t] = sign == 1
+        return out
+
+    tag = "" if noise_factor == 1.0 and clipping else (
+        f", noise x{noise_factor:g}" + ("" if clipping else ", no clipping"))
+    return AuditCase(name=f"vr_frank_wolfe leaf({noise}, lambda={lam:.4g}{tag})",
+                     sampler=sampler, input0=inputs[0], input1=inputs[1],
+                     epsilon=leaf["eps_leaf"], delta=0.0)
