@@ -44,6 +44,13 @@ def _broken(values, noise_factor, clipping, clip_values):
     return noise, (clips if clipping else np.full_like(clips, np.inf))
 
 
+def _twin_tag(noise_factor, clipping):
+    """The name suffix of a broken twin ("" for the honest case)."""
+    if noise_factor == 1.0 and clipping:
+        return ""
+    return f", noise x{noise_factor:g}" + ("" if clipping else ", no clipping")
+
+
 # ---------------------------------------------------------------------------------- DP-CD
 
 
@@ -132,8 +139,7 @@ def dp_cd_case(*, epsilon, delta, n_updates=1, n_features=2, noise_factor=1.0, c
         return out
 
     report = results[1].privacy
-    tag = "" if noise_factor == 1.0 and clipping else (
-        f", noise x{noise_factor:g}" + ("" if clipping else ", no clipping"))
+    tag = _twin_tag(noise_factor, clipping)
     return AuditCase(name=f"dp_cd(updates={n_updates}, s={stats['noise_multiplier']:.4g}{tag})",
                      sampler=sampler, input0=inputs[0], input1=inputs[1],
                      epsilon=report.epsilon, delta=report.delta)
@@ -208,8 +214,7 @@ def dp_sgd_case(*, epsilon, delta, sample_rate, passes, clip=1.0, noise_factor=1
         return out
 
     report = result.privacy
-    tag = "" if noise_factor == 1.0 and clipping else (
-        f", noise x{noise_factor:g}" + ("" if clipping else ", no clipping"))
+    tag = _twin_tag(noise_factor, clipping)
     return AuditCase(
         name=(f"dp_sgd(q={q:g}, steps={n_steps}, s={stats['noise_multiplier']:.4g}{tag})"),
         sampler=sampler, input0=False, input1=True, epsilon=report.epsilon,
@@ -233,8 +238,8 @@ def vr_frank_wolfe_leaf_case(*, epsilon, batch=64, noise="laplace", noise_factor
     Data: one feature, every :math:`a_i = 1`, squared loss, labels :math:`\pm 1` (derivative
     :math:`\mp 2`, clipped to :math:`\mp L`) and the canary's :math:`\pm`
     :data:`CANARY_LABEL`, so that the root estimate is :math:`v = (L/b)\,(k_+ - k_-)`
-    (without clipping the canary's term dominates: the no-clipping twin is caught). The two candidates score
-    :math:`-D v` (vertex :math:`+D e_0`) and :math:`+D v` (vertex :math:`-D e_0`); the canary
+    (without clipping the canary's term dominates: the no-clipping twin is caught). The two
+    candidates score :math:`-D v` (vertex :math:`+D e_0`) and :math:`+D v` (vertex :math:`-D e_0`); the canary
     (row 0) flips from :math:`+L` to :math:`-L`, which moves the two scores by :math:`\pm\Delta`
     in opposite directions: the non-monotone adversarial pair of note 004, section 10, oracle
     6, with a lead of about :math:`4\Delta/\varepsilon_{leaf}` for the second candidate. The
@@ -286,8 +291,7 @@ def vr_frank_wolfe_leaf_case(*, epsilon, batch=64, noise="laplace", noise_factor
             out[t] = sign == 1
         return out
 
-    tag = "" if noise_factor == 1.0 and clipping else (
-        f", noise x{noise_factor:g}" + ("" if clipping else ", no clipping"))
+    tag = _twin_tag(noise_factor, clipping)
     return AuditCase(name=f"vr_frank_wolfe leaf({noise}, lambda={lam:.4g}{tag})",
                      sampler=sampler, input0=inputs[0], input1=inputs[1],
                      epsilon=leaf["eps_leaf"], delta=0.0)

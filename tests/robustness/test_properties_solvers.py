@@ -166,6 +166,14 @@ def _check_solver_result(res, epsilon, X, y, X_before, y_before):
         assert res.privacy.epsilon == math.inf
 
 
+#: Valid values of the parameters dp_cd and dp_sgd share.
+SOLVER_PARAMS = {"epsilon": st.sampled_from([0.5, 4.0, math.inf]),
+                 "delta": st.sampled_from([1e-5, 0.1]),
+                 "passes": st.sampled_from([0.5, 1.0]),
+                 "step": st.sampled_from([0.1, 1.0]),
+                 "clip": st.sampled_from([0.5, 1e3])}
+
+
 def _params(data, valid):
     """Valid parameters, except (sometimes) one replaced by an arbitrary value."""
     fuzzed = data.draw(st.sampled_from([None, None, None] + sorted(valid)))
@@ -202,11 +210,7 @@ def test_dp_cd_on_arbitrary_inputs(data, selection, average, relation):
     if problem is None:
         return
     X_before, y_before = _snapshot(X), _snapshot(y)
-    params = _params(data, {"epsilon": st.sampled_from([0.5, 4.0, math.inf]),
-                            "delta": st.sampled_from([1e-5, 0.1]),
-                            "passes": st.sampled_from([0.5, 1.0, 2.0]),
-                            "step": st.sampled_from([0.1, 1.0]),
-                            "clip": st.sampled_from([0.5, 1e3])})
+    params = _params(data, dict(SOLVER_PARAMS, passes=st.sampled_from([0.5, 1.0, 2.0])))
     coef_init = data.draw(st.one_of(st.none(), hnp.arrays(np.float64, problem.n_features,
                                                           elements=st.floats(-2, 2))))
     init_before = None if coef_init is None else coef_init.copy()
@@ -235,11 +239,7 @@ def test_dp_sgd_on_arbitrary_inputs(data, sizing, sampling, n_threads):
     if problem is None:
         return
     X_before, y_before = _snapshot(X), _snapshot(y)
-    params = _params(data, {"epsilon": st.sampled_from([0.5, 4.0, math.inf]),
-                            "delta": st.sampled_from([1e-5, 0.1]),
-                            "passes": st.sampled_from([0.5, 1.0]),
-                            "step": st.sampled_from([0.1, 1.0]),
-                            "clip": st.sampled_from([0.5, 1e3])})
+    params = _params(data, SOLVER_PARAMS)
     batch = data.draw(st.sampled_from([1, 2, problem.n_samples] * 2 + [0, problem.n_samples + 1]))
     rate = data.draw(st.sampled_from([0.5, 1.0, 0.3] * 2 + [0.0, 1.5, math.nan]))
     kw = {"batch": {"batch_size": batch}, "rate": {"sample_rate": rate},
