@@ -240,10 +240,11 @@ def vr_frank_wolfe_leaf_case(*, epsilon, batch=64, noise="laplace", noise_factor
     :data:`CANARY_LABEL`, so that the root estimate is :math:`v = (L/b)\,(k_+ - k_-)`
     (without clipping the canary's term dominates: the no-clipping twin is caught). The two
     candidates score :math:`-D v` (vertex :math:`+D e_0`) and :math:`+D v` (vertex
-    :math:`-D e_0`); the canary (row 0) flips from :math:`+L` to :math:`-L`, which moves the two scores by :math:`\pm\Delta`
-    in opposite directions: the non-monotone adversarial pair of note 004, section 10, oracle
-    6, with a lead of about :math:`4\Delta/\varepsilon_{leaf}` for the second candidate. The
-    statistic is the indicator that vertex :math:`+D e_0` is selected.
+    :math:`-D e_0`); the canary (row 0) flips from :math:`+L` to :math:`-L`, which moves the
+    two scores by :math:`\pm\Delta` in opposite directions: the non-monotone adversarial pair
+    of note 004, section 10, oracle 6, with a lead of about :math:`4\Delta/\varepsilon_{leaf}`
+    for the second candidate. The statistic is the indicator that vertex :math:`+D e_0` is
+    selected.
 
     The sampler calls the kernel ``_frank_wolfe.vr_gradient_rnm`` once per trial (the root
     leaf: ``x = 0``, no correction, rows ``0..b-1``), reusing one bit generator so that trials
