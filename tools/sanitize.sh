@@ -3,7 +3,9 @@
 # run the kernel tests under them. numpy and CPython are not instrumented, so libasan is
 # preloaded and leak detection is off (CPython's arenas look like leaks).
 #
-#   tools/sanitize.sh [pytest args...]      (default: tests/kernels tests/robustness/test_determinism_sweep.py)
+#   tools/sanitize.sh [pytest args...]
+#     default: every kernel test, the determinism sweep, the solver tests and the concurrency
+#     test (every extension is built instrumented and the script checks that it is)
 #
 # valgrind (memcheck) on a subset, documented:
 #   PYTHONMALLOC=malloc valgrind --tool=memcheck --error-exitcode=9 --errors-for-leak-kinds=none \
@@ -12,6 +14,16 @@
 #   is in ld.so (strncmp in rpath expansion, a known SSE false positive) or in CPython's own
 #   frames (uninitialised values in ceval/longobject); no frame in a dpsco_core extension:
 #     grep -E "_discrete|_noise|_noisy_max" <log>   -> only the command line.
+#   Second subset (the solver kernels), same command on
+#     tests/kernels/test_cd.py tests/kernels/test_batch.py tests/kernels/test_frank_wolfe.py
+#     -k "csc_equals_dense or grid_same or read_only or shape_checks or lazy_average or
+#         sgd_csr_equals or empty_batch or sgd_bad_input or sgd_thread_count or
+#         constants_match or estimate_is or lazy_step or other_losses"
+#   19 tests (OpenMP threads included), 4654 errors from 74 contexts, all in ld.so (strncmp),
+#   CPython's unicode_compare (__wmemcmp_avx2_movbe over-read, a known false positive) or
+#   CPython int/ceval frames; grep "cpython-311-x86_64-linux-gnu.so" <log> -> nothing: no frame
+#   in any compiled extension module.
+# ASan + UBSan (this script, default test set): 341 passed, no report (2026, gcc 12).
 set -euo pipefail
 PY=${PYTHON:-/work/devenv/bin/python}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,11 +34,14 @@ cd "$SCRATCH"
 export CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1 -g"
 export LDFLAGS="-fsanitize=address,undefined"
 DPSCO_DEBUG_BUILD=1 "$PY" setup.py -q build_ext --inplace -j 2 >/dev/null 2>&1
-for so in dpsco_core/_kernels/_discrete*.so dpsco_core/_kernels/_noise*.so dpsco_core/_kernels/_noisy_max*.so; do nm -D "$so" | grep -cE "__(asan|ubsan)_" >/dev/null || { echo "not instrumented: $so"; exit 2; }; done
+for so in dpsco_core/_kernels/*.so; do nm -D "$so" | grep -cE "__(asan|ubsan)_" >/dev/null || { echo "not instrumented: $so"; exit 2; }; done
 echo "instrumented: $(ls dpsco_core/_kernels/*.so | wc -l) extensions"
 LIBASAN=$(gcc -print-file-name=libasan.so)
 LIBUBSAN=$(gcc -print-file-name=libubsan.so)
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-if [ "$#" -eq 0 ]; then set -- tests/kernels tests/robustness/test_determinism_sweep.py; fi
+if [ "$#" -eq 0 ]; then
+  set -- tests/kernels tests/robustness/test_determinism_sweep.py tests/solvers \
+         tests/robustness/test_concurrency.py
+fi
 LD_PRELOAD="$LIBASAN $LIBUBSAN" "$PY" -m pytest -q -p no:cacheprovider -m "not slow" "$@"

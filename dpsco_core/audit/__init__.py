@@ -4,12 +4,17 @@
   lower bound on epsilon at a stated delta (Jagielski et al. 2020; Nasr et al. 2021).
 * :mod:`~dpsco_core.audit.cases`: one function per mechanism building its worst-case canary
   pair and sampler; :func:`run_case` audits it.
+* :mod:`~dpsco_core.audit.solver_cases`: the same for the solvers (DP-CD updates, DP-SGD
+  steps, a vr_frank_wolfe leaf), calibrated by the solver itself and replayed through
+  its kernel.
 """
 
 from ._core import (AuditResult, audit, clopper_pearson_upper, epsilon_lower_bound,
                     sampler_from_mechanism)
 from .cases import AuditCase, gaussian_case, laplace_case, report_noisy_max_case, run_case
+from .solver_cases import dp_cd_case, dp_sgd_case, vr_frank_wolfe_leaf_case
 
 __all__ = ["AuditResult", "audit", "clopper_pearson_upper", "epsilon_lower_bound",
            "sampler_from_mechanism", "AuditCase", "run_case", "gaussian_case", "laplace_case",
-           "report_noisy_max_case"]
+           "report_noisy_max_case", "dp_cd_case", "dp_sgd_case",
+           "vr_frank_wolfe_leaf_case"]

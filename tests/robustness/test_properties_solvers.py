@@ -1,0 +1,282 @@
+"""Property-based tests (hypothesis) over ``Problem`` and the solvers ``dp_cd`` and ``dp_sgd``.
+
+Contract checked: for any input (shapes, dtypes, memory orders, sparse formats, NaN/inf, empty
+inputs, huge and tiny values, any parameter), ``Problem(...)`` and the solvers either return a
+correct result or raise a clear ``TypeError``/``ValueError`` with a message; they never crash,
+never modify an input array, and a returned result is usable: finite coefficients and a privacy
+report within the requested budget.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from dpsco_core import Problem, solvers
+from dpsco_core.penalties import L1, L2, Box, ElasticNet
+
+SETTINGS = settings(max_examples=80, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+DTYPES = st.sampled_from([np.float64, np.float32, np.int8, np.int64, np.uint8, np.bool_])
+EXTREMES = st.sampled_from([0.0, -0.0, 1.0, -1.0, 1e-300, 5e-324, 1e150, -1e150, 1e300,
+                            np.nan, np.inf, -np.inf])
+LOSSES = st.sampled_from(["squared", "half_squared", "logistic", "huber", "hinge", "absolute"])
+PENALTIES = st.sampled_from([None, L1(0.1), L2(0.5), ElasticNet(0.1, 0.5), Box(-1.0, 1.0)])
+REALS = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                  st.integers(-3, 3), st.sampled_from([1e-300, 1e300, 0.5, 1.0, 10.0]))
+
+
+@st.composite
+def features(draw, max_side=6):
+    dtype = draw(DTYPES)
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=max_side))
+    shape = draw(st.sampled_from([shape, shape[:2] + (1,) * (2 - len(shape[:2]))]))
+    if np.dtype(dtype).kind == "f":
+        elements = st.one_of(st.floats(-10, 10, width=np.dtype(dtype).itemsize * 8),
+                             EXTREMES.map(lambda v: np.dtype(dtype).type(v)))
+    else:
+        elements = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        arr = draw(hnp.arrays(dtype, shape, elements=elements))
+    layout = draw(st.sampled_from(["C", "F", "strided", "readonly", "csr", "csc", "coo",
+                                   "list"]))
+    if layout == "F":
+        return np.asfortranarray(arr)
+    if layout == "strided" and arr.ndim >= 1:
+        return np.repeat(arr, 2, axis=0)[::2]
+    if layout == "readonly":
+        arr.flags.writeable = False
+        return arr
+    if layout in ("csr", "csc", "coo") and arr.ndim == 2:
+        return getattr(sp, f"{layout}_matrix")(arr)
+    if layout == "list":
+        return arr.tolist()
+    return arr
+
+
+@st.composite
+def labels(draw, n):
+    size = draw(st.sampled_from([n, n, n, max(n - 1, 0), n + 1]))
+    values = st.one_of(st.sampled_from([-1.0, 1.0, 0.0]), st.floats(-5, 5), EXTREMES)
+    return np.array(draw(st.lists(values, min_size=size, max_size=size)), dtype=np.float64)
+
+
+def _snapshot(a):
+    if sp.issparse(a):
+        return ("sparse", a.format, a.data.copy(), getattr(a, "indices", None), a.shape)
+    return ("dense", np.array(a, copy=True))
+
+
+def _same(a, before):
+    if before[0] == "sparse":
+        assert a.format == before[1] and a.shape == before[4]
+        np.testing.assert_array_equal(a.data, before[2])
+    else:
+        np.testing.assert_array_equal(np.asarray(a), before[1])
+
+
+def _clear(exc):
+    event(f"{type(exc).__name__}: {str(exc)[:40]}")
+    assert isinstance(exc, (TypeError, ValueError)), repr(exc)
+    assert str(exc), "exceptions must carry a message"
+
+
+def _dense(X):
+    return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+
+
+@SETTINGS
+@given(data=st.data(), X=features(), loss=LOSSES, penalty=PENALTIES)
+def test_problem_on_arbitrary_inputs(data, X, loss, penalty):
+    n = np.shape(X)[0] if np.ndim(X) or sp.issparse(X) else 0
+    y = data.draw(labels(n))
+    X_before, y_before = _snapshot(X), _snapshot(y)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            problem = Problem(X, y, loss=loss, penalty=penalty)
+    except Exception as exc:   # noqa: BLE001 - the contract is on the type
+        _clear(exc)
+        _same(X, X_before)
+        _same(y, y_before)
+        return
+    _same(X, X_before)
+    _same(y, y_before)
+    Xd = _dense(X)
+    assert Xd.ndim == 2 and Xd.size > 0 and np.all(np.isfinite(Xd))
+    assert np.all(np.isfinite(y)) and y.shape == (Xd.shape[0],)
+    assert problem.X.dtype == np.float64
+    np.testing.assert_array_equal(_dense(problem.X), Xd)
+    assert not (problem.X.data if problem.is_sparse else problem.X).flags.writeable
+
+
+FINITE_EXTREMES = st.sampled_from([0.0, 1e-300, 5e-324, -1e-300, 1e150, -1e150, 1e300, -1e300])
+
+
+def _small_problem(data):
+    """A valid Problem (finite, possibly extreme or all-zero data, any layout), or None."""
+    n = data.draw(st.integers(1, 6))
+    p = data.draw(st.integers(1, 4))
+    dtype = data.draw(st.sampled_from([np.float64, np.float32, np.int64]))
+    if dtype == np.int64:
+        elements = st.integers(-5, 5)
+    else:
+        elements = st.one_of(st.floats(-10, 10, width=np.dtype(dtype).itemsize * 8),
+                             FINITE_EXTREMES.filter(lambda v: np.isfinite(dtype(v))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        X = data.draw(hnp.arrays(dtype, (n, p), elements=elements))
+    layout = data.draw(st.sampled_from(["C", "F", "readonly", "csr", "csc"]))
+    if layout == "F":
+        X = np.asfortranarray(X)
+    elif layout == "readonly":
+        X.flags.writeable = False
+    elif layout in ("csr", "csc"):
+        X = getattr(sp, f"{layout}_matrix")(X)
+    loss = data.draw(st.sampled_from(["squared", "logistic", "huber"]))
+    if loss == "logistic":
+        y = np.array(data.draw(st.lists(st.sampled_from([-1.0, 1.0]), min_size=n, max_size=n)))
+    else:
+        y = np.array(data.draw(st.lists(st.one_of(st.floats(-10, 10), FINITE_EXTREMES),
+                                        min_size=n, max_size=n)))
+    penalty = data.draw(PENALTIES)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return X, y, Problem(X, y, loss=loss, penalty=penalty)
+    except (TypeError, ValueError) as exc:
+        _clear(exc)
+        return X, y, None
+
+
+def _check_solver_result(res, epsilon, X, y, X_before, y_before):
+    event("result")
+    _same(X, X_before)
+    _same(y, y_before)
+    if math.isfinite(epsilon):
+        assert res.privacy.epsilon <= epsilon * (1 + 1e-9)
+    else:
+        assert res.privacy.epsilon == math.inf
+
+
+#: Valid values of the parameters dp_cd and dp_sgd share.
+SOLVER_PARAMS = {"epsilon": st.sampled_from([0.5, 4.0, math.inf]),
+                 "delta": st.sampled_from([1e-5, 0.1]),
+                 "passes": st.sampled_from([0.5, 1.0]),
+                 "step": st.sampled_from([0.1, 1.0]),
+                 "clip": st.sampled_from([0.5, 1e3])}
+
+
+def _params(data, valid):
+    """Valid parameters, except (sometimes) one replaced by an arbitrary value."""
+    fuzzed = data.draw(st.sampled_from([None, None, None] + sorted(valid)))
+    params = {k: data.draw(v) for k, v in valid.items()}
+    if fuzzed is not None and data.draw(st.booleans()):
+        # passes is bounded: a huge but valid passes is a (correct) long run, not a bug.
+        params[fuzzed] = data.draw(REALS.filter(lambda v: not v > 100)
+                                   if fuzzed == "passes" else REALS)
+    return params
+
+
+def _extreme(*values):
+    """Whether an input is far outside any sensible scale (overflow is then allowed)."""
+    return any(abs(float(v)) >= 1e100 for v in values if isinstance(v, (int, float))) or False
+
+
+def _data_extreme(X, y):
+    Xd = _dense(X)
+    return bool(np.max(np.abs(Xd), initial=0.0) >= 1e100 or np.max(np.abs(y), initial=0.0) >= 1e100)
+
+
+def _check_finite(res, params, X, y):
+    if not np.all(np.isfinite(res.coef)):
+        # Overflow is IEEE behaviour only for absurd scales (found by this test: the solvers
+        # return inf/NaN there without an error or a warning; see the issue-9 report).
+        assert _extreme(*params.values()) or _data_extreme(X, y), (res.coef, params)
+
+
+@SETTINGS
+@given(data=st.data(), selection=st.sampled_from(["random", "cyclic"]), average=st.booleans(),
+       relation=st.sampled_from(["replace_one", "add_or_remove_one", "zero_out"]))
+def test_dp_cd_on_arbitrary_inputs(data, selection, average, relation):
+    X, y, problem = _small_problem(data)
+    if problem is None:
+        return
+    X_before, y_before = _snapshot(X), _snapshot(y)
+    params = _params(data, dict(SOLVER_PARAMS, passes=st.sampled_from([0.5, 1.0, 2.0])))
+    coef_init = data.draw(st.one_of(st.none(), hnp.arrays(np.float64, problem.n_features,
+                                                          elements=st.floats(-2, 2))))
+    init_before = None if coef_init is None else coef_init.copy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = solvers.dp_cd(problem, selection=selection, average=average,
+                                neighboring_relation=relation, coef_init=coef_init,
+                                random_state=0, record_history=False, **params)
+    except Exception as exc:   # noqa: BLE001
+        _clear(exc)
+        return
+    finally:
+        if coef_init is not None:
+            np.testing.assert_array_equal(coef_init, init_before)
+    _check_solver_result(res, float(params["epsilon"]), X, y, X_before, y_before)
+    _check_finite(res, params, X, y)
+
+
+@SETTINGS
+@given(data=st.data(), sizing=st.sampled_from(["batch"] * 4 + ["rate"] * 2 + ["both", "none"]),
+       sampling=st.sampled_from(["poisson", "shuffle", "shuffle", "shuffle", "other"]),
+       n_threads=st.sampled_from([None, 1, 2, 1, 0, 1.5]))
+def test_dp_sgd_on_arbitrary_inputs(data, sizing, sampling, n_threads):
+    X, y, problem = _small_problem(data)
+    if problem is None:
+        return
+    X_before, y_before = _snapshot(X), _snapshot(y)
+    params = _params(data, SOLVER_PARAMS)
+    batch = data.draw(st.sampled_from([1, 2, problem.n_samples] * 2 + [0, problem.n_samples + 1]))
+    rate = data.draw(st.sampled_from([0.5, 1.0, 0.3] * 2 + [0.0, 1.5, math.nan]))
+    kw = {"batch": {"batch_size": batch}, "rate": {"sample_rate": rate},
+          "both": {"batch_size": batch, "sample_rate": rate}, "none": {}}[sizing]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = solvers.dp_sgd(problem, sampling=sampling, n_threads=n_threads,
+                                 random_state=0, record_history=False, **params, **kw)
+    except Exception as exc:   # noqa: BLE001
+        _clear(exc)
+        return
+    _check_solver_result(res, float(params["epsilon"]), X, y, X_before, y_before)
+    _check_finite(res, params, X, y)
+
+
+@pytest.mark.parametrize("solver", ["dp_cd", "dp_sgd"])
+def test_non_problem_inputs_are_clear_type_errors(solver):
+    fn = getattr(solvers, solver)
+    for bad in (None, np.ones((3, 2)), "problem"):
+        with pytest.raises(TypeError, match="problem must be a dpsco_core.Problem"):
+            fn(bad, epsilon=1.0, delta=1e-5, passes=1, **({"batch_size": 1}
+                                                          if solver == "dp_sgd" else {}))
+
+
+# Findings of the fuzzing above, kept as strict xfails until the solvers say what is wrong:
+# finite X whose squares overflow (|x| ~ 1e300) passes Problem's validation; dp_cd then derives
+# clips sqrt(M_j / sum M) = sqrt(inf / inf) = NaN, runs the kernel with NaN clips and fails in
+# the final objective with "w must contain only finite values" (about its own iterate), and
+# dp_sgd fails inside scipy's eigensolver with "array must not contain infs or NaNs".
+@pytest.mark.xfail(strict=True, reason="issue 9 finding: overflowing constants are not "
+                                       "reported as a problem with X")
+@pytest.mark.parametrize("solver", ["dp_cd", "dp_sgd"])
+def test_overflowing_data_is_reported_as_a_problem_with_X(solver):
+    problem = Problem(np.array([[1e300], [1.0]]), np.array([1.0, 2.0]))
+    kw = {"batch_size": 1} if solver == "dp_sgd" else {}
+    with pytest.raises(ValueError, match="X"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        getattr(solvers, solver)(problem, epsilon=1.0, delta=1e-5, passes=1, random_state=0,
+                                 **kw)
