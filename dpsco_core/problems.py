@@ -66,6 +66,8 @@ def _check_X(X):
             X = X.astype(np.float64)
         if not np.all(np.isfinite(X.data)):
             raise ValueError("X must contain only finite values; it has NaN or inf.")
+        if X.data.size:
+            _check_magnitude(X.data.max(), X.data.min(), "X")
         n, p = X.shape
         if n == 0 or p == 0:
             raise ValueError(f"X must have at least one sample and one feature; got shape "
@@ -86,7 +88,21 @@ def _check_X(X):
         arr = arr.astype(np.float64, order="K")       # the one copy; keeps the layout
     if not math.isfinite(float(np.sum(arr))) and not np.all(np.isfinite(arr)):
         raise ValueError("X must contain only finite values; it has NaN or inf.")
+    _check_magnitude(arr.max(), arr.min(), "X")
     return _read_only(arr), False
+
+
+#: Largest |entry| accepted in X and y: squares and sums of squares (norms, smoothness
+#: constants, the squared loss) must stay finite in float64 (max ~1.8e308).
+MAX_MAGNITUDE = 1e150
+
+
+def _check_magnitude(largest, smallest, name):
+    """Reject entries whose squares would overflow (two reductions, no temporary array)."""
+    if max(abs(float(largest)), abs(float(smallest))) > MAX_MAGNITUDE:
+        raise ValueError(f"{name} has entries larger than {MAX_MAGNITUDE:g} in absolute value: "
+                         "their squares overflow float64 (norms, smoothness constants, losses); "
+                         f"rescale {name}.")
 
 
 class Problem:
@@ -150,6 +166,7 @@ class Problem:
         self.X, self.is_sparse = _check_X(X)
         self.n_samples, self.n_features = self.X.shape
         y_arr = check_vector(y, "y")
+        _check_magnitude(y_arr.max(), y_arr.min(), "y")
         if y_arr.shape[0] != self.n_samples:
             raise ValueError(f"y must have one entry per row of X ({self.n_samples}); got "
                              f"{y_arr.shape[0]}.")

@@ -265,18 +265,13 @@ def test_non_problem_inputs_are_clear_type_errors(solver):
                                                           if solver == "dp_sgd" else {}))
 
 
-# Findings of the fuzzing above, kept as strict xfails until the solvers say what is wrong:
-# finite X whose squares overflow (|x| ~ 1e300) passes Problem's validation; dp_cd then derives
-# clips sqrt(M_j / sum M) = sqrt(inf / inf) = NaN, runs the kernel with NaN clips and fails in
-# the final objective with "w must contain only finite values" (about its own iterate), and
-# dp_sgd fails inside scipy's eigensolver with "array must not contain infs or NaNs".
-@pytest.mark.xfail(strict=True, reason="issue 9 finding: overflowing constants are not "
-                                       "reported as a problem with X")
-@pytest.mark.parametrize("solver", ["dp_cd", "dp_sgd"])
-def test_overflowing_data_is_reported_as_a_problem_with_X(solver):
-    problem = Problem(np.array([[1e300], [1.0]]), np.array([1.0, 2.0]))
-    kw = {"batch_size": 1} if solver == "dp_sgd" else {}
-    with pytest.raises(ValueError, match="X"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        getattr(solvers, solver)(problem, epsilon=1.0, delta=1e-5, passes=1, random_state=0,
-                                 **kw)
+# Finding of the fuzzing above, now fixed at the boundary: finite X (or y) whose squares
+# overflow (|x| ~ 1e300) used to pass Problem's validation, and the solvers then failed with
+# messages about their own iterates. Problem rejects such data, naming it.
+@pytest.mark.parametrize("X, y, name", [
+    (np.array([[1e300], [1.0]]), np.array([1.0, 2.0]), "X"),
+    (np.array([[1.0], [2.0]]), np.array([1e300, 2.0]), "y"),
+])
+def test_overflowing_data_is_reported_at_the_boundary(X, y, name):
+    with pytest.raises(ValueError, match=f"{name} has entries larger than"):
+        Problem(X, y)
