@@ -123,7 +123,9 @@ def run_single_epoch(problem, *, B, T, beta, clip, radius, noise_scale, estimato
             n_clipped += kernel(rows, x, x, 1.0, 0.0, clip, S)
             gens = [np.random.PCG64DXSM(c) for c in
                     child_seed_sequences(noise_seed, n_blocks, offset=t * n_blocks)]
-            _noise.add_noise(S / B, noise_scale, _noise.GAUSSIAN, gens, Gn, n_threads)
+            # never more threads than blocks: an idle OpenMP team stalls on a loaded machine
+            _noise.add_noise(S / B, noise_scale, _noise.GAUSSIAN, gens, Gn,
+                             min(n_threads, n_blocks))
             Gn *= eta
         if ridge:
             Gn += eta * ridge * x     # telescoped prefix sum of the ridge differences
