@@ -28,7 +28,8 @@ Two estimators:
 Layout: vectors of length p, cut into blocks of ``BLOCK_SIZE`` coordinates (``_rng.pxd``).
 
 Threading and draw order (bitwise identical for any ``n_threads``; reproduced by
-``dpsco_core.reference.tree``): blocks run in parallel (static schedule over blocks). Node
+``dpsco_core.reference.tree``): blocks run in parallel (static schedule over blocks) when
+``p >= PARALLEL_THRESHOLD``, serially otherwise. Node
 ``(k, j)`` block ``b`` draws its coordinates in index order from its own bit generator
 ``bit_generators[(k - k_first) * n_blocks + b]`` (``k_first = k0`` plain, ``0``
 variance-reduced), as ``Generator.normal(0.0, noise_scale, size)`` does. The caller seeds that
@@ -46,6 +47,14 @@ from _rng cimport BLOCK_SIZE, bitgen_array, n_blocks_for
 
 TREE_BLOCK_SIZE = BLOCK_SIZE
 
+cdef enum:
+    # Blocks run in parallel only from this many coordinates (16 blocks) on: a step is a few
+    # memory-bound passes, and an OpenMP fork/join costs more below it (and stalls on a
+    # loaded machine). No effect on results, only on speed.
+    TREE_PARALLEL_MIN = 1 << 20
+
+PARALLEL_THRESHOLD = TREE_PARALLEL_MIN
+
 
 cdef inline Py_ssize_t _ctz(Py_ssize_t s) noexcept nogil:
     cdef Py_ssize_t k = 0
@@ -57,25 +66,32 @@ cdef inline Py_ssize_t _ctz(Py_ssize_t s) noexcept nogil:
 cdef void _step_block(const double *x, Py_ssize_t step, Py_ssize_t k0, double noise_scale,
                       bint variance_reduced, bitgen_t **gens, Py_ssize_t n_blocks,
                       Py_ssize_t b, Py_ssize_t lo, Py_ssize_t hi, const double *ratios,
-                      double *state, Py_ssize_t p, Py_ssize_t levels,
+                      double *state, Py_ssize_t p, Py_ssize_t levels, double *noise,
                       double *out) noexcept nogil:
     cdef Py_ssize_t i, k
-    cdef double e, noise
-    for i in range(lo, hi):
-        if variance_reduced:
+    cdef double e
+    cdef double *node = state + k0 * p
+    if variance_reduced:
+        for i in range(lo, hi):
             # e_0 = xi_0; e_k = r_k xi_k + (1 - r_k)(state[k-1] + e_{k-1})
             e = random_normal(gens[b], 0.0, noise_scale)
             for k in range(1, k0 + 1):
                 e = (ratios[k] * random_normal(gens[k * n_blocks + b], 0.0, noise_scale)
                      + (1.0 - ratios[k]) * (state[(k - 1) * p + i] + e))
-            state[k0 * p + i] = e
-        else:
-            state[k0 * p + i] = random_normal(gens[b], 0.0, noise_scale)
-        noise = 0.0
-        for k in range(levels):
-            if (step >> k) & 1:
-                noise = noise + state[k * p + i]
-        out[i] = x[i] + noise
+            node[i] = e
+    else:
+        for i in range(lo, hi):
+            node[i] = random_normal(gens[b], 0.0, noise_scale)
+    # N = sum of state[k] over the set bits k of step, from +0.0 in increasing k (contiguous
+    # loops, one per level), then out = x + N (noise is scratch: out may alias x)
+    for i in range(lo, hi):
+        noise[i] = 0.0
+    for k in range(levels):
+        if (step >> k) & 1:
+            for i in range(lo, hi):
+                noise[i] = noise[i] + state[k * p + i]
+    for i in range(lo, hi):
+        out[i] = x[i] + noise[i]
 
 
 def prefix_variance_ratios(Py_ssize_t levels):
@@ -108,19 +124,28 @@ def tree_step(const double[::1] x,         # IN  (p,) exact prefix sum
     cdef Py_ssize_t n_new = k0 + 1 if variance_reduced else 1
     cdef bitgen_t **gens = bitgen_array(bit_generators, n_new * n_blocks)
     cdef double *ratios = <double *> malloc((k0 + 1) * sizeof(double))
+    cdef double *noise = <double *> malloc(max(p, 1) * sizeof(double))
     cdef Py_ssize_t b, k
     try:
-        if ratios == NULL:
+        if ratios == NULL or noise == NULL:
             raise MemoryError()
         for k in range(k0 + 1):
             ratios[k] = (2.0 ** k) / (2.0 ** (k + 1) - 1.0)
         if p == 0:
             return
-        for b in prange(n_blocks, nogil=True, schedule="static",
-                        num_threads=min(<Py_ssize_t> n_threads, n_blocks)):
-            _step_block(&x[0], step, k0, noise_scale, variance_reduced, gens, n_blocks, b,
-                        b * BLOCK_SIZE, min((b + 1) * BLOCK_SIZE, p), ratios, &state[0, 0], p,
-                        levels, &out[0])
+        if n_threads == 1 or p < TREE_PARALLEL_MIN:
+            with nogil:
+                for b in range(n_blocks):
+                    _step_block(&x[0], step, k0, noise_scale, variance_reduced, gens, n_blocks,
+                                b, b * BLOCK_SIZE, min((b + 1) * BLOCK_SIZE, p), ratios,
+                                &state[0, 0], p, levels, noise, &out[0])
+        else:
+            for b in prange(n_blocks, nogil=True, schedule="static",
+                            num_threads=min(<Py_ssize_t> n_threads, n_blocks)):
+                _step_block(&x[0], step, k0, noise_scale, variance_reduced, gens, n_blocks,
+                            b, b * BLOCK_SIZE, min((b + 1) * BLOCK_SIZE, p), ratios,
+                            &state[0, 0], p, levels, noise, &out[0])
     finally:
         free(gens)
         free(ratios)
+        free(noise)

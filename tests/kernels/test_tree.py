@@ -33,7 +33,7 @@ def test_kernel_equals_twin(p, variance_reduced):
 
 @pytest.mark.parametrize("variance_reduced", [False, True], ids=["plain", "honaker"])
 def test_thread_count_does_not_change_bits(variance_reduced):
-    p = 2 * kernel.TREE_BLOCK_SIZE + 3                    # three blocks
+    p = kernel.PARALLEL_THRESHOLD + 3                     # the parallel path, a ragged block
     ref = _run(kernel, p, 4, variance_reduced, n_threads=1)
     for n_threads in (2, 4):
         out = _run(kernel, p, 4, variance_reduced, n_threads=n_threads)

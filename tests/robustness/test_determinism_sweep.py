@@ -161,7 +161,8 @@ def _batch_diff_call(n_threads):
 def _tree_call(variance_reduced):
     def call(n_threads):
         from dpsco_core.tree import TreeAggregation
-        p = 2 * SIZE // 3                                   # two blocks, a ragged last one
+        from dpsco_core._kernels import _tree
+        p = _tree.PARALLEL_THRESHOLD + 5                   # parallel path, a ragged last block
         tree = TreeAggregation(p, 6, noise_scale=0.9, variance_reduced=variance_reduced,
                                random_state=15, n_threads=n_threads)
         x = np.linspace(-1.0, 1.0, p)
