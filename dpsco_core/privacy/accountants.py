@@ -169,6 +169,35 @@ class PrivacyAccountant(abc.ABC):
     def get_delta(self, epsilon):
         """Return an upper bound on delta such that the composition is (epsilon, delta)-DP."""
 
+    def _walk_structure(self, event, sink, size):
+        """Walk the events every summing accountant treats alike; return True if handled.
+
+        For accountants whose state is ``size`` numbers added up over composition (basic
+        composition: epsilon and delta; GDP: mu^2): no-op (0), non-private (inf in the first
+        entry), self-composition (count times the child, rounded up) and composition.
+        """
+        if isinstance(event, NoOpDpEvent):
+            return True
+        if isinstance(event, NonPrivateDpEvent):
+            if sink is not None:
+                sink[0] = math.inf
+            return True
+        if isinstance(event, SelfComposedDpEvent):
+            (child,) = self._children(event)
+            if sink is None:
+                self._walk(child, None)
+            else:
+                part = [0.0] * size
+                self._walk(child, part)
+                for i in range(size):
+                    sink[i] = float(round_up(sink[i] + event.count * part[i]))
+            return True
+        if isinstance(event, ComposedDpEvent):
+            for child in self._children(event):
+                self._walk(child, sink)
+            return True
+        return False
+
     # Parameter checks of the events, shared by the accountants.
     @staticmethod
     def _children(event):
@@ -224,6 +253,12 @@ def tree_depth(step_counts):
     counts = [check_int(c, "SingleEpochTreeAggregationDpEvent.step_counts", low=1)
               for c in counts]
     return max(counts).bit_length()
+
+
+def _tree_parameters(event):
+    """``(depth, noise_multiplier)`` of a validated SingleEpochTreeAggregationDpEvent."""
+    return tree_depth(event.step_counts), check_positive(
+        event.noise_multiplier, "SingleEpochTreeAggregationDpEvent.noise_multiplier")
 
 
 def _check_tree_relation(relation):
@@ -349,9 +384,7 @@ class RdpAccountant(PrivacyAccountant):
         if isinstance(event, SingleEpochTreeAggregationDpEvent):
             _check_tree_relation(self._relation)
             if sink is not None:
-                depth = tree_depth(event.step_counts)
-                s = check_positive(event.noise_multiplier,
-                                   "SingleEpochTreeAggregationDpEvent.noise_multiplier")
+                depth, s = _tree_parameters(event)
                 sink += depth * rdp_gaussian(s, self._orders)
             return
         if isinstance(event, PoissonSampledDpEvent):
@@ -468,25 +501,7 @@ class PureDpAccountant(PrivacyAccountant):
         return self._delta
 
     def _walk(self, event, sink):
-        if isinstance(event, NoOpDpEvent):
-            return
-        if isinstance(event, NonPrivateDpEvent):
-            if sink is not None:
-                sink[0] = math.inf
-            return
-        if isinstance(event, SelfComposedDpEvent):
-            (child,) = self._children(event)
-            if sink is None:
-                self._walk(child, None)
-            else:
-                part = [0.0, 0.0]
-                self._walk(child, part)
-                sink[0] = float(round_up(sink[0] + event.count * part[0]))
-                sink[1] = float(round_up(sink[1] + event.count * part[1]))
-            return
-        if isinstance(event, ComposedDpEvent):
-            for child in self._children(event):
-                self._walk(child, sink)
+        if self._walk_structure(event, sink, 2):
             return
         if isinstance(event, LaplaceDpEvent):
             if sink is not None:
@@ -561,24 +576,7 @@ class GdpAccountant(PrivacyAccountant):
         return float(round_up(math.sqrt(self._mu_squared)))
 
     def _walk(self, event, sink):
-        if isinstance(event, NoOpDpEvent):
-            return
-        if isinstance(event, NonPrivateDpEvent):
-            if sink is not None:
-                sink[0] = math.inf
-            return
-        if isinstance(event, SelfComposedDpEvent):
-            (child,) = self._children(event)
-            if sink is None:
-                self._walk(child, None)
-            else:
-                part = [0.0]
-                self._walk(child, part)
-                sink[0] = float(round_up(sink[0] + event.count * part[0]))
-            return
-        if isinstance(event, ComposedDpEvent):
-            for child in self._children(event):
-                self._walk(child, sink)
+        if self._walk_structure(event, sink, 1):
             return
         if isinstance(event, GaussianDpEvent):
             if sink is not None:
@@ -588,9 +586,7 @@ class GdpAccountant(PrivacyAccountant):
         if isinstance(event, SingleEpochTreeAggregationDpEvent):
             _check_tree_relation(self._relation)
             if sink is not None:
-                depth = tree_depth(event.step_counts)
-                s = check_positive(event.noise_multiplier,
-                                   "SingleEpochTreeAggregationDpEvent.noise_multiplier")
+                depth, s = _tree_parameters(event)
                 sink[0] = float(round_up(sink[0] + depth / (s * s)))
             return
         raise _Unsupported(
