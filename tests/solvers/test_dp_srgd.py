@@ -282,3 +282,55 @@ def test_ridge_penalty_is_added_noise_free():
     assert np.linalg.norm(a.coef) < np.linalg.norm(
         dp_srgd(problem, epsilon=math.inf, delta=1e-6, beta=2.0, clip=math.inf,
                 random_state=0).coef)
+
+
+@pytest.mark.parametrize("s_z", [0.25, 0.5])
+def test_oracle9_potential_non_increasing(s_z):
+    # identical examples (exact gradients), no noise, no clipping, beta >= M, ball constraint:
+    # Phi_T = eta_{0:T-1} (F(y_T) - F*) + c beta ||z_T - x*||^2, c = 1 / (2 s_z), non-increasing
+    a, b = np.array([1.0, -0.6, 0.3]), 2.0
+    x_star = a * b / (a @ a)                                   # a minimizer inside the ball
+    beta, B, c = 1.5 * (a @ a), 4, 1.0 / (2.0 * s_z)
+    phis = []
+    for T in range(1, 25):
+        problem = dp.Problem(np.tile(a, (T * B, 1)), np.full(T * B, b), loss="half_squared")
+        res = dp_srgd(problem, epsilon=math.inf, delta=1e-6, beta=beta, batch_size=B,
+                      clip=math.inf, radius=3.0, z_step_scale=s_z, random_state=0,
+                      record_history=False)
+        z = res.stats["z_last"]
+        phis.append(T * (T + 1) / 2 * problem.objective(res.coef)
+                    + c * beta * float((z - x_star) @ (z - x_star)))
+    assert all(later <= earlier * (1 + 1e-12) + 1e-14 for earlier, later in zip(phis, phis[1:]))
+
+
+@pytest.mark.statistical
+def test_oracle7_srg_is_unbiased(monkeypatch):
+    # i.i.d. least-squares data (a fresh sample per seed), no noise, clipping inactive: the SRG
+    # error G_t / eta_t - grad F(x_t) against the population gradient diag(s^2)(x - x_dagger)
+    # is a martingale, mean 0. 200 samples; at the last round within 5 standard errors of 0.
+    errors = []
+    call = _single_epoch._Kernel.__call__
+    for seed in range(200):
+        problem, x_star, s = _lsq(n=600, p=3, seed=seed)
+        points, released = [], []
+
+        def spy(self, rows, x, *args):
+            points.append(x.copy())
+            return call(self, rows, x, *args)
+
+        class Tree(TreeAggregation):
+            def next(self, g, *, out=None):
+                r = super().next(g, out=out)
+                released.append(r.copy())
+                return r
+
+        monkeypatch.setattr(_single_epoch._Kernel, "__call__", spy)
+        monkeypatch.setattr(_single_epoch, "TreeAggregation", Tree)
+        dp_srgd(problem, epsilon=math.inf, delta=1e-6, beta=2.0, batch_size=30, clip=math.inf,
+                random_state=seed, record_history=False)
+        T = len(points)
+        errors.append(released[-1] / T - s ** 2 * (points[-1] - x_star))
+    errors = np.array(errors)
+    mean, se = errors.mean(axis=0), errors.std(axis=0) / np.sqrt(len(errors))
+    assert np.all(np.abs(mean) < 5 * se)
+    assert np.all(se > 0)
