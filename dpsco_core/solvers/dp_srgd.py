@@ -15,7 +15,7 @@ import numpy as np
 
 from .._config import effective_n_threads
 from .._validation import check_int, check_scalar
-from ..exceptions import DPSCOWarning
+from ..exceptions import TheoryWarning
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               SingleEpochTreeAggregationDpEvent)
 from ..privacy.gdp import gdp_mu
@@ -36,10 +36,6 @@ SINGLE_EPOCH_ASSUMPTIONS = (
     "the public B",
     "the last n - T B examples of the permutation are not used",
 )
-
-
-class TheoryWarning(DPSCOWarning):
-    """The paper's theoretical parameters are infeasible (for example a batch size below 1)."""
 
 
 def check_single_epoch_args(problem, *, epsilon, delta, batch_size, preset, beta, clip, radius,

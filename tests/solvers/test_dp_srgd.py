@@ -10,7 +10,8 @@ import dpsco_core as dp
 from dpsco_core._random import block_bit_generators, check_random_state, child_seed_sequences
 from dpsco_core.privacy import GdpAccountant, NeighboringRelation, PrivacyReport, gdp_mu
 from dpsco_core.solvers import _single_epoch
-from dpsco_core.solvers.dp_srgd import TheoryWarning, dp_srgd, theory_params
+from dpsco_core.exceptions import TheoryWarning
+from dpsco_core.solvers.dp_srgd import dp_srgd, theory_params
 from dpsco_core.solvers.srgd_baselines import accelerated_dp_sgd, dp_sgd_single_epoch, dp_srg
 from dpsco_core.tree import TreeAggregation
 
