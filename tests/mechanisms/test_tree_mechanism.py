@@ -150,3 +150,27 @@ def test_bad_arguments():
         TreeAggregation(3, 4, noise_scale=-1.0)
     with pytest.raises(ValueError, match="stream"):
         tree_aggregation(np.zeros(4), noise_scale=1.0)
+
+
+@pytest.mark.statistical
+def test_oracle23_audit_of_the_tree():
+    # Canary: leaf 1 (in bit_length(T) nodes, the worst leaf) changes by Delta in one
+    # coordinate; the n trials are the n independent coordinates of one tree run. The
+    # likelihood-ratio statistic sums the released nodes holding leaf 1 (the prefixes of length
+    # 2^k are exactly those nodes). The audit's lower bound must not exceed the accounted
+    # epsilon, and it comes close to it (the sqrt(bit_length(T)) sensitivity is attained).
+    from dpsco_core.audit import audit
+    T, sigma, delta = 12, 2.0, 1e-3
+    powers = [2 ** k for k in range(T.bit_length())]
+
+    def sampler(leaf, n, seed_seq):
+        stream = np.zeros((T, n))
+        stream[0] = leaf
+        out = tree_aggregation(stream, noise_scale=sigma, random_state=seed_seq)
+        return sum(out[s - 1] for s in powers)
+
+    event = TreeAggregation(1, T, noise_scale=sigma).event(1.0)
+    claimed = GdpAccountant(NeighboringRelation.ZERO_OUT).compose(event).get_epsilon(delta)
+    result = audit(sampler, 0.0, 1.0, n_trials=400_000, delta=delta, random_state=0)
+    assert result.eps_lower <= claimed
+    assert result.eps_lower >= 0.6 * claimed
