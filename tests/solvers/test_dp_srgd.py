@@ -18,6 +18,26 @@ from dpsco_core.tree import TreeAggregation
 SOLVERS = [dp_srgd, dp_sgd_single_epoch, accelerated_dp_sgd, dp_srg]
 
 
+def _spy(monkeypatch):
+    """Record each round's query point x_t (kernel calls) and released noisy prefix sum."""
+    points, released = [], []
+    call = _single_epoch._Kernel.__call__
+
+    def kernel(self, rows, x, *args):
+        points.append(x.copy())
+        return call(self, rows, x, *args)
+
+    class Tree(TreeAggregation):
+        def next(self, g, *, out=None):
+            r = super().next(g, out=out)
+            released.append(r.copy())
+            return r
+
+    monkeypatch.setattr(_single_epoch._Kernel, "__call__", kernel)
+    monkeypatch.setattr(_single_epoch, "TreeAggregation", Tree)
+    return points, released
+
+
 def _lsq(n=2000, p=6, seed=0):
     rng = np.random.default_rng(seed)
     s = 1.0 / np.arange(1, p + 1)
@@ -86,25 +106,11 @@ def test_oracle6_telescoping_with_data_independent_loss(monkeypatch):
     p = 4
     a = np.array([0.5, -1.0, 0.25, 2.0])
     problem = dp.Problem(np.tile(a, (300, 1)), np.full(300, 0.7), loss="half_squared")
-    released, points = [], []
-    call = _single_epoch._Kernel.__call__
-
-    def spy(self, rows, x, x_prev, eta, eta_prev, clip, out):
-        points.append((x.copy(), eta))
-        return call(self, rows, x, x_prev, eta, eta_prev, clip, out)
-
-    class Tree(TreeAggregation):
-        def next(self, x, *, out=None):
-            r = super().next(x, out=out)
-            released.append(r.copy())
-            return r
-
-    monkeypatch.setattr(_single_epoch._Kernel, "__call__", spy)
-    monkeypatch.setattr(_single_epoch, "TreeAggregation", Tree)
+    points, released = _spy(monkeypatch)
     dp_srgd(problem, epsilon=math.inf, delta=1e-6, beta=3.0, batch_size=10, clip=math.inf,
             random_state=0, record_history=False)
-    for (x, eta), G in zip(points, released):
-        np.testing.assert_allclose(G / eta, (a @ x - 0.7) * a, rtol=1e-10, atol=1e-12)
+    for t, (x, G) in enumerate(zip(points, released)):
+        np.testing.assert_allclose(G / (t + 1), (a @ x - 0.7) * a, rtol=1e-10, atol=1e-12)
 
 
 def test_oracle10_deterministic_rate():
@@ -310,23 +316,9 @@ def test_oracle7_srg_is_unbiased(monkeypatch):
     # error G_t / eta_t - grad F(x_t) against the population gradient diag(s^2)(x - x_dagger)
     # is a martingale, mean 0. 200 samples; at the last round within 5 standard errors of 0.
     errors = []
-    call = _single_epoch._Kernel.__call__
     for seed in range(200):
         problem, x_star, s = _lsq(n=600, p=3, seed=seed)
-        points, released = [], []
-
-        def spy(self, rows, x, *args):
-            points.append(x.copy())
-            return call(self, rows, x, *args)
-
-        class Tree(TreeAggregation):
-            def next(self, g, *, out=None):
-                r = super().next(g, out=out)
-                released.append(r.copy())
-                return r
-
-        monkeypatch.setattr(_single_epoch._Kernel, "__call__", spy)
-        monkeypatch.setattr(_single_epoch, "TreeAggregation", Tree)
+        points, released = _spy(monkeypatch)
         dp_srgd(problem, epsilon=math.inf, delta=1e-6, beta=2.0, batch_size=30, clip=math.inf,
                 random_state=seed, record_history=False)
         T = len(points)
