@@ -13,6 +13,10 @@ class OrderGridWarning(DPSCOWarning):
     """The optimal Renyi order lies at the edge of the order grid: epsilon may be loose."""
 
 
+class TheoryWarning(DPSCOWarning):
+    """A paper's theoretical parameters are infeasible (for example a batch size below 1)."""
+
+
 class PrivacyBudgetError(ValueError):
     """A requested privacy budget cannot be met with the given parameters."""
 

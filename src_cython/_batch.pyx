@@ -9,7 +9,9 @@ What it computes (note 002 sections 4 and 9.4; note 004 section 9.2). For a batc
 in one pass over the rows: ``z_i = <x_i, coef>``, ``phi_i = l'(z_i, y_i)`` (``_loss.pxd``), the
 per-sample gradient norm is ``|phi_i| ||x_i||_2`` from precomputed row norms, and the row adds
 ``phi_i min(1, C / norm) x_i`` (``_batch.pxd``: no per-sample gradient vector is formed). It
-also returns the number of clipped rows. ``sgd_*`` runs ``n_steps`` proximal DP-SGD steps:
+also returns the number of clipped rows. ``batch_diff_*`` is the same pass for the DP-SRGD
+two-point differences ``eta_t l'(<x_i, x_t>) x_i - eta_{t-1} l'(<x_i, x_{t-1}>) x_i``
+(note 003, section 12 K1), clipped as one vector. ``sgd_*`` runs ``n_steps`` proximal DP-SGD steps:
 
     B_k = sampled batch;  g = (S(B_k, w) + N(0, noise_scale^2 I_p)) / norm
     w  <- prox_{step psi}(w - step g)
@@ -57,7 +59,7 @@ from numpy.random.c_distributions cimport random_geometric, random_interval, ran
 
 from _batch cimport (BATCH_BLOCK, BATCH_GROUP, BATCH_PARALLEL_MIN_WORK, axpy_row, clip_weight,
                      dot_row, index_t)
-from _loss cimport LOSS_LOGISTIC, LOSS_SQUARED, loss_deriv
+from _loss cimport LOSS_LOGISTIC, LOSS_SQUARED, loss_deriv, loss_deriv_diff
 from _prox cimport prox_scalar
 from _rng cimport bitgen_array
 
@@ -83,11 +85,20 @@ cdef struct Rows:
     double loss_param
 
 
+cdef struct TwoPoint:
+    # The two-point difference eta phi'(<x, coef>) - eta_prev phi'(<x, coef - dx>) of the
+    # DP-SRGD kernel; dx == NULL means the one-point gradient phi'(<x, coef>).
+    const double *dx
+    double eta
+    double eta_prev
+
+
 cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index_t *indptr,
                               const int64_t *rows, Py_ssize_t lo, Py_ssize_t hi,
                               const double *coef, int loss_kind, double clip,
-                              double *partial) noexcept nogil:
-    """partial = sum over batch rows lo..hi-1 of the clipped gradients; returns #clipped.
+                              const TwoPoint *pair, double *partial) noexcept nogil:
+    """partial = sum over batch rows lo..hi-1 of the clipped gradients (or two-point
+    differences); returns #clipped.
 
     ``loss_kind`` is passed separately so that the callers can pass a literal and the C
     compiler specialises the inlined loss switch out of the per-row path.
@@ -95,7 +106,7 @@ cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index
     cdef Py_ssize_t t, i, j, m, n_clipped = 0
     cdef const double *vals
     cdef const index_t *cols
-    cdef double weight
+    cdef double weight, z, dz
     for j in range(X.p):
         partial[j] = 0.0
     for t in range(lo, hi):
@@ -108,7 +119,15 @@ cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index
             vals = X.data + indptr[i]
             cols = indices + indptr[i]
             m = indptr[i + 1] - indptr[i]
-        weight = loss_deriv(loss_kind, dot_row(vals, cols, m, coef), X.y[i], X.loss_param)
+        z = dot_row(vals, cols, m, coef)
+        if pair.dx == NULL:
+            weight = loss_deriv(loss_kind, z, X.y[i], X.loss_param)
+        else:
+            # eta_prev (l'(z) - l'(z - dz)) + (eta - eta_prev) l'(z), the difference stable
+            dz = dot_row(vals, cols, m, pair.dx)
+            weight = (pair.eta_prev * loss_deriv_diff(loss_kind, z, dz, X.y[i], X.loss_param)
+                      + (pair.eta - pair.eta_prev) * loss_deriv(loss_kind, z, X.y[i],
+                                                                X.loss_param))
         weight = clip_weight(weight, X.row_norms[i], clip, &n_clipped)
         axpy_row(weight, vals, cols, m, partial)
     return n_clipped
@@ -116,19 +135,21 @@ cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index
 
 cdef inline Py_ssize_t _block_any(const Rows *X, const index_t *indices, const index_t *indptr,
                                   const int64_t *rows, Py_ssize_t lo, Py_ssize_t hi,
-                                  const double *coef, double clip,
+                                  const double *coef, double clip, const TwoPoint *pair,
                                   double *partial) noexcept nogil:
     if X.loss_kind == LOSS_LOGISTIC:
-        return _block(X, indices, indptr, rows, lo, hi, coef, LOSS_LOGISTIC, clip, partial)
+        return _block(X, indices, indptr, rows, lo, hi, coef, LOSS_LOGISTIC, clip, pair,
+                      partial)
     if X.loss_kind == LOSS_SQUARED:
-        return _block(X, indices, indptr, rows, lo, hi, coef, LOSS_SQUARED, clip, partial)
-    return _block(X, indices, indptr, rows, lo, hi, coef, X.loss_kind, clip, partial)
+        return _block(X, indices, indptr, rows, lo, hi, coef, LOSS_SQUARED, clip, pair, partial)
+    return _block(X, indices, indptr, rows, lo, hi, coef, X.loss_kind, clip, pair, partial)
 
 
 cdef Py_ssize_t _clipped_sum(const Rows *X, const index_t *indices, const index_t *indptr,
                              const int64_t *rows, Py_ssize_t m, const double *coef,
-                             double clip, double *sum_out, double *scratch,
-                             Py_ssize_t *counts, int n_threads) noexcept nogil:
+                             double clip, const TwoPoint *pair, double *sum_out,
+                             double *scratch, Py_ssize_t *counts,
+                             int n_threads) noexcept nogil:
     """sum_out = clipped gradient sum over rows[0..m-1] (block order); returns #clipped.
 
     ``scratch`` holds BATCH_GROUP * p doubles, ``counts`` BATCH_GROUP entries.
@@ -146,13 +167,13 @@ cdef Py_ssize_t _clipped_sum(const Rows *X, const index_t *indices, const index_
             for b in range(nb):
                 lo = (g0 + b) * BATCH_BLOCK
                 hi = min(lo + BATCH_BLOCK, m)
-                counts[b] = _block_any(X, indices, indptr, rows, lo, hi, coef, clip,
+                counts[b] = _block_any(X, indices, indptr, rows, lo, hi, coef, clip, pair,
                                        scratch + b * p)
         else:
             for b in prange(nb, schedule="static", num_threads=n_threads):
                 lo = (g0 + b) * BATCH_BLOCK
                 hi = min(lo + BATCH_BLOCK, m)
-                counts[b] = _block_any(X, indices, indptr, rows, lo, hi, coef, clip,
+                counts[b] = _block_any(X, indices, indptr, rows, lo, hi, coef, clip, pair,
                                        scratch + b * p)
         # Partials combined in block order: the same bits for any thread count.
         for b in range(nb):
@@ -212,6 +233,7 @@ cdef void _sgd(const Rows *X, const index_t *indices, const index_t *indptr, con
     cdef Py_ssize_t per_epoch = X.n // r.batch_size if r.sampling == SAMPLING_SHUFFLE else 1
     cdef const int64_t *batch
     cdef double g
+    cdef TwoPoint one_point = TwoPoint(dx=NULL, eta=1.0, eta_prev=0.0)
     for k in range(r.n_steps):
         if r.sampling == SAMPLING_POISSON:
             m = _poisson_batch(sgen, X.n, r.sample_rate, rows)
@@ -222,8 +244,8 @@ cdef void _sgd(const Rows *X, const index_t *indices, const index_t *indptr, con
             m = r.batch_size
             batch = rows + (k % per_epoch) * r.batch_size
         n_sampled += m
-        n_clipped += _clipped_sum(X, indices, indptr, batch, m, coef, r.clip, grad, scratch,
-                                  counts, n_threads)
+        n_clipped += _clipped_sum(X, indices, indptr, batch, m, coef, r.clip, &one_point, grad,
+                                  scratch, counts, n_threads)
         for j in range(X.p):
             # g = (S + N(0, noise_scale^2)) / norm, then the prox step (note 002 section 4)
             g = (grad[j] + random_normal(ngen, 0.0, r.noise_scale)) / r.norm
@@ -276,20 +298,32 @@ cdef _check_p(Py_ssize_t p, const double[::1] coef, double[::1] sum_out):
 
 cdef Py_ssize_t _batch_grad(const Rows *X, const index_t *indices, const index_t *indptr,
                             const int64_t[::1] rows, const double[::1] coef, double clip,
-                            double[::1] sum_out, int n_threads) except -1:
+                            double[::1] sum_out, int n_threads, const double *coef_prev=NULL,
+                            double eta=1.0, double eta_prev=0.0) except -1:
+    # coef_prev != NULL: the two-point differences at coef and coef_prev (dx = coef - coef_prev)
     cdef double *scratch = <double *> malloc(BATCH_GROUP * X.p * sizeof(double))
     cdef Py_ssize_t *counts = <Py_ssize_t *> malloc(BATCH_GROUP * sizeof(Py_ssize_t))
-    cdef Py_ssize_t n_clipped
+    cdef double *dx = NULL
+    cdef Py_ssize_t n_clipped, j
     cdef const int64_t *rows_ptr = &rows[0] if rows.shape[0] > 0 else NULL
+    cdef TwoPoint pair = TwoPoint(dx=NULL, eta=eta, eta_prev=eta_prev)
     try:
         if scratch == NULL or counts == NULL:
             raise MemoryError()
+        if coef_prev != NULL:
+            dx = <double *> malloc(X.p * sizeof(double))
+            if dx == NULL:
+                raise MemoryError()
+            for j in range(X.p):
+                dx[j] = coef[j] - coef_prev[j]
+            pair.dx = dx
         with nogil:
             n_clipped = _clipped_sum(X, indices, indptr, rows_ptr, rows.shape[0], &coef[0],
-                                     clip, &sum_out[0], scratch, counts, n_threads)
+                                     clip, &pair, &sum_out[0], scratch, counts, n_threads)
     finally:
         free(scratch)
         free(counts)
+        free(dx)
     return n_clipped
 
 
@@ -328,6 +362,57 @@ def batch_grad_csr(const double[::1] data,         # IN  (nnz,) CSR values
     _check_rows(rows, n)
     cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
     return _batch_grad(&X, indices_ptr, &indptr[0], rows, coef, clip, sum_out, n_threads)
+
+
+def batch_diff_dense(const double[:, ::1] X,       # IN  (n, p) C-ordered
+                     const double[::1] y,          # IN  (n,)
+                     const int64_t[::1] rows,      # IN  (m,) batch rows, in [0, n)
+                     const double[::1] coef,       # IN  (p,) x_t
+                     const double[::1] coef_prev,  # IN  (p,) x_{t-1}
+                     const double[::1] row_norms,  # IN  (n,) ||x_i||_2
+                     int loss_kind, double loss_param,
+                     double eta, double eta_prev,  # eta_t, eta_{t-1}
+                     double clip,                  # C_Delta in (0, inf]
+                     double[::1] sum_out,          # OUT (p,) the clipped difference sum
+                     int n_threads):
+    """Clipped two-point differences summed over ``rows`` (dense X); returns #clipped.
+
+    ``sum_out = sum_i clip(eta l'(<x_i, coef>) x_i - eta_prev l'(<x_i, coef_prev>) x_i,
+    clip)``, the DP-SRGD batch sum (note 003, section 12 K1): per row the weight is
+    ``eta_prev (l'(z) - l'(z - dz)) + (eta - eta_prev) l'(z)`` with ``z = <x_i, coef>``,
+    ``dz = <x_i, coef - coef_prev>`` (two ``dot_row`` lane sums) and the stable
+    ``loss_deriv_diff``; its norm ``|weight| ||x_i||`` is clipped as in ``batch_grad_dense``.
+    Blocks, groups and summation order are those of ``batch_grad_dense``.
+    """
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    cdef Rows data = _rows(&X[0, 0] if n > 0 and p > 0 else NULL, n, p, y, row_norms,
+                           loss_kind, loss_param)
+    _check_p(p, coef, sum_out)
+    _check_p(p, coef_prev, sum_out)
+    _check_rows(rows, n)
+    return _batch_grad(&data, <const int32_t *> NULL, <const int32_t *> NULL, rows, coef, clip,
+                       sum_out, n_threads, &coef_prev[0], eta, eta_prev)
+
+
+def batch_diff_csr(const double[::1] data,         # IN  (nnz,) CSR values
+                   const index_t[::1] indices,     # IN  (nnz,) column indices in [0, p)
+                   const index_t[::1] indptr,      # IN  (n + 1,)
+                   const double[::1] y, const int64_t[::1] rows, const double[::1] coef,
+                   const double[::1] coef_prev, const double[::1] row_norms, int loss_kind,
+                   double loss_param, double eta, double eta_prev, double clip,
+                   double[::1] sum_out,            # OUT (p,), p = len(coef)
+                   int n_threads):
+    """Clipped two-point differences summed over ``rows`` (CSR X); see ``batch_diff_dense``."""
+    cdef Py_ssize_t n = indptr.shape[0] - 1, p = coef.shape[0]
+    _check_csr(data.shape[0], indices, indptr, p)
+    cdef Rows X = _rows(&data[0] if data.shape[0] > 0 else NULL, n, p, y, row_norms,
+                        loss_kind, loss_param)
+    _check_p(p, coef, sum_out)
+    _check_p(p, coef_prev, sum_out)
+    _check_rows(rows, n)
+    cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
+    return _batch_grad(&X, indices_ptr, &indptr[0], rows, coef, clip, sum_out, n_threads,
+                       &coef_prev[0], eta, eta_prev)
 
 
 cdef Run _run(Py_ssize_t n, int penalty_kind, double penalty_p1, double penalty_p2,

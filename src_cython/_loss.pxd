@@ -12,10 +12,11 @@
 #   LOSS_ABSOLUTE      |z - y|
 # Subgradients at kinks (hinge at y z = 1, absolute at z = y) are 0; second derivatives are 0
 # where the loss is piecewise linear and 1 for Huber at |r| = d (the quadratic piece).
-# Only +, -, *, /, fabs, exp and log1p are used, so with -ffp-contract=off (setup.py) the
-# results are bitwise those of the same formulas evaluated with Python's math module.
+# Only +, -, *, /, fabs, exp and log1p are used (and sinh, cosh in loss_deriv_diff), so with
+# -ffp-contract=off (setup.py) the results are bitwise those of the same formulas evaluated
+# with Python's math module.
 
-from libc.math cimport exp, fabs, log1p
+from libc.math cimport cosh, exp, fabs, log1p, sinh
 
 
 cdef enum LossKind:
@@ -138,3 +139,23 @@ cdef inline double loss_deriv2(int kind, double z, double y, double param) noexc
     elif kind == LOSS_HUBER:
         return 1.0 if fabs(z - y) <= param else 0.0
     return 0.0
+
+
+cdef inline double loss_deriv_diff(int kind, double z, double dz, double y,
+                                   double param) noexcept nogil:
+    """l'(z, y) - l'(z - dz, y) without cancellation for the smooth losses (note 003, s. 12).
+
+    Squared losses: exactly 2 dz (dz). Logistic: l'(z) = -y sigmoid(-y z) and, exactly,
+    sigmoid(a) - sigmoid(b) = sinh((a - b) / 2) / (2 cosh(a / 2) cosh(b / 2)) with
+    a - b = -y dz (checked against 50-digit mpmath in the note); for |dz| > 700 sinh would
+    overflow and there is no cancellation to avoid, so the difference is taken directly (cosh
+    overflowing alone gives the correct limit 0). Other losses: the direct difference.
+    """
+    if kind == LOSS_SQUARED:
+        return 2.0 * dz
+    elif kind == LOSS_HALF_SQUARED:
+        return dz
+    elif kind == LOSS_LOGISTIC and fabs(dz) <= 700.0:
+        return -y * (sinh(-0.5 * (y * dz))
+                     / (2.0 * cosh(-0.5 * (y * z)) * cosh(-0.5 * (y * (z - dz)))))
+    return loss_deriv(kind, z, y, param) - loss_deriv(kind, z - dz, y, param)

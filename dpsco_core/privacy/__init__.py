@@ -5,14 +5,16 @@ the solvers, so ``import dpsco_core.privacy`` works on an installation without a
 
 * :mod:`~dpsco_core.privacy.events`: what a mechanism did (dp-accounting's event names).
 * :mod:`~dpsco_core.privacy.rdp`: Renyi-DP curves of the basic mechanisms, vectorised over orders.
-* :mod:`~dpsco_core.privacy.accountants`: :class:`RdpAccountant`, :class:`PureDpAccountant`.
+* :mod:`~dpsco_core.privacy.accountants`: :class:`RdpAccountant`, :class:`PureDpAccountant`,
+  :class:`GdpAccountant`.
 * :mod:`~dpsco_core.privacy.conversions`: RDP and zCDP to (epsilon, delta).
 * :mod:`~dpsco_core.privacy.gdp`: Gaussian DP, exact.
 * :mod:`~dpsco_core.privacy.calibration`: noise multipliers for a target budget.
 * :mod:`~dpsco_core.privacy.report`: :class:`PrivacyReport`.
 """
 
-from .accountants import DEFAULT_RDP_ORDERS, PrivacyAccountant, PureDpAccountant, RdpAccountant
+from .accountants import (DEFAULT_RDP_ORDERS, GdpAccountant, PrivacyAccountant, PureDpAccountant,
+                          RdpAccountant, tree_depth)
 from .calibration import (
     calibrate_analytic_gaussian,
     calibrate_gaussian,
@@ -32,6 +34,7 @@ from .events import (
     NoOpDpEvent,
     PoissonSampledDpEvent,
     SelfComposedDpEvent,
+    SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
 )
 from .gdp import gdp_delta, gdp_epsilon, gdp_mu
@@ -49,9 +52,10 @@ __all__ = [
     # events
     "NeighboringRelation", "DpEvent", "NoOpDpEvent", "NonPrivateDpEvent", "GaussianDpEvent",
     "LaplaceDpEvent", "EpsilonDeltaDpEvent", "ZCDpEvent", "PoissonSampledDpEvent",
-    "SelfComposedDpEvent", "ComposedDpEvent",
+    "SelfComposedDpEvent", "ComposedDpEvent", "SingleEpochTreeAggregationDpEvent",
     # accountants
-    "PrivacyAccountant", "RdpAccountant", "PureDpAccountant", "DEFAULT_RDP_ORDERS",
+    "PrivacyAccountant", "RdpAccountant", "PureDpAccountant", "GdpAccountant",
+    "DEFAULT_RDP_ORDERS", "tree_depth",
     # RDP curves
     "rdp_gaussian", "rdp_laplace", "rdp_pure", "rdp_zcdp", "rdp_sampled_gaussian",
     "SampledGaussianRdp",

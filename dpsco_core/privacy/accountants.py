@@ -35,11 +35,14 @@ from .events import (
     NoOpDpEvent,
     PoissonSampledDpEvent,
     SelfComposedDpEvent,
+    SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
 )
+from .gdp import gdp_delta, gdp_epsilon
 from .rdp import SampledGaussianRdp, rdp_gaussian, rdp_laplace, rdp_pure, rdp_zcdp
 
-__all__ = ["DEFAULT_RDP_ORDERS", "PrivacyAccountant", "RdpAccountant", "PureDpAccountant"]
+__all__ = ["DEFAULT_RDP_ORDERS", "PrivacyAccountant", "RdpAccountant", "PureDpAccountant",
+           "GdpAccountant", "tree_depth"]
 
 #: dp-accounting's default grid (``dp_accounting.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS``):
 #: 1.1, 1.2, ..., 10.9, then 11, ..., 63, then 128, 256, 512, 1024. Using the same grid makes
@@ -166,6 +169,35 @@ class PrivacyAccountant(abc.ABC):
     def get_delta(self, epsilon):
         """Return an upper bound on delta such that the composition is (epsilon, delta)-DP."""
 
+    def _walk_structure(self, event, sink, size):
+        """Walk the events every summing accountant treats alike; return True if handled.
+
+        For accountants whose state is ``size`` numbers added up over composition (basic
+        composition: epsilon and delta; GDP: mu^2): no-op (0), non-private (inf in the first
+        entry), self-composition (count times the child, rounded up) and composition.
+        """
+        if isinstance(event, NoOpDpEvent):
+            return True
+        if isinstance(event, NonPrivateDpEvent):
+            if sink is not None:
+                sink[0] = math.inf
+            return True
+        if isinstance(event, SelfComposedDpEvent):
+            (child,) = self._children(event)
+            if sink is None:
+                self._walk(child, None)
+            else:
+                part = [0.0] * size
+                self._walk(child, part)
+                for i in range(size):
+                    sink[i] = float(round_up(sink[i] + event.count * part[i]))
+            return True
+        if isinstance(event, ComposedDpEvent):
+            for child in self._children(event):
+                self._walk(child, sink)
+            return True
+        return False
+
     # Parameter checks of the events, shared by the accountants.
     @staticmethod
     def _children(event):
@@ -208,6 +240,36 @@ def _resolve_noise(tree):
     return check_positive(tree, "GaussianDpEvent.noise_multiplier")
 
 
+def tree_depth(step_counts):
+    """Nodes of a streaming binary tree over ``T`` leaves that contain one leaf, at most.
+
+    ``bit_length(T) = floor(log2 T) + 1`` for ``T = max(step_counts)`` (dp-accounting's
+    ``ceil(log2(T + 1))``, the same integer); leaf 1 attains it (note 003, section 4.1).
+    """
+    counts = [step_counts] if np.isscalar(step_counts) else list(step_counts)
+    if not counts:
+        raise ValueError("SingleEpochTreeAggregationDpEvent.step_counts must be a positive "
+                         "integer or a non-empty sequence of them; got [].")
+    counts = [check_int(c, "SingleEpochTreeAggregationDpEvent.step_counts", low=1)
+              for c in counts]
+    return max(counts).bit_length()
+
+
+def _tree_parameters(event):
+    """``(depth, noise_multiplier)`` of a validated SingleEpochTreeAggregationDpEvent."""
+    return tree_depth(event.step_counts), check_positive(
+        event.noise_multiplier, "SingleEpochTreeAggregationDpEvent.noise_multiplier")
+
+
+def _check_tree_relation(relation):
+    """Zero-out and replace-one keep the leaf a record occupies; add/remove shifts the stream."""
+    if relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
+        raise _Unsupported(
+            "SingleEpochTreeAggregationDpEvent is analysed under ZERO_OUT or REPLACE_ONE (a "
+            "record stays in its leaf); adding or removing a record shifts the batches of a "
+            "fixed stream. Use ZERO_OUT (dp-accounting's REPLACE_SPECIAL) or REPLACE_ONE.")
+
+
 class RdpAccountant(PrivacyAccountant):
     """Renyi-DP accountant: RDP curves add over composition, then convert to (epsilon, delta).
 
@@ -235,6 +297,8 @@ class RdpAccountant(PrivacyAccountant):
       Steinke 2016, Prop. 3.3); ``delta > 0`` is unsupported;
     * ``ZCDpEvent(rho)``: ``rho alpha``;
     * ``PoissonSampledDpEvent(q, tree of Gaussians)``: Mironov, Talwar and Zhang 2019;
+    * ``SingleEpochTreeAggregationDpEvent(s, T)``: ``alpha bit_length(T) / (2 s^2)`` (zero-out
+      and replace-one only; dp-accounting's curve);
     * ``SelfComposedDpEvent``, ``ComposedDpEvent``: sums (Mironov 2017, Prop. 1);
     * ``NoOpDpEvent``: 0; ``NonPrivateDpEvent``: inf.
 
@@ -316,6 +380,12 @@ class RdpAccountant(PrivacyAccountant):
                 eps = check_scalar(event.epsilon, "EpsilonDeltaDpEvent.epsilon", low=0.0,
                                    low_open=False)
                 sink += rdp_pure(eps, self._orders) if eps > 0.0 else 0.0
+            return
+        if isinstance(event, SingleEpochTreeAggregationDpEvent):
+            _check_tree_relation(self._relation)
+            if sink is not None:
+                depth, s = _tree_parameters(event)
+                sink += depth * rdp_gaussian(s, self._orders)
             return
         if isinstance(event, PoissonSampledDpEvent):
             if self._relation is NeighboringRelation.REPLACE_ONE:
@@ -431,25 +501,7 @@ class PureDpAccountant(PrivacyAccountant):
         return self._delta
 
     def _walk(self, event, sink):
-        if isinstance(event, NoOpDpEvent):
-            return
-        if isinstance(event, NonPrivateDpEvent):
-            if sink is not None:
-                sink[0] = math.inf
-            return
-        if isinstance(event, SelfComposedDpEvent):
-            (child,) = self._children(event)
-            if sink is None:
-                self._walk(child, None)
-            else:
-                part = [0.0, 0.0]
-                self._walk(child, part)
-                sink[0] = float(round_up(sink[0] + event.count * part[0]))
-                sink[1] = float(round_up(sink[1] + event.count * part[1]))
-            return
-        if isinstance(event, ComposedDpEvent):
-            for child in self._children(event):
-                self._walk(child, sink)
+        if self._walk_structure(event, sink, 2):
             return
         if isinstance(event, LaplaceDpEvent):
             if sink is not None:
@@ -484,3 +536,82 @@ class PureDpAccountant(PrivacyAccountant):
         """Return the summed delta if ``epsilon`` covers the summed epsilon, else 1."""
         epsilon = check_epsilon(epsilon)
         return self._delta if epsilon >= self._epsilon else 1.0
+
+
+class GdpAccountant(PrivacyAccountant):
+    """Gaussian-DP accountant: exact for compositions of (unsampled) Gaussian mechanisms.
+
+    A Gaussian mechanism with noise multiplier ``s`` is exactly ``(1/s)``-GDP, ``mu_i``-GDP
+    mechanisms compose (adaptively) to ``sqrt(sum mu_i^2)``-GDP (Dong, Roth and Su 2019,
+    Cor. 3.3), and ``mu``-GDP is converted to (epsilon, delta) exactly
+    (:func:`~dpsco_core.privacy.gdp.gdp_epsilon`, Cor. 2.13). No Renyi-order grid, no slack.
+
+    Parameters
+    ----------
+    neighboring_relation : NeighboringRelation, default=ADD_OR_REMOVE_ONE
+
+    Notes
+    -----
+    Supported events: ``GaussianDpEvent(s)`` (``mu = 1/s``),
+    ``SingleEpochTreeAggregationDpEvent(s, T)`` (``mu = sqrt(bit_length(T)) / s``; zero-out
+    and replace-one only), ``SelfComposedDpEvent`` (``mu sqrt(count)``), ``ComposedDpEvent``,
+    ``NoOpDpEvent`` (0) and ``NonPrivateDpEvent`` (inf). Sampled, Laplace, zCDP and
+    (epsilon, delta) events have no exact GDP curve here and raise UnsupportedEventError.
+    :meth:`get_epsilon_and_order` reports the order as None (there is none).
+
+    References
+    ----------
+    Dong, Roth and Su, "Gaussian differential privacy", JRSS-B 2022 (arXiv:1905.02383).
+    """
+
+    name = "gdp"
+
+    def __init__(self, neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE):
+        super().__init__(neighboring_relation)
+        self._mu_squared = 0.0
+
+    @property
+    def mu(self):
+        """float: the composed GDP parameter (rounded up; inf after a NonPrivateDpEvent)."""
+        return float(round_up(math.sqrt(self._mu_squared)))
+
+    def _walk(self, event, sink):
+        if self._walk_structure(event, sink, 1):
+            return
+        if isinstance(event, GaussianDpEvent):
+            if sink is not None:
+                s = check_positive(event.noise_multiplier, "GaussianDpEvent.noise_multiplier")
+                sink[0] = float(round_up(sink[0] + 1.0 / (s * s)))
+            return
+        if isinstance(event, SingleEpochTreeAggregationDpEvent):
+            _check_tree_relation(self._relation)
+            if sink is not None:
+                depth, s = _tree_parameters(event)
+                sink[0] = float(round_up(sink[0] + depth / (s * s)))
+            return
+        raise _Unsupported(
+            f"GdpAccountant does not support {type(event).__name__}: {event!r} (only unsampled "
+            "Gaussian and tree-aggregation events have an exact GDP curve). Use RdpAccountant.")
+
+    def _apply(self, event, count):
+        part = [0.0]
+        self._walk(event, part)
+        self._mu_squared = float(round_up(self._mu_squared + count * part[0]))
+
+    def get_epsilon_and_order(self, delta):
+        """Return ``(epsilon, None)``: the exact epsilon of the composed ``mu``-GDP at ``delta``."""
+        delta = check_delta(delta)
+        if self._mu_squared == 0.0:
+            return 0.0, None
+        if math.isinf(self._mu_squared):
+            return math.inf, None
+        return gdp_epsilon(self.mu, delta), None
+
+    def get_delta(self, epsilon):
+        """Return the exact delta of the composed ``mu``-GDP at ``epsilon`` (in (0, inf))."""
+        epsilon = check_epsilon(epsilon)
+        if self._mu_squared == 0.0:
+            return 0.0
+        if math.isinf(self._mu_squared):
+            return 1.0
+        return gdp_delta(self.mu, epsilon)

@@ -25,6 +25,7 @@ __all__ = [
     "EpsilonDeltaDpEvent",
     "ZCDpEvent",
     "PoissonSampledDpEvent",
+    "SingleEpochTreeAggregationDpEvent",
     "SelfComposedDpEvent",
     "ComposedDpEvent",
 ]
@@ -116,6 +117,29 @@ class PoissonSampledDpEvent(DpEvent):
 
     sampling_probability: float
     event: DpEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SingleEpochTreeAggregationDpEvent(DpEvent):
+    """The binary-tree (continual counting) mechanism over one epoch, Gaussian node noise.
+
+    The stream ``v_1, ..., v_T`` (``T = step_counts``) is released through the noisy dyadic
+    nodes ``s_{k,j} = sum_{i=(j-1)2^k+1}^{j 2^k} v_i + N(0, sigma^2 I)`` of a binary tree
+    (every level ``k`` and every node with ``j 2^k <= T``; the streaming variant keeps only
+    odd ``j``, which releases less). Each record contributes to exactly one leaf ``v_i``, by
+    at most ``Delta`` in l2 norm (under the accountant's neighbouring relation), and
+    ``noise_multiplier = sigma / Delta``. A leaf lies in at most one node per level, so in at
+    most ``bit_length(T) = floor(log2 T) + 1`` nodes: the whole release is a Gaussian
+    mechanism with sensitivity ``Delta sqrt(bit_length(T))``, hence
+    ``mu = sqrt(bit_length(T)) / noise_multiplier``-GDP and
+    ``(alpha, alpha bit_length(T) / (2 noise_multiplier^2))``-RDP, also when later leaves
+    are computed adaptively from earlier releases (note 003, sections 4.1 and 6.1; Kairouz et
+    al. 2021, appendix D). ``step_counts`` may be a sequence: one tree per entry (restarted
+    trees) with each record in at most one leaf across all of them, as in dp-accounting.
+    """
+
+    noise_multiplier: float
+    step_counts: object
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
 from .._validation import check_delta, check_scalar
-from .accountants import PureDpAccountant, RdpAccountant
+from .accountants import GdpAccountant, PureDpAccountant, RdpAccountant
 from .events import (
     ComposedDpEvent,
     DpEvent,
@@ -22,13 +22,14 @@ from .events import (
     NoOpDpEvent,
     PoissonSampledDpEvent,
     SelfComposedDpEvent,
+    SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
 )
 
 __all__ = ["PrivacyReport", "ACCOUNTANTS", "DEFAULT_ASSUMPTIONS"]
 
 #: Accountant names accepted by :meth:`PrivacyReport.from_event`.
-ACCOUNTANTS = ("rdp", "basic-composition")
+ACCOUNTANTS = ("rdp", "basic-composition", "gdp")
 
 #: Assumptions that hold for every dpsco-core solver (OpenDP-style explicit list).
 DEFAULT_ASSUMPTIONS = (
@@ -51,7 +52,8 @@ class PrivacyReport:
         The base mechanisms of the event tree, in order of first appearance.
     accountant : str
         ``"rdp"`` (:class:`~dpsco_core.privacy.accountants.RdpAccountant`) or
-        ``"basic-composition"`` (:class:`~dpsco_core.privacy.accountants.PureDpAccountant`).
+        ``"basic-composition"`` (:class:`~dpsco_core.privacy.accountants.PureDpAccountant`)
+        or ``"gdp"`` (:class:`~dpsco_core.privacy.accountants.GdpAccountant`).
     conversion : str
         The RDP -> DP conversion (``"improved"`` or ``"mironov"``; ``"none"`` for basic
         composition).
@@ -113,7 +115,7 @@ class PrivacyReport:
             Target delta, in (0, 1); for ``accountant="basic-composition"`` also 0 (pure DP:
             the report then states ``delta = 0``, and epsilon is infinite unless every event
             of the tree is pure).
-        accountant : {"rdp", "basic-composition"}, default="rdp"
+        accountant : {"rdp", "basic-composition", "gdp"}, default="rdp"
         neighboring_relation : NeighboringRelation, default=ADD_OR_REMOVE_ONE
         orders : array_like of float, optional
             Renyi orders for the RDP accountant (default: dp-accounting's grid).
@@ -139,6 +141,9 @@ class PrivacyReport:
         elif accountant == "basic-composition":
             acc = PureDpAccountant(neighboring_relation)
             conversion_name, used_orders = "none", None
+        elif accountant == "gdp":
+            acc = GdpAccountant(neighboring_relation)
+            conversion_name, used_orders = "exact-gdp", None
         else:
             raise ValueError(f"accountant must be one of {set(ACCOUNTANTS)}; got {accountant!r}.")
         acc.compose(event)
@@ -185,6 +190,9 @@ def _describe(event):
             return 0
         if isinstance(e, GaussianDpEvent):
             add(names, "Poisson-sampled Gaussian" if sampled else "Gaussian")
+            add(multipliers, float(e.noise_multiplier))
+        elif isinstance(e, SingleEpochTreeAggregationDpEvent):
+            add(names, "tree-aggregated Gaussian")
             add(multipliers, float(e.noise_multiplier))
         elif isinstance(e, LaplaceDpEvent):
             add(names, "Laplace")

@@ -1,4 +1,5 @@
-"""NumPy twin of ``dpsco_core._kernels._batch``: clipped batch gradients and the DP-SGD loop.
+"""NumPy twin of ``dpsco_core._kernels._batch``: clipped batch gradients (one- and two-point)
+and the DP-SGD loop.
 
 Same entry points, arguments, draws and summation orders as the kernel (see its module
 docstring): margins in four lanes, each block's partial sum accumulated row by row from +0.0
@@ -71,14 +72,39 @@ class _CsrRows:
         return out
 
 
-def _clipped_sum(data, y, rows, coef, row_norms, loss_kind, loss_param, clip):
+def _deriv_diff(z, dz, y, kind, param):
+    """l'(z) - l'(z - dz), as the kernel's ``loss_deriv_diff`` (stable for the smooth losses)."""
+    if kind == 0:
+        return 2.0 * dz
+    if kind == 1:
+        return dz
+    direct = _deriv(z, y, kind, param) - _deriv(z - dz, y, kind, param)
+    if kind != 2:
+        return direct
+    with np.errstate(over="ignore", invalid="ignore"):
+        stable = -y * (np.sinh(-0.5 * (y * dz))
+                       / (2.0 * np.cosh(-0.5 * (y * z)) * np.cosh(-0.5 * (y * (z - dz)))))
+    return np.where(np.abs(dz) <= 700.0, stable, direct)
+
+
+def _weights(data, block, coef, y, loss_kind, loss_param, pair):
+    z = data.margins(block, coef)
+    if pair is None:
+        return _deriv(z, y[block], loss_kind, loss_param)
+    dx, eta, eta_prev = pair
+    dz = data.margins(block, dx)
+    return (eta_prev * _deriv_diff(z, dz, y[block], loss_kind, loss_param)
+            + (eta - eta_prev) * _deriv(z, y[block], loss_kind, loss_param))
+
+
+def _clipped_sum(data, y, rows, coef, row_norms, loss_kind, loss_param, clip, pair=None):
     rows = np.asarray(rows, dtype=np.int64)
     total = np.zeros(data.p)
     n_clipped = 0
     for lo in range(0, len(rows), BLOCK_SIZE):
         block = rows[lo:lo + BLOCK_SIZE]
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            weights = _deriv(data.margins(block, coef), y[block], loss_kind, loss_param)
+            weights = _weights(data, block, coef, y, loss_kind, loss_param, pair)
             norms = np.abs(weights) * row_norms[block]
             over = ~(norms <= clip)
             weights = np.where(over, weights * (clip / norms), weights)
@@ -111,6 +137,32 @@ def batch_grad_csr(data, indices, indptr, y, rows, coef, row_norms, loss_kind, l
     _check_rows(rows, rows_data.n)
     n_clipped, total = _clipped_sum(rows_data, np.asarray(y), rows, np.asarray(coef),
                                     np.asarray(row_norms), loss_kind, loss_param, clip)
+    sum_out[:] = total
+    return n_clipped
+
+
+def batch_diff_dense(X, y, rows, coef, coef_prev, row_norms, loss_kind, loss_param, eta, eta_prev,
+                     clip, sum_out, n_threads):
+    """Twin of the kernel's ``batch_diff_dense``."""
+    data = _DenseRows(X)
+    _check_rows(rows, data.n)
+    coef = np.asarray(coef)
+    pair = (coef - np.asarray(coef_prev), eta, eta_prev)
+    n_clipped, total = _clipped_sum(data, np.asarray(y), rows, coef, np.asarray(row_norms),
+                                    loss_kind, loss_param, clip, pair)
+    sum_out[:] = total
+    return n_clipped
+
+
+def batch_diff_csr(data, indices, indptr, y, rows, coef, coef_prev, row_norms, loss_kind,
+                   loss_param, eta, eta_prev, clip, sum_out, n_threads):
+    """Twin of the kernel's ``batch_diff_csr``."""
+    rows_data = _CsrRows(data, indices, indptr, len(coef))
+    _check_rows(rows, rows_data.n)
+    coef = np.asarray(coef)
+    pair = (coef - np.asarray(coef_prev), eta, eta_prev)
+    n_clipped, total = _clipped_sum(rows_data, np.asarray(y), rows, coef, np.asarray(row_norms),
+                                    loss_kind, loss_param, clip, pair)
     sum_out[:] = total
     return n_clipped
 

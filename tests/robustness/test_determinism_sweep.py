@@ -143,7 +143,36 @@ def _batch_call(n_threads):
     return np.concatenate([out, [k], coef, np.asarray(counts, dtype=float)])
 
 
+def _batch_diff_call(n_threads):
+    from dpsco_core._kernels import _batch
+    rng = np.random.default_rng(10)
+    n, p = 6000, 40
+    X = rng.standard_normal((n, p))
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    norms = np.linalg.norm(X, axis=1)
+    rows = rng.permutation(n).astype(np.int64)
+    coef, prev = rng.standard_normal((2, p)) * 0.2
+    out = np.empty(p)
+    k = _batch.batch_diff_dense(X, y, rows, coef, prev, norms, 2, 0.0, 7.0, 6.0, 0.5, out,
+                                n_threads)
+    return np.append(out, k)
+
+
+def _tree_call(variance_reduced):
+    def call(n_threads):
+        from dpsco_core.tree import TreeAggregation
+        from dpsco_core._kernels import _tree
+        p = _tree.PARALLEL_THRESHOLD + 5                   # parallel path, a ragged last block
+        tree = TreeAggregation(p, 6, noise_scale=0.9, variance_reduced=variance_reduced,
+                               random_state=15, n_threads=n_threads)
+        x = np.linspace(-1.0, 1.0, p)
+        return np.concatenate([tree.next(x) for _ in range(6)])
+    return call
+
+
 KERNEL_CALLS["_batch.batch_grad_dense+sgd_dense"] = _batch_call
+
+
 def _mlmc_call(n_threads):
     from dpsco_core._kernels import _mlmc
     rng = np.random.default_rng(10)
@@ -162,6 +191,9 @@ def _mlmc_call(n_threads):
 
 
 KERNEL_CALLS["_mlmc.mlmc_glm_batch"] = _mlmc_call
+KERNEL_CALLS["_batch.batch_diff_dense[logistic]"] = _batch_diff_call
+KERNEL_CALLS["_tree.tree_step[plain]"] = _tree_call(False)
+KERNEL_CALLS["_tree.tree_step[honaker]"] = _tree_call(True)
 KERNEL_CALLS["_cd.cd_grid_dense"] = _cd_grid_call
 KERNEL_CALLS["_frank_wolfe.vr_gradient_rnm"] = _frank_wolfe_call
 KERNEL_CALLS["_loss.loss_derivs[logistic]"] = _loss_call

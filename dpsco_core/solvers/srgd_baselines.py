@@ -1,0 +1,169 @@
+r"""Single-epoch baselines of Accelerated-DP-SRGD (note 003, sections 5.3-5.5 and 10.2).
+
+All three share the engine of :mod:`dpsco_core.solvers._single_epoch` (one pass over a secret
+permutation, ``T = n // B`` disjoint batches, the ``_batch`` kernels) and the exact GDP
+accounting of :func:`~dpsco_core.solvers.dp_srgd.dp_srgd`:
+
+* :func:`dp_sgd_single_epoch`: projected DP-SGD, ``x <- Pi(x - (g_t + b_t)/beta)`` with the
+  clipped batch-mean gradient and independent noise; last iterate and Polyak average.
+* :func:`accelerated_dp_sgd`: the linear-coupling updates of Algorithm 1 with the batch-mean
+  gradient at ``x_t`` instead of the recursive gradient, and independent noise (section 5.5,
+  Theorem 15; the note's proposed private instantiation, section 5.3).
+* :func:`dp_srg`: the recursive gradient with tree noise and plain projected steps
+  ``x <- Pi(x - G~_t/(beta eta_t))`` (the unaccelerated ablation of section 4.3).
+
+Privacy of the independent-noise baselines: each example enters exactly one round's clipped
+sum (sensitivity ``C / B`` of the batch mean, x2 for replace-one), and the rounds are
+adaptive Gaussian releases of which only that round depends on the example; the whole run is
+therefore one Gaussian mechanism, ``mu = C / (B sigma)``-GDP (no composition over rounds, no
+amplification claimed): event ``GaussianDpEvent(s)`` with ``s = 1/mu``.
+"""
+
+import math
+import time
+
+from .._config import effective_n_threads
+from ..privacy.events import GaussianDpEvent, NonPrivateDpEvent, SingleEpochTreeAggregationDpEvent
+from ..privacy.gdp import gdp_mu
+from ..result import Result
+from ._common import sensitivity_factor
+from ._single_epoch import run_single_epoch
+from .dp_srgd import (_CALIBRATION_SLACK, check_single_epoch_args, make_history, record_points,
+                      single_epoch_report)
+
+__all__ = ["dp_sgd_single_epoch", "accelerated_dp_sgd", "dp_srg"]
+
+INDEPENDENT_ASSUMPTION = ("each example enters exactly one round: the run is one adaptive "
+                          "Gaussian release of sensitivity clip / B (no composition over rounds, "
+                          "no amplification by shuffling claimed)")
+
+
+def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, preset, clip,
+              radius, z_step_scale, neighboring_relation, random_state, n_threads,
+              record_history, solver, output="last"):
+    problem, epsilon, delta, B, T, beta, clip, radius, relation, ridge = check_single_epoch_args(
+        problem, epsilon=epsilon, delta=delta, batch_size=batch_size, preset=preset, beta=beta,
+        clip=clip, radius=radius, neighboring_relation=neighboring_relation, solver=solver)
+    n_threads = effective_n_threads(n_threads)
+    sensitivity = sensitivity_factor(relation) * clip / B
+    levels = T.bit_length()
+    if math.isfinite(epsilon):
+        mu = gdp_mu(epsilon, delta)
+        if estimator == "srg":
+            s = math.sqrt(levels) / mu * (1.0 + _CALIBRATION_SLACK)
+            event = SingleEpochTreeAggregationDpEvent(s, T)
+        else:
+            s = 1.0 / mu * (1.0 + _CALIBRATION_SLACK)
+            event = GaussianDpEvent(s)
+        noise_scale = s * sensitivity
+    else:
+        mu, s, noise_scale, event = math.inf, 0.0, 0.0, NonPrivateDpEvent()
+    start = time.perf_counter()
+    run = run_single_epoch(problem, B=B, T=T, beta=beta, clip=clip, radius=radius,
+                           noise_scale=noise_scale, estimator=estimator, update=update,
+                           z_step_scale=z_step_scale, ridge=ridge, random_state=random_state,
+                           n_threads=n_threads, record_steps=record_points(T, record_history))
+    elapsed = time.perf_counter() - start
+    report = single_epoch_report(
+        event, delta=delta, relation=relation, target_epsilon=epsilon,
+        assumptions=() if estimator == "srg" else (INDEPENDENT_ASSUMPTION,))
+    coef = {"last": run["x"], "average": run["average"], "y": run["y"]}[output]
+    stats = {
+        "time": elapsed, "x_last": run["x"], "x_average": run["average"], "batch_size": B,
+        "rounds": T, "gradient_evaluations": run["gradient_evaluations"],
+        "unused_samples": problem.n_samples - run["used"], "mu": mu, "rho": mu * mu / 2.0,
+        "noise_multiplier": s, "noise_scale": noise_scale, "beta": beta, "clip": clip,
+        "clipped_fraction": run["clipped_fraction"], "output": output,
+    }
+    return Result(coef=coef, privacy=report, history=make_history(problem, run, B,
+                                                                   record_history), stats=stats)
+
+
+_COMMON_DOC = """
+    Parameters
+    ----------
+    problem : Problem
+        As for :func:`~dpsco_core.solvers.dp_srgd.dp_srgd` (no penalty or L2).
+    epsilon, delta : float
+        Budget; ``epsilon=inf`` runs without noise.
+    beta : float
+        Inverse step, > 0.
+    batch_size : int, optional
+        ``B`` in [1, n]; overrides ``preset`` ({"sqrt", "quarter"}, default "sqrt").
+    clip : float, default=1.0
+        Per-example l2 clip (of the gradient, or of the difference for :func:`dp_srg`).
+    radius : float, optional
+        l2-ball radius R (None: unconstrained).
+    neighboring_relation : {"zero_out", "replace_one"}, default="zero_out"
+    random_state, n_threads, record_history
+        As for :func:`~dpsco_core.solvers.dp_srgd.dp_srgd`.
+
+    Returns
+    -------
+    Result
+        With ``privacy`` from the exact GDP accountant and ``stats`` as for ``dp_srgd``.
+"""
+
+
+def dp_sgd_single_epoch(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt",
+                        clip=1.0, radius=None, average=True, neighboring_relation="zero_out",
+                        random_state=None, n_threads=None, record_history=True):
+    return _baseline(problem, estimator="independent", update="sgd", epsilon=epsilon,
+                     delta=delta, beta=beta, batch_size=batch_size, preset=preset, clip=clip,
+                     radius=radius, z_step_scale=0.5, neighboring_relation=neighboring_relation,
+                     random_state=random_state, n_threads=n_threads,
+                     record_history=record_history, solver="dp_sgd_single_epoch",
+                     output="average" if average else "last")
+
+
+dp_sgd_single_epoch.__doc__ = r"""Single-epoch projected DP-SGD (mu-GDP): ``T = n // B`` rounds, each
+    example used once, independent Gaussian noise (note 003, section 5.5).
+
+    .. math::
+
+        x_{t+1} = \Pi_C\Big(x_t - \frac1\beta\Big(\frac1B \sum_{d \in B_t}
+        \mathrm{clip}(\nabla f(x_t; d), C) + b_t\Big)\Big), \quad
+        b_t \sim \mathcal N(0, \sigma^2 I), \ \sigma = \frac{C}{B \mu}.
+
+    **Privacy guarantee.** mu-GDP with ``mu = gdp_mu(epsilon, delta)`` (exact conversion),
+    zero-out or replace-one (x2); see the module docstring. ``average=True`` returns the
+    Polyak average of ``x_1 .. x_T`` (default), False the last iterate (both in ``stats``).
+""" + _COMMON_DOC
+
+
+def accelerated_dp_sgd(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt",
+                       clip=1.0, radius=None, z_step_scale=0.5, neighboring_relation="zero_out",
+                       random_state=None, n_threads=None, record_history=True):
+    return _baseline(problem, estimator="independent", update="accelerated", epsilon=epsilon,
+                     delta=delta, beta=beta, batch_size=batch_size, preset=preset, clip=clip,
+                     radius=radius, z_step_scale=z_step_scale,
+                     neighboring_relation=neighboring_relation, random_state=random_state,
+                     n_threads=n_threads, record_history=record_history,
+                     solver="accelerated_dp_sgd", output="y")
+
+
+accelerated_dp_sgd.__doc__ = r"""Accelerated DP-SGD with independent batch gradients (mu-GDP; paper
+    section 5.5, Theorem 15): Algorithm 1's x/y/z updates with
+    :math:`\tilde\nabla_t = \frac1B\sum_{d\in B_t}\mathrm{clip}(\nabla f(x_t; d), C) + b_t`,
+    :math:`b_t \sim \mathcal N(0, (C/(B\mu))^2 I)` independent; output :math:`y_T`.
+
+    **Privacy guarantee.** As :func:`dp_sgd_single_epoch` (module docstring).
+""" + _COMMON_DOC
+
+
+def dp_srg(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", clip=1.0,
+           radius=None, neighboring_relation="zero_out", random_state=None, n_threads=None,
+           record_history=True):
+    return _baseline(problem, estimator="srg", update="sgd", epsilon=epsilon, delta=delta,
+                     beta=beta, batch_size=batch_size, preset=preset, clip=clip, radius=radius,
+                     z_step_scale=0.5, neighboring_relation=neighboring_relation,
+                     random_state=random_state, n_threads=n_threads,
+                     record_history=record_history, solver="dp_srg", output="last")
+
+
+dp_srg.__doc__ = r"""Unaccelerated SRG with tree noise (mu-GDP; paper section 4.3, an ablation):
+    :math:`x_{t+1} = \Pi_C(x_t - \tilde G_t / (\beta \eta_t))` with the recursive-gradient
+    prefix sums and tree noise of :func:`~dpsco_core.solvers.dp_srgd.dp_srgd`; last iterate.
+
+    **Privacy guarantee.** As :func:`~dpsco_core.solvers.dp_srgd.dp_srgd` (tree event).
+""" + _COMMON_DOC

@@ -1,0 +1,232 @@
+r"""The streaming binary-tree mechanism (continual counting) with Gaussian node noise.
+
+Releases noisy prefix sums :math:`\tilde G_s = \sum_{i \le s} v_i + N_s` of a stream of
+vectors :math:`v_1, \dots, v_T` (note 003, section 4.1; Dwork, Naor, Pitassi and Rothblum
+2010; Chan, Shi and Song 2011; Lemma 8 of Choquette-Choo, Ganesh and Thakurta 2024). Node
+:math:`(k, j)` (level :math:`k`, :math:`j` odd, :math:`j 2^k \le T`) covers the leaves
+:math:`(j-1)2^k + 1 .. j 2^k` and carries :math:`\xi_{k,j} \sim \mathcal N(0, \sigma^2 I_p)`;
+the prefix :math:`[1, s]` is tiled by the nodes :math:`(k, s \gg k)` over the set bits
+:math:`k` of :math:`s`, so :math:`N_s \sim \mathcal N(0, \mathrm{popcount}(s) \sigma^2 I_p)`.
+Exactly one node completes per step (level ``ctz(s)``): one fresh Gaussian vector per step,
+``bit_length(T)`` live vectors (O(p log T) memory). The compiled step is
+``dpsco_core._kernels._tree.tree_step``.
+
+Privacy. A record changes one leaf by at most :math:`\Delta` in l2; the leaf lies in at most
+``bit_length(T)`` nodes (one per level), so the release is a Gaussian mechanism of
+sensitivity :math:`\Delta \sqrt{\mathrm{bit\_length}(T)}`: ``sqrt(bit_length(T)) * Delta /
+sigma``-GDP, also for adaptively chosen leaves. :meth:`TreeAggregation.event` returns the
+:class:`~dpsco_core.privacy.events.SingleEpochTreeAggregationDpEvent`. Only ``T`` steps are
+covered: the calibration depends on ``T``, so running longer raises.
+
+Variance reduction (``variance_reduced=True``): the full tree (every ``j``, ``ctz(s) + 1``
+fresh vectors at step ``s``, the same sensitivity) with Honaker's (2015) inverse-variance
+combination of each node with its children, bottom-up, which is causal. Then
+:math:`\mathrm{Var}(N_s) = \sigma^2 \sum_{k \in \mathrm{bits}(s)} 2^k / (2^{k+1} - 1)`, between
+1/2 and 1 times the plain variance (see :func:`prefix_noise_variance`).
+
+Randomness: node :math:`(k, j)`, coordinate block ``b`` draws from ``PCG64DXSM`` seeded by
+``SeedSequence(entropy, spawn_key=spawn_key + (k, j, b))`` of the mechanism's seed sequence:
+the noise is the same for any ``n_threads``, for either estimator (shared nodes) and for any
+horizon. The seed is a secret (never stored in results).
+"""
+
+import numpy as np
+
+from ._config import effective_n_threads
+from ._kernels import _tree
+from ._random import BIT_GENERATOR, check_random_state
+from ._validation import check_int, check_scalar, check_vector
+from .privacy.events import SingleEpochTreeAggregationDpEvent
+
+__all__ = ["TreeAggregation", "tree_nodes", "prefix_nodes", "node_interval",
+           "leaf_multiplicity", "prefix_noise_variance", "tree_aggregation"]
+
+
+def tree_nodes(steps):
+    """Nodes ``(k, j)`` of the streaming tree over ``steps`` leaves, in completion order.
+
+    Node ``(k, j)`` (``j`` odd, ``j 2^k <= steps``) completes at step ``j 2^k``; there are
+    exactly ``steps`` of them (one per step).
+    """
+    steps = check_int(steps, "steps", low=1)
+    out = []
+    for s in range(1, steps + 1):
+        k = (s & -s).bit_length() - 1
+        out.append((k, s >> k))
+    return out
+
+
+def prefix_nodes(s):
+    """The nodes ``(k, s >> k)`` over the set bits ``k`` of ``s``: they tile ``[1, s]``."""
+    s = check_int(s, "s", low=1)
+    return [(k, s >> k) for k in range(s.bit_length()) if (s >> k) & 1]
+
+
+def node_interval(k, j):
+    """Leaves ``(lo, hi)`` (1-indexed, inclusive) covered by node ``(k, j)``."""
+    return (j - 1) * 2 ** k + 1, j * 2 ** k
+
+
+def leaf_multiplicity(steps):
+    """Largest number of streaming-tree nodes that hold one leaf: ``bit_length(steps)``."""
+    return check_int(steps, "steps", low=1).bit_length()
+
+
+def prefix_noise_variance(s, variance_reduced=False):
+    """Per-coordinate variance of ``N_s`` in units of ``sigma^2``.
+
+    ``popcount(s)`` for the plain tree; ``sum_{k in bits(s)} 2^k / (2^{k+1} - 1)`` for the
+    variance-reduced (Honaker, bottom-up) estimator.
+    """
+    s = check_int(s, "s", low=1)
+    if not variance_reduced:
+        return float(bin(s).count("1"))
+    return float(sum(2.0 ** k / (2.0 ** (k + 1) - 1.0) for k, _ in prefix_nodes(s)))
+
+
+class TreeAggregation:
+    r"""Streaming binary-tree mechanism: noisy prefix sums with ``bit_length(T)`` live nodes.
+
+    Parameters
+    ----------
+    n_features : int
+        Length ``p`` of each stream vector, >= 1.
+    steps : int
+        Horizon ``T`` >= 1 (the calibration depends on it; :meth:`next` raises beyond it).
+    noise_scale : float
+        Node noise standard deviation :math:`\sigma` in [0, inf) (0: no noise, for tests and
+        non-private runs).
+    variance_reduced : bool, default=False
+        Honaker's bottom-up estimator over the full tree (module docstring).
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy, as a private release must.
+    n_threads : int, optional
+        Threads for the noise (None: all cores). The output does not depend on it.
+
+    Notes
+    -----
+    **Privacy guarantee.** If each record changes one leaf by at most :math:`\Delta` (l2,
+    under the neighbouring relation of the caller), the sequence of outputs is
+    :math:`\sqrt{\mathrm{bit\_length}(T)}\,\Delta/\sigma`-GDP; :meth:`event` describes it for
+    an accountant. The caller passes the exact prefix sum and must keep it secret.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsco_core.tree import TreeAggregation
+    >>> tree = TreeAggregation(3, steps=4, noise_scale=0.0, random_state=0)
+    >>> tree.next(np.ones(3))
+    array([1., 1., 1.])
+    """
+
+    def __init__(self, n_features, steps, *, noise_scale, variance_reduced=False,
+                 random_state=None, n_threads=None, _impl=None):
+        self._p = check_int(n_features, "n_features", low=1)
+        self._steps = check_int(steps, "steps", low=1)
+        self._noise_scale = check_scalar(noise_scale, "noise_scale", low=0.0, low_open=False)
+        self._variance_reduced = bool(variance_reduced)
+        self._seed = check_random_state(random_state)
+        self._n_threads = effective_n_threads(n_threads)
+        self._impl = _tree if _impl is None else _impl
+        self._state = np.zeros((self._steps.bit_length(), self._p))
+        self._n_blocks = -(-self._p // _tree.TREE_BLOCK_SIZE)
+        self._step = 0
+
+    @property
+    def steps(self):
+        """int: the horizon T."""
+        return self._steps
+
+    @property
+    def step(self):
+        """int: prefix sums released so far."""
+        return self._step
+
+    @property
+    def levels(self):
+        """int: ``bit_length(T)``, the nodes holding one leaf at most (and the live vectors)."""
+        return self._steps.bit_length()
+
+    @property
+    def noise_scale(self):
+        """float: the node noise standard deviation."""
+        return self._noise_scale
+
+    @property
+    def variance_reduced(self):
+        """bool: whether the Honaker estimator is used."""
+        return self._variance_reduced
+
+    def _node_generators(self, k, j):
+        seed = self._seed
+        return [BIT_GENERATOR(np.random.SeedSequence(
+            seed.entropy, spawn_key=tuple(seed.spawn_key) + (k, j, b), pool_size=seed.pool_size))
+            for b in range(self._n_blocks)]
+
+    def next(self, x, *, out=None):
+        """Release the noisy prefix sum of length ``step + 1``: ``x + N_{step+1}``.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+            The exact prefix sum (secret; not modified).
+        out : ndarray of shape (n_features,), optional
+            Where to write the result (may be ``x`` itself); a new array by default.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+        """
+        if self._step >= self._steps:
+            raise RuntimeError(f"the tree was calibrated for steps={self._steps} releases; "
+                               "running longer is not covered by its privacy analysis.")
+        s = self._step + 1
+        k0 = (s & -s).bit_length() - 1
+        levels = range(k0 + 1) if self._variance_reduced else [k0]
+        gens = [g for k in levels for g in self._node_generators(k, s >> k)]
+        if out is None:
+            out = np.empty(self._p)
+        self._impl.tree_step(x, s, self._noise_scale, self._variance_reduced, gens,
+                             self._state, out, self._n_threads)
+        self._step = s
+        return out
+
+    def prefix_variance(self, s=None):
+        """Per-coordinate variance of ``N_s`` (default: the last released ``s``)."""
+        s = self._step if s is None else s
+        return self._noise_scale ** 2 * prefix_noise_variance(s, self._variance_reduced)
+
+    def event(self, sensitivity):
+        """The privacy event of the whole release, for leaf l2 sensitivity ``sensitivity``."""
+        sensitivity = check_scalar(sensitivity, "sensitivity", low=0.0)
+        return SingleEpochTreeAggregationDpEvent(self._noise_scale / sensitivity, self._steps)
+
+
+def tree_aggregation(stream, *, noise_scale, variance_reduced=False, random_state=None,
+                     n_threads=None):
+    """Noisy prefix sums of a whole stream (a convenience over :class:`TreeAggregation`).
+
+    Parameters
+    ----------
+    stream : array-like of shape (T, p)
+        Leaves ``v_1 .. v_T`` in order.
+    noise_scale : float
+        Node noise standard deviation, >= 0.
+    variance_reduced : bool, default=False
+    random_state, n_threads
+        As for :class:`TreeAggregation`.
+
+    Returns
+    -------
+    ndarray of shape (T, p)
+        Row ``s - 1`` is ``sum_{i <= s} v_i + N_s``.
+    """
+    arr = np.asarray(stream, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise ValueError(f"stream must be a non-empty 2-d array (T, p); got shape {arr.shape}.")
+    check_vector(arr.ravel(), "stream")
+    T, p = arr.shape
+    tree = TreeAggregation(p, T, noise_scale=noise_scale, variance_reduced=variance_reduced,
+                           random_state=random_state, n_threads=n_threads)
+    prefix = np.cumsum(arr, axis=0)
+    return np.stack([tree.next(prefix[s]) for s in range(T)])
