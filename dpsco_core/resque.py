@@ -89,6 +89,15 @@ def _offsets(x, center, rho):
     return V, single
 
 
+def _check_queries(x, center, smoothing_radius, zeta):
+    """Validated (V, single, zeta) of the functional entry points."""
+    center = check_vector(center, "center")
+    rho = check_positive(smoothing_radius, "smoothing_radius")
+    zeta = _check_matrix(zeta, "zeta", cols=center.shape[0])
+    V, single = _offsets(x, center, rho)
+    return V, single, zeta
+
+
 def _gens(seed_seq, n):
     return block_bit_generators(seed_seq, -(-n // SAMPLE_BLOCK))
 
@@ -129,10 +138,7 @@ def resque_log_weights(x, center, smoothing_radius, zeta, *, n_threads=None):
     -------
     ndarray of shape (N,) or (N, m)
     """
-    center = check_vector(center, "center")
-    rho = check_positive(smoothing_radius, "smoothing_radius")
-    zeta = _check_matrix(zeta, "zeta", cols=center.shape[0])
-    V, single = _offsets(x, center, rho)
+    V, single, zeta = _check_queries(x, center, smoothing_radius, zeta)
     out = np.empty((zeta.shape[0], V.shape[0]))
     _kernel().resque_log_weights(V, zeta, out, check_n_threads(n_threads))
     return out[:, 0] if single else out
@@ -156,14 +162,11 @@ def resque_estimate(x, center, smoothing_radius, zeta, gradients, *, n_threads=N
     -------
     ndarray of shape (p,) or (m, p)
     """
-    center = check_vector(center, "center")
-    rho = check_positive(smoothing_radius, "smoothing_radius")
-    zeta = _check_matrix(zeta, "zeta", cols=center.shape[0])
+    V, single, zeta = _check_queries(x, center, smoothing_radius, zeta)
     G = _check_matrix(gradients, "gradients")
     if G.shape[0] != zeta.shape[0]:
         raise ValueError(f"gradients must have one row per sample ({zeta.shape[0]}); got "
                          f"{G.shape[0]}.")
-    V, single = _offsets(x, center, rho)
     out = np.empty((V.shape[0], G.shape[1]))
     _kernel().resque_batch(V, zeta, G, [], out, check_n_threads(n_threads))
     return out[0] if single else out
