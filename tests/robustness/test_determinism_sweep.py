@@ -194,6 +194,30 @@ KERNEL_CALLS["_mlmc.mlmc_glm_batch"] = _mlmc_call
 KERNEL_CALLS["_batch.batch_diff_dense[logistic]"] = _batch_diff_call
 KERNEL_CALLS["_tree.tree_step[plain]"] = _tree_call(False)
 KERNEL_CALLS["_tree.tree_step[honaker]"] = _tree_call(True)
+
+
+def _resque_call(n_threads):
+    from dpsco_core._kernels import _resque
+    rng = np.random.default_rng(16)
+    m, n, d, rows = 6, 3 * _resque.SAMPLE_BLOCK + 41, 9, 25
+    V = 0.3 * rng.standard_normal((m, d))
+    G = rng.standard_normal((n, d))
+    A = rng.standard_normal((rows, d))
+    y = np.sign(rng.standard_normal(rows))
+    idx = rng.integers(0, rows, n).astype(np.int64)
+    empty = np.empty((0, d))
+    zeta = _resque.draw_samples(_gens(17, n, _resque.SAMPLE_BLOCK), np.empty((n, d)), n_threads)
+    lw = _resque.resque_log_weights(V, zeta, np.empty((n, m)), n_threads)
+    dense = _resque.resque_batch(V, empty, G, _gens(17, n, _resque.SAMPLE_BLOCK),
+                                 np.empty((m, d)), n_threads)
+    coefs = _resque.glm_query_batch(A, y, idx, A[idx] @ (0.1 * V[0]), 0.2, empty,
+                                    _gens(17, n, _resque.SAMPLE_BLOCK), 4, 0.0, np.empty(n),
+                                    n_threads)
+    glm = _resque.resque_glm_batch(V, zeta, coefs, idx, A, [], np.empty((m, d)), n_threads)
+    return np.concatenate([zeta.ravel(), lw.ravel(), dense.ravel(), coefs, glm.ravel()])
+
+
+KERNEL_CALLS["_resque.resque_batch+glm"] = _resque_call
 KERNEL_CALLS["_cd.cd_grid_dense"] = _cd_grid_call
 KERNEL_CALLS["_frank_wolfe.vr_gradient_rnm"] = _frank_wolfe_call
 KERNEL_CALLS["_loss.loss_derivs[logistic]"] = _loss_call

@@ -1,0 +1,322 @@
+r"""ReSQue: reweighted stochastic queries (Carmon et al. 2023, Definition 2).
+
+For a centre :math:`\bar x`, a smoothing radius ρ and a stochastic gradient oracle g,
+
+.. math::
+
+    \mathrm{ReSQue}(x) = \frac{\gamma_\rho(x - \bar x - \xi)}{\gamma_\rho(\xi)}\,
+    g(\bar x + \xi), \qquad \xi \sim N(0, \rho^2 I_d),
+
+is an unbiased estimate of :math:`\nabla \hat f_\rho(x)`, :math:`\hat f_\rho = f * \gamma_\rho`
+(Lemma 1), for every x. The query point :math:`\bar x + \xi` does not depend on x, so all the
+oracle calls of a ball subproblem are one parallel batch; only the scalar weights depend on the
+iterate. The weight is evaluated in log space in standardized coordinates (note 000, 1.2):
+with :math:`\tilde v = (x - \bar x)/\rho` and :math:`\zeta = \xi/\rho \sim N(0, I)`,
+
+.. math::
+
+    \log w = \langle \tilde v, \zeta\rangle - \tfrac12\|\tilde v\|^2,
+
+never the Gaussian densities (which under- or overflow) and never :math:`\|\xi\|^2 -
+\|v - \xi\|^2` (cancellation). Moments: :math:`E w = 1`, :math:`E w\xi = v`,
+:math:`E w^2 = e^{\|v\|^2/\rho^2}` (so keep :math:`\|x - \bar x\| \le \rho`; a warning is raised
+beyond). Batched estimates are plain averages :math:`\frac1N\sum_i w_i G_i`, never
+self-normalized (which would bias them).
+
+Entry points: :func:`draw_resque_samples`, :func:`resque_log_weights`, :func:`resque_estimate`
+(single query or m queries against N stored samples), :class:`ReSQueBatch` (one ball's batch,
+samples stored or regenerated from their block streams) and :class:`GLMReSQueBatch` (the GLM
+fast path: one loss derivative and one row index per sample, margins cached per centre; note
+000, section 10, K4). The compiled kernel is ``_resque`` (OpenMP over fixed sample blocks,
+bitwise equal for any thread count); its twin is :mod:`dpsco_core.reference.resque`.
+
+References
+----------
+.. [1] Y. Carmon, A. Jambulapati, Y. Jin, Y. T. Lee, D. Liu, A. Sidford, K. Tian, "ReSQueing
+   parallel and private stochastic convex optimization", FOCS 2023, Definition 2, Lemmas 1-2.
+"""
+
+import warnings
+
+import numpy as np
+
+from ._random import block_bit_generators, check_random_state
+from ._validation import check_int, check_n_threads, check_positive, check_vector
+from .exceptions import DPSCOWarning
+
+__all__ = ["ReSQueWarning", "draw_resque_samples", "resque_log_weights", "resque_estimate",
+           "ReSQueBatch", "GLMReSQueBatch", "SAMPLE_BLOCK"]
+
+#: Samples per random block and per partial sum of the kernel.
+SAMPLE_BLOCK = 512
+
+
+class ReSQueWarning(DPSCOWarning):
+    """A query lies farther than ρ from the centre: the weights' variance exp(‖v‖²/ρ²) explodes."""
+
+
+def _kernel():
+    from ._kernels import _resque
+    return _resque
+
+
+def _check_matrix(a, name, cols=None):
+    arr = np.asarray(a)
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}.")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional; got an array of shape {arr.shape}.")
+    if cols is not None and arr.shape[1] != cols:
+        raise ValueError(f"{name} must have {cols} columns; got shape {arr.shape}.")
+    out = np.ascontiguousarray(arr, dtype=np.float64)
+    if out.size and not np.isfinite(out.sum()) and not np.all(np.isfinite(out)):
+        raise ValueError(f"{name} must contain only finite values; it has NaN or inf.")
+    return out
+
+
+def _offsets(x, center, rho):
+    """(V, single): standardized offsets (m, d) of the query point(s) and whether x was 1-d."""
+    arr = np.asarray(x)
+    single = arr.ndim == 1
+    X = _check_matrix(arr[None, :] if single else arr, "x", cols=center.shape[0])
+    V = (X - center) / rho
+    norms = np.sqrt(np.einsum("ij,ij->i", V, V))
+    if norms.size and norms.max() > 1.0 + 1e-12:
+        warnings.warn(f"a query lies {norms.max():.3g} smoothing radii from the centre "
+                      f"(> 1): ReSQue's second moment grows like exp(||v||^2/rho^2) "
+                      f"= {np.exp(min(norms.max() ** 2, 700.0)):.3g}.", ReSQueWarning,
+                      stacklevel=3)
+    return V, single
+
+
+def _check_queries(x, center, smoothing_radius, zeta):
+    """Validated (V, single, zeta) of the functional entry points."""
+    center = check_vector(center, "center")
+    rho = check_positive(smoothing_radius, "smoothing_radius")
+    zeta = _check_matrix(zeta, "zeta", cols=center.shape[0])
+    V, single = _offsets(x, center, rho)
+    return V, single, zeta
+
+
+def _gens(seed_seq, n):
+    return block_bit_generators(seed_seq, -(-n // SAMPLE_BLOCK))
+
+
+def draw_resque_samples(n_samples, n_features, *, random_state=None, n_threads=None):
+    """Standardized samples ζ_i ~ N(0, I) (rows), drawn by fixed blocks of SAMPLE_BLOCK rows.
+
+    Block b draws its rows in order from child b of ``check_random_state(random_state)``; the
+    regenerating estimators draw exactly these numbers from the same seed.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+    """
+    n = check_int(n_samples, "n_samples", low=1)
+    d = check_int(n_features, "n_features", low=1)
+    seed = check_random_state(random_state)
+    out = np.empty((n, d))
+    return _kernel().draw_samples(_gens(seed, n), out, check_n_threads(n_threads))
+
+
+def resque_log_weights(x, center, smoothing_radius, zeta, *, n_threads=None):
+    r"""Log-weights :math:`\langle (x - \bar x)/\rho, \zeta_i\rangle - \|x - \bar x\|^2/(2\rho^2)`.
+
+    Parameters
+    ----------
+    x : array-like of shape (d,) or (m, d)
+        Query point(s).
+    center : array-like of shape (d,)
+        Ball centre :math:`\bar x`.
+    smoothing_radius : float
+        ρ > 0.
+    zeta : array-like of shape (N, d)
+        Standardized samples ξ_i/ρ.
+    n_threads : int, optional
+
+    Returns
+    -------
+    ndarray of shape (N,) or (N, m)
+    """
+    V, single, zeta = _check_queries(x, center, smoothing_radius, zeta)
+    out = np.empty((zeta.shape[0], V.shape[0]))
+    _kernel().resque_log_weights(V, zeta, out, check_n_threads(n_threads))
+    return out[:, 0] if single else out
+
+
+def resque_estimate(x, center, smoothing_radius, zeta, gradients, *, n_threads=None):
+    r"""ReSQue estimates :math:`\frac1N \sum_i w_i(x)\, G_i` at one or m query points.
+
+    Parameters
+    ----------
+    x : array-like of shape (d,) or (m, d)
+    center : array-like of shape (d,)
+    smoothing_radius : float
+    zeta : array-like of shape (N, d)
+        Standardized samples; ``gradients[i]`` must be an oracle answer at
+        ``center + smoothing_radius * zeta[i]``.
+    gradients : array-like of shape (N, p)
+    n_threads : int, optional
+
+    Returns
+    -------
+    ndarray of shape (p,) or (m, p)
+    """
+    V, single, zeta = _check_queries(x, center, smoothing_radius, zeta)
+    G = _check_matrix(gradients, "gradients")
+    if G.shape[0] != zeta.shape[0]:
+        raise ValueError(f"gradients must have one row per sample ({zeta.shape[0]}); got "
+                         f"{G.shape[0]}.")
+    out = np.empty((V.shape[0], G.shape[1]))
+    _kernel().resque_batch(V, zeta, G, [], out, check_n_threads(n_threads))
+    return out[0] if single else out
+
+
+class ReSQueBatch:
+    r"""The oracle batch of one ball subproblem: N queries at :math:`\bar x + \rho\zeta_i`.
+
+    Build it with :meth:`query` (draws the samples, issues ONE batch of oracle calls) and
+    evaluate ReSQue at any iterate with :meth:`estimate` (no further oracle calls).
+
+    Parameters
+    ----------
+    center : ndarray of shape (d,)
+    smoothing_radius : float
+    gradients : ndarray of shape (N, p)
+    zeta : ndarray of shape (N, d) or None
+        Stored samples; None regenerates them from ``seed`` at every estimate (memory
+        O(m d) for the samples instead of O(N d)).
+    seed : numpy.random.SeedSequence, optional
+        The samples' seed (required when ``zeta`` is None).
+    n_threads : int, optional
+    """
+
+    def __init__(self, center, smoothing_radius, gradients, zeta=None, seed=None,
+                 n_threads=None):
+        self.center = check_vector(center, "center")
+        self.smoothing_radius = check_positive(smoothing_radius, "smoothing_radius")
+        self.gradients = _check_matrix(gradients, "gradients")
+        d = self.center.shape[0]
+        if zeta is None:
+            if not isinstance(seed, np.random.SeedSequence):
+                raise TypeError("seed must be a numpy.random.SeedSequence when zeta is None.")
+        else:
+            zeta = _check_matrix(zeta, "zeta", cols=d)
+            if zeta.shape[0] != self.gradients.shape[0]:
+                raise ValueError(f"zeta and gradients must have the same rows; got "
+                                 f"{zeta.shape[0]} and {self.gradients.shape[0]}.")
+        self.zeta = zeta
+        self._seed = seed
+        self.n_threads = check_n_threads(n_threads)
+
+    @property
+    def n_samples(self):
+        return self.gradients.shape[0]
+
+    @classmethod
+    def query(cls, grad_batch, center, smoothing_radius, n_samples, *, store_samples=True,
+              executor=None, random_state=None, n_threads=None):
+        """Draw N samples and issue their N oracle queries as one batch.
+
+        ``grad_batch(Z, random_state) -> G`` is called through ``executor`` (default serial),
+        which counts one unit of query depth.
+        """
+        from .parallel import SerialExecutor
+
+        center = check_vector(center, "center")
+        rho = check_positive(smoothing_radius, "smoothing_radius")
+        seed = check_random_state(random_state)
+        s_zeta, s_oracle = seed.spawn(2)
+        zeta = draw_resque_samples(n_samples, center.shape[0], random_state=s_zeta,
+                                   n_threads=n_threads)
+        executor = SerialExecutor() if executor is None else executor
+        G = executor.grad_batch(grad_batch, center + rho * zeta, s_oracle)
+        return cls(center, rho, G, zeta if store_samples else None, s_zeta, n_threads)
+
+    def estimate(self, x, rows=None):
+        """ReSQue at x (shape (d,) or (m, d)); ``rows`` (a slice) uses a minibatch of stored
+        samples."""
+        V, single = _offsets(x, self.center, self.smoothing_radius)
+        G = self.gradients
+        if self.zeta is None:
+            if rows is not None:
+                raise ValueError("rows needs stored samples (zeta=None regenerates all).")
+            zeta, gens = np.empty((0, V.shape[1])), _gens(self._seed, G.shape[0])
+        else:
+            zeta, gens = self.zeta, []
+            if rows is not None:
+                zeta, G = zeta[rows], G[rows]
+        out = np.empty((V.shape[0], G.shape[1]))
+        _kernel().resque_batch(V, zeta, G, gens, out, self.n_threads)
+        return out[0] if single else out
+
+
+class GLMReSQueBatch:
+    r"""GLM fast path: ReSQue for :math:`f(x) = \frac1n\sum_s \ell(\langle a_s, x\rangle, b_s)`.
+
+    Sample i draws a row :math:`z_i` uniformly and :math:`\zeta_i`; its query is
+    :math:`\nabla_x \ell(\langle a_{z_i}, \bar x + \rho\zeta_i\rangle, b_{z_i}) = c_i a_{z_i}`
+    with :math:`c_i = \ell'(m_{z_i} + \rho\langle a_{z_i}, \zeta_i\rangle)`, the margins
+    :math:`m_z = \langle a_z, \bar x\rangle` computed once per centre for the sampled rows only.
+    Only :math:`(c_i, z_i)` is stored; with ``store_samples=False`` the ζ's are regenerated
+    (memory O(N + m d)).
+
+    Parameters
+    ----------
+    A : ndarray of shape (n, d)
+    y : ndarray of shape (n,)
+    loss : dpsco_core.losses loss object or name
+    center, smoothing_radius, n_samples
+    store_samples : bool, default=True
+    random_state, n_threads
+    """
+
+    def __init__(self, A, y, loss, center, smoothing_radius, n_samples, *, store_samples=True,
+                 random_state=None, n_threads=None):
+        from .losses import check_loss
+
+        self.A = _check_matrix(A, "A")
+        self.y = check_vector(y, "y")
+        if self.y.shape[0] != self.A.shape[0]:
+            raise ValueError(f"y must have one entry per row of A ({self.A.shape[0]}); got "
+                             f"{self.y.shape[0]}.")
+        self.loss = check_loss(loss)
+        self.center = check_vector(center, "center")
+        if self.center.shape[0] != self.A.shape[1]:
+            raise ValueError(f"center must have length {self.A.shape[1]}; got "
+                             f"{self.center.shape[0]}.")
+        self.smoothing_radius = check_positive(smoothing_radius, "smoothing_radius")
+        n = check_int(n_samples, "n_samples", low=1)
+        self.n_threads = check_n_threads(n_threads)
+        seed = check_random_state(random_state)
+        s_idx, self._seed = seed.spawn(2)
+        self.idx = np.random.Generator(np.random.PCG64DXSM(s_idx)).integers(
+            0, self.A.shape[0], size=n).astype(np.int64)
+        # margin cache for this centre: only the sampled rows
+        rows, inverse = np.unique(self.idx, return_inverse=True)
+        margins = (self.A[rows] @ self.center)[inverse]
+        d = self.A.shape[1]
+        self.zeta = (draw_resque_samples(n, d, random_state=self._seed, n_threads=n_threads)
+                     if store_samples else None)
+        zeta = self.zeta if store_samples else np.empty((0, d))
+        self.coefs = np.empty(n)
+        _kernel().glm_query_batch(self.A, self.y, self.idx, margins, self.smoothing_radius,
+                                  zeta, [] if store_samples else _gens(self._seed, n),
+                                  self.loss.kind, float(self.loss.param), self.coefs,
+                                  self.n_threads)
+
+    @property
+    def n_samples(self):
+        return self.coefs.shape[0]
+
+    def estimate(self, x):
+        """ReSQue of the GLM's smoothed gradient at x (shape (d,) or (m, d))."""
+        V, single = _offsets(x, self.center, self.smoothing_radius)
+        if self.zeta is None:
+            zeta, gens = np.empty((0, V.shape[1])), _gens(self._seed, self.n_samples)
+        else:
+            zeta, gens = self.zeta, []
+        out = np.empty((V.shape[0], self.A.shape[1]))
+        _kernel().resque_glm_batch(V, zeta, self.coefs, self.idx, self.A, gens, out,
+                                   self.n_threads)
+        return out[0] if single else out
