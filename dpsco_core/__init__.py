@@ -26,6 +26,12 @@ _EXPORTS = {
     "dp_cd_grid": "solvers.dp_cd",
     "dp_sgd": "solvers.dp_sgd",
     "vr_frank_wolfe": "solvers.frank_wolfe",
+    "ttz_frank_wolfe": "solvers.frank_wolfe",
+    "noisy_mirror_descent": "solvers.mirror_descent",
+    "localized_mirror_descent": "solvers.mirror_descent",
+    "dp_srgd": "solvers.dp_srgd",
+    "TreeAggregation": "tree",
+    "parallel_sco": "parallel.sco",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
