@@ -60,6 +60,7 @@ def bench_dp_sgd_epoch_dpsco_core(benchmark, record, setup, calibration):
     benchmark(run)
 
 
+@pytest.mark.parametrize("impl", ["kernel", "reference"])
 def bench_dp_sgd_epoch_kernel_and_twin(benchmark, record, setup, impl):
     prob, q, s = setup
     module = _batch if impl == "kernel" else twin
