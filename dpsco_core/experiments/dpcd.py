@@ -209,7 +209,8 @@ def _cd_grid(setting, passes, steps, clips, n_seeds, seed, threads, smoothness="
     start = time.perf_counter()
     grid = dp_cd_grid(setting.problem, epsilon=setting.epsilon, delta=setting.delta,
                       passes=passes, steps=steps, clips=clips, n_seeds=n_seeds, average=False,
-                      neighboring_relation=RELATION, random_state=seed, n_threads=threads)
+                      smoothness=smoothness, neighboring_relation=RELATION, random_state=seed,
+                      n_threads=threads)
     per_run = (time.perf_counter() - start) / grid.objective.size
     return _relative(setting, grid.objective), per_run
 
@@ -259,9 +260,12 @@ def tune(setting, algorithm, grid, threads, writer, bar):
     steps = grid.sgd_steps if algorithm == "DP-SGD" else grid.cd_steps
     best = {}
     for passes in grid.passes:
-        if algorithm == "DP-CD":
+        if algorithm in ("DP-CD", "DP-CD-priv-cst"):
+            # Both DP-CD variants run through the grid kernel (the private one with a Laplace
+            # release of the smoothness constants per run, from the run's own stream).
             rel, per_run = _cd_grid(setting, passes, steps, grid.clips, grid.tune_seeds,
-                                    _seed(setting.key, algorithm, passes), threads)
+                                    _seed(setting.key, algorithm, passes), threads,
+                                    "private" if algorithm == "DP-CD-priv-cst" else "exact")
             # rel has shape (n_steps, n_clips, n_seeds)
             for i, step in enumerate(steps):
                 for j, clip in enumerate(grid.clips):

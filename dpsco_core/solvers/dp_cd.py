@@ -20,7 +20,7 @@ from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEven
 from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, report_from_event,
                       sensitivity_factor)
-from .smoothness import TWICE_MAX_ASSUMPTION, private_coordinate_smoothness
+from .smoothness import TWICE_MAX_ASSUMPTION, SmoothnessRelease, private_coordinate_smoothness
 
 __all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
 
@@ -370,8 +370,9 @@ class GridResult:
 
 def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None, n_outer=None,
                n_inner=None, average=True, selection="random", calibration="rdp",
-               smoothness="exact", neighboring_relation="replace_one", random_state=None,
-               n_threads=None, evaluate=True):
+               smoothness="exact", smoothness_share=0.1, smoothness_bounds="twice_max",
+               neighboring_relation="replace_one", random_state=None, n_threads=None,
+               evaluate=True):
     """Many independent DP-CD runs, one per (step, clip, seed), in parallel over runs.
 
     The hyperparameter grids of the paper's experiments (Appendix G.1) in one call: the
@@ -388,9 +389,10 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
         Step scales gamma and clip scales C (the grid is their outer product).
     n_seeds : int, default=1
         Independent runs per configuration.
-    smoothness : "exact" or array-like, default="exact"
-        As in :func:`dp_cd` (private constants are not supported in grid mode: each run would
-        need its own release).
+    smoothness, smoothness_share, smoothness_bounds
+        As in :func:`dp_cd`. With ``"private"`` each run makes its own Laplace release of the
+        constants (from its own stream, as ``dp_cd`` with that run's seed sequence would), so
+        steps and clips differ between runs; the clipped means are computed once.
     random_state : None, int, SeedSequence or Generator
         Root of the runs' seed sequences.
     n_threads : int or None
@@ -425,25 +427,36 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     for k, value in enumerate(clip_grid):
         _check_clip(value, epsilon, f"clips[{k}]")
     n_seeds = check_int(n_seeds, "n_seeds", low=1)
-    if isinstance(smoothness, str) and smoothness == "private":
-        raise ValueError("smoothness='private' is not supported by dp_cd_grid; run dp_cd.")
-    M, _, assumptions, _ = _smoothness(problem, smoothness, 0.0, None, epsilon, None)
-
-    releases = n_outer * n_inner
-    s, event = _calibrate(epsilon, delta, releases, calibration)
+    private = isinstance(smoothness, str) and smoothness == "private"
     shape = (step_grid.size, clip_grid.size, n_seeds)
     n_runs = int(np.prod(shape))
+    seed_seqs = child_seed_sequences(check_random_state(random_state), n_runs)
+    streams = [_run_streams(seq) for seq in seed_seqs]
+    if private:
+        share = check_scalar(smoothness_share, "smoothness_share", low=0.0, high=1.0)
+        if not math.isfinite(epsilon):
+            raise ValueError("smoothness='private' needs a finite epsilon.")
+        release = SmoothnessRelease(problem, epsilon=share * epsilon, bounds=smoothness_bounds)
+        run_M = [release.draw(kernel_and_smoothness[1]) for kernel_and_smoothness in streams]
+        smoothness_event = release.event
+        assumptions = [TWICE_MAX_ASSUMPTION] if release.data_dependent else []
+    else:
+        share = 0.0
+        M, smoothness_event, assumptions, _ = _smoothness(problem, smoothness, 0.0, None,
+                                                          epsilon, None)
+        run_M = [M] * n_runs
+
+    releases = n_outer * n_inner
+    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
     run_steps = np.empty((n_runs, p))
     run_clips = np.empty((n_runs, p))
     for i, step in enumerate(step_grid):
         for j, clip in enumerate(clip_grid):
-            steps_j, clips_j = dp_cd_constants(M, step=step, clip=clip)
-            lo = (i * clip_grid.size + j) * n_seeds
-            run_steps[lo:lo + n_seeds] = steps_j
-            run_clips[lo:lo + n_seeds] = clips_j
+            for k in range(n_seeds):
+                r = (i * clip_grid.size + j) * n_seeds + k
+                run_steps[r], run_clips[r] = dp_cd_constants(run_M[r], step=step, clip=clip)
     run_noise = _noise_scales(s, relation, run_clips, n)
-    seed_seqs = child_seed_sequences(check_random_state(random_state), n_runs)
-    generators = [block_bit_generators(_run_streams(seq)[0], 1)[0] for seq in seed_seqs]
+    generators = [block_bit_generators(kernel_seq, 1)[0] for kernel_seq, _ in streams]
     coef = np.zeros((n_runs, p))
     n_clipped = np.zeros(n_runs, dtype=np.int64)
     threads = effective_n_threads(n_threads)
@@ -459,9 +472,13 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     elapsed = time.perf_counter() - start
     objective = (np.array([problem.objective(w) for w in coef]) if evaluate
                  else np.full(n_runs, np.nan))
+    if smoothness_event is None:
+        event, budget_split = cd_event, {"optimization": 1.0}
+    else:
+        event = ComposedDpEvent((smoothness_event, cd_event))
+        budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
-                     relation=relation, budget_split={"optimization": 1.0},
-                     assumptions=assumptions)
+                     relation=relation, budget_split=budget_split, assumptions=assumptions)
     return GridResult(coef=coef.reshape(shape + (p,)), objective=objective.reshape(shape),
                       steps=step_grid, clips=clip_grid, seed_sequences=seed_seqs,
                       privacy=report,

@@ -30,7 +30,7 @@ from .._random import block_bit_generators
 from .._validation import check_epsilon
 from ..privacy.events import LaplaceDpEvent, SelfComposedDpEvent
 
-__all__ = ["smoothness_bounds", "private_coordinate_smoothness"]
+__all__ = ["smoothness_bounds", "private_coordinate_smoothness", "SmoothnessRelease"]
 
 TWICE_MAX_ASSUMPTION = ("smoothness bounds b_j = s_loss (2 max_i |x_ij|)^2 are read from the data "
                         "and not accounted (the paper's rule)")
@@ -109,15 +109,31 @@ def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conse
     data_dependent_bounds : bool
         True when ``bounds="twice_max"`` (an assumption the report must state).
     """
-    from .._random import check_random_state
+    release = SmoothnessRelease(problem, epsilon=epsilon, bounds=bounds,
+                                conservative=conservative)
+    return release.draw(random_state), release.event, release.data_dependent
 
-    epsilon = check_epsilon(epsilon)
-    b, data_dependent = smoothness_bounds(problem, bounds)
-    n, p = problem.n_samples, problem.n_features
-    sensitivity = (2.0 if conservative else 1.0) * b / n
-    scale = p * sensitivity / epsilon
-    rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
-    estimate = _clipped_means(problem, b) + rng.laplace(0.0, 1.0, p) * scale
-    M = np.maximum(estimate, b / n)
-    event = SelfComposedDpEvent(LaplaceDpEvent(p / epsilon), p)
-    return M, event, data_dependent
+
+class SmoothnessRelease:
+    """The private smoothness release, prepared once and drawn many times.
+
+    The clipped means do not depend on the noise: grids of runs (``dp_cd_grid``) compute them
+    once and draw each run's Laplace noise from the run's own stream. ``draw(random_state)`` is
+    bitwise :func:`private_coordinate_smoothness` with the same ``random_state``.
+    """
+
+    def __init__(self, problem, *, epsilon, bounds="twice_max", conservative=False):
+        epsilon = check_epsilon(epsilon)
+        b, self.data_dependent = smoothness_bounds(problem, bounds)
+        n, p = problem.n_samples, problem.n_features
+        sensitivity = (2.0 if conservative else 1.0) * b / n
+        self._scale = p * sensitivity / epsilon
+        self._means = _clipped_means(problem, b)
+        self._floor = b / n
+        self.event = SelfComposedDpEvent(LaplaceDpEvent(p / epsilon), p)
+
+    def draw(self, random_state):
+        from .._random import check_random_state
+        rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
+        estimate = self._means + rng.laplace(0.0, 1.0, self._means.size) * self._scale
+        return np.maximum(estimate, self._floor)

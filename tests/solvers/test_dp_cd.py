@@ -217,6 +217,17 @@ def test_grid_bad_input():
     with pytest.raises(ValueError, match="clips\\[1\\]"):
         dp.dp_cd_grid(_lasso(), epsilon=1.0, delta=1e-5, passes=1, steps=[1.0],
                       clips=[1.0, -1.0])
-    with pytest.raises(ValueError, match="private"):
+    with pytest.raises(ValueError, match="smoothness_share"):
         dp.dp_cd_grid(_lasso(), epsilon=1.0, delta=1e-5, passes=1, steps=[1.0], clips=[1.0],
-                      smoothness="private")
+                      smoothness="private", smoothness_share=1.5)
+
+
+def test_grid_private_smoothness_runs_equal_single_runs():
+    prob = _lasso()
+    g = dp.dp_cd_grid(prob, epsilon=1.0, delta=1e-5, passes=2, steps=[0.5, 1.0], clips=[1.0, 4.0],
+                      n_seeds=2, smoothness="private", random_state=5)
+    r = (1 * 2 + 1) * 2 + 1
+    single = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, step=1.0, clip=4.0,
+                      smoothness="private", random_state=g.seed_sequences[r])
+    np.testing.assert_array_equal(single.coef, g.coef[1, 1, 1])
+    assert g.privacy == single.privacy
