@@ -43,7 +43,7 @@ summed left to right from 0.0, result (a0 + a1) + (a2 + a3)); everything else is
 
 from cython.parallel cimport parallel, prange
 from libc.math cimport fabs, sqrt
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_bounded_uint64
@@ -51,6 +51,7 @@ from numpy.random.c_distributions cimport random_bounded_uint64
 import numpy as np
 
 from _loss cimport loss_deriv
+from _batch cimport dot_row
 from _rng cimport bitgen_array
 
 DOMAIN_NONE = 0
@@ -77,21 +78,8 @@ cdef struct Spec:
 
 
 cdef inline double _lane_dot(const double *a, const double *b, Py_ssize_t d) noexcept nogil:
-    """sum_j a[j] b[j] in four lanes (module docstring)."""
-    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
-    cdef Py_ssize_t j, head = d - d % 4
-    for j in range(0, head, 4):
-        a0 = a0 + a[j] * b[j]
-        a1 = a1 + a[j + 1] * b[j + 1]
-        a2 = a2 + a[j + 2] * b[j + 2]
-        a3 = a3 + a[j + 3] * b[j + 3]
-    if d - head > 0:
-        a0 = a0 + a[head] * b[head]
-    if d - head > 1:
-        a1 = a1 + a[head + 1] * b[head + 1]
-    if d - head > 2:
-        a2 = a2 + a[head + 2] * b[head + 2]
-    return (a0 + a1) + (a2 + a3)
+    """sum_j a[j] b[j] in four lanes: ``_batch.pxd``'s dense ``dot_row`` (one implementation)."""
+    return dot_row(a, <const int32_t *> NULL, d, b)
 
 
 cdef inline void _project(const Spec *s, double *u, const double *da, const double *db,
