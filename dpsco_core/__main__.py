@@ -164,7 +164,8 @@ def _solvers_section(X_cal, y_cal, X_el, y_el):
 
 
 # "python -m dpsco_core reproduce <name>" -> dpsco_core.experiments.<module>.main(argv)
-_REPRODUCTIONS = {"dpcd": "dpcd", "l1": "l1", "srgd": "srgd", "resque-parallel": "resque"}
+_REPRODUCTIONS = {"dpcd": "dpcd", "l1": "l1", "srgd": "srgd", "resque-parallel": "resque",
+                  "mlmc": "mlmc"}
 
 
 def main(argv=None):
