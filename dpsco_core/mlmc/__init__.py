@@ -16,7 +16,8 @@ Ball acceleration (Algorithm 4) lives in :mod:`dpsco_core.ball_acceleration`.
 from ._schedule import (J_MAX_LIMIT, epochs_for_budget, expected_gradients,
                         gradients_for_epochs, j_max_from_bias, level_epochs,
                         n_copies_from_variance)
-from .domains import BoxDomain, EuclideanSpace, L1Ball, L2Ball, Simplex
+from .domains import (BoxDomain, EuclideanSpace, L1Ball, L2Ball, Simplex, TwoBallIntersection,
+                      project_two_balls)
 from .epoch_sgd import EpochSGDResult, epoch_sgd
 from .estimator import (MLMCDraws, MoreauGradientResult, OptestResult, mlmc_combine,
                         mlmc_draws, moreau_gradient, optest)
@@ -26,7 +27,7 @@ from .dp_sco import MLMCDPSCOResult, mlmc_dp_sco, mlmc_sample_usage
 __all__ = [
     "J_MAX_LIMIT", "epochs_for_budget", "expected_gradients", "gradients_for_epochs",
     "j_max_from_bias", "level_epochs", "n_copies_from_variance", "BoxDomain", "EuclideanSpace",
-    "L1Ball", "L2Ball", "Simplex", "EpochSGDResult", "epoch_sgd", "MLMCDraws",
+    "L1Ball", "L2Ball", "Simplex", "TwoBallIntersection", "project_two_balls", "EpochSGDResult", "epoch_sgd", "MLMCDraws",
     "MoreauGradientResult", "OptestResult", "mlmc_combine", "mlmc_draws", "moreau_gradient",
     "optest", "GLMOracle", "KinkOracle", "NormOracle", "QuadraticOracle", "MLMCDPSCOResult",
     "mlmc_dp_sco", "mlmc_sample_usage",
