@@ -65,7 +65,7 @@ import numpy as np
 from ._random import check_random_state, child_seed_sequences
 from ._validation import check_int, check_positive, check_vector
 from .mlmc._schedule import epochs_for_budget
-from .mlmc.domains import Domain, EuclideanSpace, L2Ball, check_domain
+from .mlmc.domains import Domain, EuclideanSpace, L2Ball, TwoBallIntersection, check_domain
 from .mlmc.estimator import mlmc_draws, optest
 from .mlmc.oracles import GLMOracle
 
@@ -87,18 +87,26 @@ class NextLambda(Protocol):
 
 
 class BallIntersection(Domain):
-    """X ∩ B_r(c), projected by Dykstra's alternating projections (``n_iter`` rounds).
+    """X ∩ B_r(c).
 
-    Exact for X = R^d (a ball); otherwise an approximation of the projection (note 001, 8.2
-    pitfall 12: no closed form in general).
+    Exact when X is an :class:`L2Ball` (closed form of
+    :func:`dpsco_core.mlmc.domains.project_two_balls`; ValueError if the intersection is
+    empty) or the whole space; otherwise Dykstra's alternating projections (``n_iter``
+    rounds), an approximation of the projection (note 001, 8.2 pitfall 12: no closed form in
+    general).
     """
 
     def __init__(self, domain, radius, center, n_iter=100):
         self.domain = domain
         self.ball = L2Ball(radius, center)
         self.n_iter = n_iter
+        d = self.ball.center.shape[0]
+        self._exact = (TwoBallIntersection(domain, self.ball, d) if isinstance(domain, L2Ball)
+                       else None)
 
     def project(self, v):
+        if self._exact is not None:
+            return self._exact.project(v)
         x = np.asarray(v, dtype=np.float64)
         p = np.zeros_like(x)
         q = np.zeros_like(x)
@@ -109,9 +117,15 @@ class BallIntersection(Domain):
             q = y + q - x
         return x
 
+    def translate(self, offset):
+        if self._exact is not None:
+            return self._exact.translate(offset)
+        return super().translate(offset)
+
 
 def ball_domain(domain, radius, center):
-    """X ∩ B_r(center): the ball itself for X = R^d, X for r = inf, else Dykstra."""
+    """X ∩ B_r(center): the ball itself for X = R^d, X for r = inf, else
+    :class:`BallIntersection` (exact for a ball X, Dykstra otherwise)."""
     if not math.isfinite(radius):
         return domain
     if isinstance(domain, EuclideanSpace):

@@ -4,6 +4,8 @@
 - :func:`mlmc_draws`, :func:`optest`, :func:`moreau_gradient`: the MLMC optimum estimator of
   eq. (1), OPTEST (Algorithm 1) and MORGRADEST (Algorithm 2); batches of copies of a
   :class:`GLMOracle` run in the compiled kernel ``_mlmc`` (OpenMP over copies);
+- :func:`mlmc_dp_sco`: the DP-SCO skeleton of Algorithm 6 with each copy clipped to a ball
+  (rigorous privacy; the paper's utility theorem does not cover it);
 - domains (:class:`L2Ball`, :class:`BoxDomain`, :class:`L1Ball`, :class:`Simplex`) and the level
   arithmetic (:func:`j_max_from_bias`, :func:`n_copies_from_variance`,
   :func:`expected_gradients`).
@@ -14,16 +16,19 @@ Ball acceleration (Algorithm 4) lives in :mod:`dpsco_core.ball_acceleration`.
 from ._schedule import (J_MAX_LIMIT, epochs_for_budget, expected_gradients,
                         gradients_for_epochs, j_max_from_bias, level_epochs,
                         n_copies_from_variance)
-from .domains import BoxDomain, EuclideanSpace, L1Ball, L2Ball, Simplex
+from .domains import (BoxDomain, EuclideanSpace, L1Ball, L2Ball, Simplex, TwoBallIntersection,
+                      project_two_balls)
 from .epoch_sgd import EpochSGDResult, epoch_sgd
 from .estimator import (MLMCDraws, MoreauGradientResult, OptestResult, mlmc_combine,
                         mlmc_draws, moreau_gradient, optest)
 from .oracles import GLMOracle, KinkOracle, NormOracle, QuadraticOracle
+from .dp_sco import MLMCDPSCOResult, mlmc_dp_sco, mlmc_sample_usage
 
 __all__ = [
     "J_MAX_LIMIT", "epochs_for_budget", "expected_gradients", "gradients_for_epochs",
     "j_max_from_bias", "level_epochs", "n_copies_from_variance", "BoxDomain", "EuclideanSpace",
-    "L1Ball", "L2Ball", "Simplex", "EpochSGDResult", "epoch_sgd", "MLMCDraws",
+    "L1Ball", "L2Ball", "Simplex", "TwoBallIntersection", "project_two_balls", "EpochSGDResult", "epoch_sgd", "MLMCDraws",
     "MoreauGradientResult", "OptestResult", "mlmc_combine", "mlmc_draws", "moreau_gradient",
-    "optest", "GLMOracle", "KinkOracle", "NormOracle", "QuadraticOracle",
+    "optest", "GLMOracle", "KinkOracle", "NormOracle", "QuadraticOracle", "MLMCDPSCOResult",
+    "mlmc_dp_sco", "mlmc_sample_usage",
 ]

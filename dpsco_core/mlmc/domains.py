@@ -16,7 +16,8 @@ from .._validation import check_scalar, check_vector
 from ..projections import project_l1_ball, project_l2_ball, project_simplex
 
 __all__ = ["Domain", "EuclideanSpace", "L2Ball", "BoxDomain", "L1Ball", "Simplex",
-           "check_domain", "DOMAIN_NONE", "DOMAIN_BALL", "DOMAIN_BOX"]
+           "TwoBallIntersection", "project_two_balls", "check_domain", "DOMAIN_NONE",
+           "DOMAIN_BALL", "DOMAIN_BOX"]
 
 DOMAIN_NONE = 0
 DOMAIN_BALL = 1
@@ -144,6 +145,94 @@ class Simplex(Domain):
 
     def __repr__(self):
         return f"Simplex(total={self.total!r})"
+
+
+def _orthogonal_unit(e):
+    """A unit vector orthogonal to the unit vector e (d >= 2): Gram-Schmidt on the basis
+    vector least aligned with e."""
+    w = np.zeros_like(e)
+    w[int(np.argmin(np.abs(e)))] = 1.0
+    w -= (w @ e) * e
+    return w / np.linalg.norm(w)
+
+
+def project_two_balls(v, center1, radius1, center2, radius2):
+    r"""Exact Euclidean projection onto :math:`B(c_1, r_1) \cap B(c_2, r_2)` (closed form).
+
+    Let :math:`p_1 = \Pi_{B_1}(v)`, :math:`p_2 = \Pi_{B_2}(v)`. If :math:`p_1 \in B_2` it is
+    the answer (the minimizer over a superset is feasible), likewise :math:`p_2 \in B_1`.
+    Otherwise neither constraint can be the only active one, and v is outside both, so by
+    KKT both are active: the answer lies on the sphere intersection
+
+    .. math::
+
+        S = \{x : \|x - c_1\| = r_1, \|x - c_2\| = r_2\}
+          = \{m + \rho\, w : w \perp e, \|w\| = 1\},\quad
+        e = \frac{c_2 - c_1}{D},\ t = \frac{D^2 + r_1^2 - r_2^2}{2D},\
+        m = c_1 + t e,\ \rho = \sqrt{r_1^2 - t^2},
+
+    (:math:`D = \|c_2 - c_1\|`), and the point of S nearest v is
+    :math:`m + \rho\,(q - m)/\|q - m\|` with :math:`q = v - \langle v - m, e\rangle e` the
+    projection of v on the hyperplane of S (any direction orthogonal to e when q = m).
+
+    Raises
+    ------
+    ValueError
+        If the intersection is empty (:math:`D > r_1 + r_2`).
+    """
+    v = np.asarray(v, dtype=np.float64)
+    c1 = np.asarray(center1, dtype=np.float64)
+    c2 = np.asarray(center2, dtype=np.float64)
+    diff = c2 - c1
+    dist = float(np.linalg.norm(diff))
+    if dist > radius1 + radius2:
+        raise ValueError(f"the intersection of the balls is empty: the centres are "
+                         f"{dist:g} apart, the radii sum to {radius1 + radius2:g}.")
+    p1 = project_l2_ball(v, radius1, c1, n_threads=1)
+    if np.linalg.norm(p1 - c2) <= radius2:
+        return p1
+    p2 = project_l2_ball(v, radius2, c2, n_threads=1)
+    if np.linalg.norm(p2 - c1) <= radius1:
+        return p2
+    # Here neither ball contains the other (else one of the returns above fires), so D > 0.
+    e = diff / dist
+    t = (dist * dist + radius1 * radius1 - radius2 * radius2) / (2.0 * dist)
+    rho = np.sqrt(max(radius1 * radius1 - t * t, 0.0))
+    m = c1 + t * e
+    q = v - ((v - m) @ e) * e - m
+    qn = float(np.linalg.norm(q))
+    if rho == 0.0 or v.shape[0] == 1:
+        return m
+    return m + rho * (q / qn if qn > 0.0 else _orthogonal_unit(e))
+
+
+class TwoBallIntersection(Domain):
+    r""":math:`B(c_1, r_1) \cap B(c_2, r_2)`, projected exactly by :func:`project_two_balls`.
+
+    Raises ValueError at construction if the intersection is empty.
+    """
+
+    def __init__(self, ball1, ball2, d):
+        self.center1 = ball1._center(d).copy()
+        self.center2 = ball2._center(d).copy()
+        self.radius1 = ball1.radius
+        self.radius2 = ball2.radius
+        dist = float(np.linalg.norm(self.center2 - self.center1))
+        if dist > self.radius1 + self.radius2:
+            raise ValueError(f"the domain is empty: the balls' centres are {dist:g} apart, "
+                             f"their radii sum to {self.radius1 + self.radius2:g}.")
+
+    def project(self, v):
+        return project_two_balls(v, self.center1, self.radius1, self.center2, self.radius2)
+
+    def translate(self, offset):
+        offset = np.asarray(offset, dtype=np.float64)
+        d = offset.shape[0]
+        return TwoBallIntersection(L2Ball(self.radius1, self.center1 - offset),
+                                   L2Ball(self.radius2, self.center2 - offset), d)
+
+    def __repr__(self):
+        return f"TwoBallIntersection(radius1={self.radius1!r}, radius2={self.radius2!r})"
 
 
 def check_domain(domain, d):

@@ -34,7 +34,7 @@ References
    expectations via multi-level randomization", WSC 2015.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -69,6 +69,11 @@ class MLMCDraws:
         Stochastic gradients each copy used.
     j_max, base_level : int
     levels : str
+    offsets : ndarray of shape (n_copies, d) or None
+        The draws relative to the prox centre, :math:`\\hat x^{(m)} - c`, as computed (before
+        the centre is added back: callers that work in local coordinates, such as the DP
+        phases of :mod:`dpsco_core.mlmc.dp_sco`, keep their full precision, note 8.2
+        pitfall 2).
     """
 
     samples: np.ndarray
@@ -77,6 +82,7 @@ class MLMCDraws:
     j_max: int
     levels: str
     base_level: int
+    offsets: np.ndarray = field(default=None, repr=False)
 
     @property
     def mean(self):
@@ -205,7 +211,7 @@ def mlmc_draws(oracle, mu, center, *, j_max, n_copies=1, levels="epoch", base_le
             out[m], _, n_grads[m] = _draw_python(oracle, mu, center, linear, domain_rel, j_max,
                                                  levels, base_level, int(ks[m]),
                                                  bitgens[m // COPY_BLOCK])
-    return MLMCDraws(center + out, ks, n_grads, j_max, levels, base_level)
+    return MLMCDraws(center + out, ks, n_grads, j_max, levels, base_level, offsets=out)
 
 
 @dataclass(frozen=True)

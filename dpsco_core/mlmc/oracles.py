@@ -27,6 +27,9 @@ class GLMOracle:
     clip : float or None, default=None
         Per-sample gradient norm bound: :math:`g \leftarrow g \min(1, C/\|g\|)`. Clipping
         changes f for non-Lipschitz losses; with it, :math:`\|\hat\nabla f\| \le C` a.s.
+    rows : slice, optional
+        Use only these rows: f is then the average loss over them and s is uniform among them
+        (the disjoint per-phase blocks of :mod:`dpsco_core.mlmc.dp_sco`).
 
     Notes
     -----
@@ -35,18 +38,24 @@ class GLMOracle:
     kernel stores them relative to the prox centre).
     """
 
-    def __init__(self, problem, clip=None):
+    def __init__(self, problem, clip=None, rows=None):
         if getattr(problem, "is_sparse", False):
             raise ValueError("GLMOracle needs a dense problem; got sparse X.")
         if not isinstance(problem.penalty, NoPenalty):
             raise ValueError(f"GLMOracle uses the loss only: problem.penalty must be NoPenalty; "
                              f"got {problem.penalty!r}.")
+        rows = slice(None) if rows is None else rows
+        if not isinstance(rows, slice):
+            raise TypeError(f"rows must be a slice or None; got {type(rows).__name__}.")
         self.problem = problem
-        self.X = np.ascontiguousarray(problem.X_c())
-        self.y = np.asarray(problem.y, dtype=np.float64)
+        self.X = np.ascontiguousarray(problem.X_c()[rows])
+        if self.X.shape[0] == 0:
+            raise ValueError(f"rows={rows!r} selects no row of the problem "
+                             f"({problem.n_samples} rows).")
+        self.y = np.ascontiguousarray(problem.y[rows], dtype=np.float64)
         self.loss_kind = int(problem.loss.kind)
         self.loss_param = float(problem.loss.param)
-        self.row_norms = np.ascontiguousarray(problem.row_norms(), dtype=np.float64)
+        self.row_norms = np.ascontiguousarray(problem.row_norms()[rows], dtype=np.float64)
         self.clip = np.inf if clip is None else check_positive(clip, "clip")
 
     @property
