@@ -10,9 +10,9 @@ from dpsco_core.__main__ import main
 from dpsco_core.experiments import mlmc
 
 OUTPUTS_CSV = {"mlmc_levels.csv": "agreement_z", "mlmc_moreau.csv": "rmse",
-               "mlmc_speedup.csv": "speedup"}
+               "mlmc_speedup.csv": "speedup", "mlmc_dp.csv": "excess"}
 PLOTS = ("mlmc_bias.png", "mlmc_variance.png", "mlmc_cost.png", "mlmc_tail.png",
-         "mlmc_moreau.png", "mlmc_speedup.png")
+         "mlmc_moreau.png", "mlmc_speedup.png", "mlmc_dp.png")
 
 
 def test_median_minimizer_is_exact():
@@ -51,6 +51,14 @@ def test_reproduce_mlmc_smoke(tmp_path, capsys):
         # the exact expected cost is the implementation's; max cost never above worst case
         assert int(r["max_cost"]) <= int(r["worst_cost"])
         assert float(r["mlmc_bias"]) >= 0.0 and float(r["var"]) > 0.0
+    with open(out / "mlmc_dp.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["method"] for r in rows} == set(mlmc.DP_METHODS)
+    for r in rows:
+        # the accountant's epsilon never exceeds the target (inf rows are non-private)
+        assert float(r["report_epsilon"]) <= float(r["epsilon"]) + 1e-9
+        assert r["relation"] == ("replace_one" if r["method"] == "dp_sgd_shuffle" else
+                                 "zero_out") or r["epsilon"] == "inf"
     with open(out / "mlmc_speedup.csv") as fh:
         assert all(r["bitwise_equal"] == "True" for r in csv.DictReader(fh))
     for name in PLOTS:
