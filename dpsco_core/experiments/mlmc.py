@@ -572,7 +572,7 @@ CONFIGS = {
                             epsilons=[1.0, 0.5, 4.0, 16.0], seeds=[0, 1, 2], d=10,
                             mlmc_steps=[1 / 16, 1 / 4, 1.0, 4.0, 16.0],
                             mlmc_decays=[4.0, 16.0],
-                            sgd_passes=[1, 5], sgd_steps=[1 / 64, 1 / 16, 1 / 4, 1.0],
+                            sgd_passes=[1, 5], sgd_steps=[1 / 256, 1 / 64, 1 / 16, 1 / 4],
                             sgd_clips=[0.25, 1.0])),
     "full": dict(epoch_j=[2, 4, 6, 8, 10, 12, 14], paper_j=[4, 6, 8, 10, 12, 14, 16, 18, 20],
                  n_copies=2_000_000, n_top=2_000, moreau_lams=[0.5, 2.0, 8.0],
@@ -584,7 +584,7 @@ CONFIGS = {
                          epsilons=[1.0, 0.25, 0.5, 2.0, 4.0, 16.0], seeds=[0, 1, 2, 3, 4],
                          d=10, mlmc_steps=[1 / 64, 1 / 16, 1 / 4, 1.0, 4.0, 16.0],
                          mlmc_decays=[4.0, 16.0], sgd_passes=[1, 5, 20],
-                         sgd_steps=[1 / 64, 1 / 16, 1 / 4, 1.0], sgd_clips=[0.25, 1.0])),
+                         sgd_steps=[1 / 256, 1 / 64, 1 / 16, 1 / 4], sgd_clips=[0.25, 1.0])),
 }
 
 
