@@ -21,11 +21,14 @@ experiments (its section 1.5); these are the proposed experiments E1-E6, E9 and 
 * **E6 MORGRADEST** against the closed-form Moreau gradient of :math:`f = \|x - a\|_1` (a GLM
   with the absolute loss, kernel path) over lambda and j_max, with the paper's constants for one
   (delta, sigma) target, and of :math:`f = G_0\|x - a\|_2` (P4, Python path).
-* **E9 DP.** The clipped DP-SCO skeleton of Algorithm 6 against DP-SGD on a Lipschitz problem
-  (see :func:`run_dp`).
-* **E10 parallel speedup** of one batch of copies (10,000 copies, d = 100, j_max = 12, the
-  benchmark's configuration) for 1..N threads, with the load average, and the makespans that
-  static, in-order dynamic and longest-first scheduling would give for the drawn costs.
+* **E9 DP.** The clipped DP-SCO skeleton of Algorithm 6
+  (:func:`dpsco_core.mlmc.dp_sco.mlmc_dp_sco`) against Poisson and shuffled DP-SGD on a
+  Lipschitz logistic problem, excess population risk against n and epsilon (see
+  :func:`run_dp` for the neighbouring relations and the tuning protocol).
+* **E10 parallel speedup** of one batch of 10,000 copies (d = 100, logistic GLM: the
+  benchmark's data; paper levels at j_max = 12, the benchmark's configuration, and epoch levels
+  at j_max = 12) for 1..N threads, with the load average, and the speedups that static,
+  in-order dynamic and longest-first scheduling would reach on the drawn costs.
 
 Test problems (1-d GLMs run by the compiled kernel, exact minimizers; note 001 section 9):
 
@@ -35,6 +38,11 @@ Test problems (1-d GLMs run by the compiled kernel, exact minimizers; note 001 s
 * ``median`` (P3): :math:`f(x) = \frac1n\sum_s |x - b_s|`, :math:`b_s \sim N(0, 1)`,
   n = 10,000, :math:`\psi = \frac12(x - 2)^2`; :math:`x^*` by bisection on the monotone
   subgradient. Both have :math:`\|\hat\nabla f\| = 1 = G` almost surely.
+
+Grids (:data:`CONFIGS`): the default (400,000 copies per point, j_max up to 12 epoch-aligned
+and 16 paper levels, E9 at n in {2e3, 8e3, 3.2e4}) takes about 2 minutes on 2 loaded cores;
+``--full`` (2,000,000 copies, j_max up to 14 and 20, E9 up to n = 1.28e5 and six epsilons)
+about 12 minutes.
 
 Writes ``mlmc.md`` (all tables), ``mlmc_levels.csv`` (one row per problem, level scheme and
 j_max), ``mlmc_moreau.csv``, ``mlmc_dp.csv``, ``mlmc_speedup.csv`` and the PNG plots
@@ -53,8 +61,8 @@ import numpy as np
 
 from ._progress import Progress
 
-__all__ = ["main", "kink_problem", "median_problem", "level_sweep", "moreau_sweep",
-           "speedup", "simulated_makespans", "run_dp", "CONFIGS"]
+__all__ = ["main", "run", "kink_problem", "median_problem", "median_minimizer", "level_sweep",
+           "moreau_sweep", "speedup", "simulated_makespans", "run_dp", "CONFIGS", "DP_METHODS"]
 
 #: ODC constant of EpochSGD (Proposition 3).
 C_EPOCH_SGD = 32.0
@@ -167,8 +175,8 @@ def level_sweep(problem, levels, j_maxes, n_copies, n_top, threads=None, progres
     """E1-E5 on one problem and level scheme: a row per j_max, and the last j_max's draws.
 
     Every row holds the MLMC bias and variance from ``n_copies`` draws, the bias and mean
-    squared error of ``n_top`` EpochSGD runs at the top level and at the expected cost of one
-    draw, the measured and exact expected cost, the cost and output tails, and the per-level
+    squared error of ``n_top`` EpochSGD runs (fewer for large budgets, at least 200) at the top
+    level and at the expected cost of one draw, the measured and exact expected cost, the cost and output tails, and the per-level
     variance contributions ``level_var`` (dict level -> (value, s.e., count)).
     """
     from dpsco_core.mlmc import (epochs_for_budget, expected_gradients, gradients_for_epochs,
@@ -895,6 +903,8 @@ def _plot_dp(plt, dp_rows, out):
 
 
 def run(out, kind="default", threads=None, stream=None):
+    """Run the ``kind`` grid of :data:`CONFIGS` with ``threads`` threads (None: all); write
+    every output into ``out`` and print the Markdown. Returns the row lists."""
     from dpsco_core._config import effective_n_threads
     cfg = CONFIGS[kind]
     threads = effective_n_threads(threads)
