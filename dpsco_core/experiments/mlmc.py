@@ -743,6 +743,16 @@ def _write_csv(path, rows, drop=()):
         writer.writerows(rows)
 
 
+def _save(plt, fig, path):
+    """Fixed margins instead of ``tight_layout`` (half the plotting time on a loaded machine)."""
+    wide = fig.get_figwidth() > 5
+    fig.subplots_adjust(left=0.06 if fig.get_figwidth() > 8 else (0.1 if wide else 0.16),
+                        right=0.98, bottom=0.15, top=0.84 if fig.get_figwidth() > 8 else 0.9,
+                        wspace=0.3)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
 def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     try:
         import matplotlib
@@ -764,9 +774,7 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
         axes[0][0].set_ylabel(ylabel, fontsize=8)
         axes[0][0].legend(fontsize=6)
         fig.suptitle(title, fontsize=9)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, fname), dpi=80)
-        plt.close(fig)
+        _save(plt, fig, os.path.join(out, fname))
 
     def bias(ax, sel, key):
         j = [r["j_max"] for r in sel]
@@ -814,9 +822,7 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     axes[1].loglog(t, 10.0 / t, "k:", label="1/t slope")
     axes[1].set(xlabel="t (gradients)", ylabel="P(N >= t)", title="E3: cost tail")
     axes[1].legend(fontsize=6, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "mlmc_cost.png"), dpi=80)
-    plt.close(fig)
+    _save(plt, fig, os.path.join(out, "mlmc_cost.png"))
 
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     for tail in tails:
@@ -831,9 +837,7 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     ax.legend(fontsize=6, loc="lower left")
     ax.set_xlim(left=1e-2)
     ax.set(xlabel="||x_hat - x*||", ylabel="CCDF", title="E5: output tail (grey: sqrt(T)G/mu)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "mlmc_tail.png"), dpi=80)
-    plt.close(fig)
+    _save(plt, fig, os.path.join(out, "mlmc_tail.png"))
 
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     sel = [r for r in moreau_rows if r["function"] == "l1"]
@@ -850,9 +854,7 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     ax.set(yscale="log", xlabel="j_max", ylabel="error in grad f_lambda(y)",
            title="E6: MORGRADEST, f = ||x - a||_1")
     ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "mlmc_moreau.png"), dpi=80)
-    plt.close(fig)
+    _save(plt, fig, os.path.join(out, "mlmc_moreau.png"))
 
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     for key in sorted({(r["levels"], r["j_max"]) for r in speed_rows}):
@@ -865,9 +867,7 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     ax.set(xlabel="threads", ylabel="speedup over 1 thread",
            title=f"E10: batch speedup (load up to {load:.1f})")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "mlmc_speedup.png"), dpi=80)
-    plt.close(fig)
+    _save(plt, fig, os.path.join(out, "mlmc_speedup.png"))
 
     _plot_dp(plt, dp_rows, out)
 
@@ -897,9 +897,7 @@ def _plot_dp(plt, dp_rows, out):
         ax.legend(fontsize=6)
     axes[0].set(xlabel="n", title=f"E9: epsilon = {eps_main:g} (dotted: no noise)")
     axes[1].set(xlabel="epsilon", title=f"E9: n = {n_eps}")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "mlmc_dp.png"), dpi=80)
-    plt.close(fig)
+    _save(plt, fig, os.path.join(out, "mlmc_dp.png"))
 
 
 def run(out, kind="default", threads=None, stream=None):
