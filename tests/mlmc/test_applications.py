@@ -35,7 +35,7 @@ def test_moreau_agd_reaches_epsilon_with_t_projections():
         return box.project(v)
 
     eps = 0.1
-    po = ba.MLMCProximalOracle(oracle, 1.0, c=1.0, max_copies=40)
+    po = ba.MLMCProximalOracle(oracle, 1.0, c=1.0, max_copies=16)
     gaps = []
     for seed in range(2):
         calls.clear()
