@@ -91,10 +91,13 @@ def _log_gdp_delta(mu, epsilon):
     else:
         ea = float(special.erfcx(-a / _SQRT2))
         eb = float(special.erfcx(-b / _SQRT2))
-        upper = (ea - eb) + _ERFCX_REL_ERR * (ea + eb)  # > 0: the true difference is >= 0
+        upper = (ea - eb) + _ERFCX_REL_ERR * (ea + eb)  # the true difference is >= 0
+        if upper <= 0.0:  # both erfcx underflow (a, b -> -inf): delta below every float
+            return -math.inf
         log_delta = math.log(0.5) - a * a / 2.0 + math.log(upper)
     # the cap, mu phi(min(a, 0)) (1 - e^r) with r = log(eps Phi(b)) - log(mu phi(min(a, 0)))
-    log_first = math.log(mu) - _LOG_SQRT_2PI - 0.5 * min(a, 0.0) ** 2
+    a_neg = min(a, 0.0)
+    log_first = math.log(mu) - _LOG_SQRT_2PI - 0.5 * a_neg * a_neg  # inf, not OverflowError
     log_cap = log_first
     if epsilon > 0.0:
         r = math.log(epsilon) + log_pb - log_first

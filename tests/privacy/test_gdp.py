@@ -137,3 +137,11 @@ def test_special_function_error_bounds_hold():
         exact = mp.exp(mp.mpf(x) ** 2) * mp.erfc(mp.mpf(x))
         err = abs(float((mp.mpf(float(special.erfcx(x))) - exact) / exact))
         assert err <= gdp._ERFCX_REL_ERR
+
+
+@pytest.mark.parametrize("mu, eps", [(1e-300, 1e300), (1e300, 1e-300), (1e-300, 1e-300),
+                                     (1e-10, 1.3407807929942597e154)])
+def test_delta_extreme_arguments_do_not_raise(mu, eps):
+    got = gdp_delta(mu, eps)
+    assert 0.0 < got <= 1.0          # rounded up: never 0
+    assert gdp_mu(1.3407807929942597e154, 0.5) > 0   # found by hypothesis (overflow of a^2)
