@@ -139,7 +139,9 @@ class EpochSGDBallOracle:
 
     ``oracle`` is a stochastic subgradient oracle of F (``oracle(x, rng)``, second moment
     :math:`\le G^2`); a :class:`GLMOracle` runs in the compiled kernel when the domain allows.
-    ``max_epochs`` caps the epochs (outside the theory when it binds).
+    ``max_epochs`` caps the epochs (outside the theory when it binds). The optional ``linear``
+    argument a of a call adds :math:`\langle a, x\rangle` to the objective (the partially
+    linearized composite steps of Algorithm 5).
     """
 
     def __init__(self, oracle, lipschitz, max_epochs=40):
@@ -148,11 +150,11 @@ class EpochSGDBallOracle:
         self.max_epochs = check_int(max_epochs, "max_epochs", low=1, high=40)
         self.n_gradients = 0
 
-    def __call__(self, center, lam, phi, domain, random_state):
+    def __call__(self, center, lam, phi, domain, random_state, linear=None):
         budget = math.ceil(16.0 * self.lipschitz ** 2 / (lam * phi))
         epochs = min(max(1, epochs_for_budget(budget)), self.max_epochs)
         draws = mlmc_draws(self.oracle, lam, center, j_max=epochs, base_level=epochs,
-                           n_copies=1, domain=domain, random_state=random_state)
+                           n_copies=1, linear=linear, domain=domain, random_state=random_state)
         self.n_gradients += int(draws.n_gradients.sum())
         return draws.samples[0]
 
@@ -161,7 +163,9 @@ class MLMCProximalOracle:
     r"""Stochastic proximal oracle by OPTEST (MORGRADEST's inner step): bias δ/λ and MSE
     σ²/λ² in prox units; j_max and copies from the rules of Algorithm 1 with ODC constant
     ``c`` (32: EpochSGD's proven constant; ~1 fits typical problems, note 001 section 7).
-    ``max_copies`` and ``max_level`` cap the work (outside the theory when they bind)."""
+    ``max_copies`` and ``max_level`` cap the work (outside the theory when they bind). The
+    optional ``linear`` argument a of a call adds :math:`\langle a, x\rangle` to the prox
+    objective (OPTEST with :math:`\psi = \frac\lambda2\|x - c\|^2 + \langle a, x\rangle`)."""
 
     def __init__(self, oracle, lipschitz, c=32.0, levels="epoch", base_level=0,
                  max_copies=None, max_level=40, n_threads=None):
@@ -175,7 +179,7 @@ class MLMCProximalOracle:
         self.n_threads = n_threads
         self.n_gradients = 0
 
-    def __call__(self, center, lam, delta, sigma, domain, random_state):
+    def __call__(self, center, lam, delta, sigma, domain, random_state, linear=None):
         from .mlmc._schedule import j_max_from_bias, n_copies_from_variance
 
         bias = min(delta, sigma / math.sqrt(2.0)) / lam
@@ -189,8 +193,8 @@ class MLMCProximalOracle:
         if self.max_copies is not None:
             n = min(n, self.max_copies)
         res = optest(self.oracle, lam, center, j_max=j_max, n_copies=n, levels=self.levels,
-                     base_level=self.base_level, domain=domain, random_state=random_state,
-                     n_threads=self.n_threads)
+                     base_level=self.base_level, linear=linear, domain=domain,
+                     random_state=random_state, n_threads=self.n_threads)
         self.n_gradients += res.n_gradients
         return res.x
 

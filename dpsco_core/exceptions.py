@@ -17,6 +17,14 @@ class TheoryWarning(DPSCOWarning):
     """A paper's theoretical parameters are infeasible (for example a batch size below 1)."""
 
 
+class DivergenceWarning(DPSCOWarning):
+    """A solver released non-finite coefficients: the step size (or clip) is too large.
+
+    The privacy guarantee still holds (the release is post-processing of the private steps);
+    the output is useless. Lower the step size.
+    """
+
+
 class PrivacyBudgetError(ValueError):
     """A requested privacy budget cannot be met with the given parameters."""
 

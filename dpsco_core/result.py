@@ -1,10 +1,12 @@
 """What every solver returns: coefficients, the privacy report, the history and run statistics."""
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 
+from .exceptions import DivergenceWarning
 from .privacy.report import PrivacyReport
 
 __all__ = ["Result", "History"]
@@ -53,3 +55,12 @@ class Result:
     privacy: PrivacyReport
     history: History
     stats: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        coef = np.asarray(self.coef)
+        if coef.dtype.kind == "f" and not np.all(np.isfinite(coef)):
+            # stacklevel 4: __post_init__ <- __init__ <- the solver <- the user's call
+            warnings.warn(f"the solver diverged: {int(np.sum(~np.isfinite(coef)))} of "
+                          f"{coef.size} coefficients are not finite. Lower the step size (or "
+                          "the clip); the privacy guarantee is unaffected.", DivergenceWarning,
+                          stacklevel=4)

@@ -197,9 +197,11 @@ def mlmc_draws(oracle, mu, center, *, j_max, n_copies=1, levels="epoch", base_le
         if oracle.n_features != center.shape[0]:
             raise ValueError(f"center must have length {oracle.n_features} (the problem's "
                              f"features); got {center.shape[0]}.")
+        # No more threads than blocks: an idle OpenMP team costs milliseconds per call on a
+        # busy host, which dominates the many small batches of the applications.
+        threads = min(effective_n_threads(n_threads), n_blocks)
         out, ks, n_grads = _draws_kernel(oracle, mu, center, linear, spec, j_max, levels,
-                                         base_level, n_copies, bitgens,
-                                         effective_n_threads(n_threads))
+                                         base_level, n_copies, bitgens, threads)
     else:
         domain_rel = domain.translate(center)
         out = np.empty((n_copies, center.shape[0]))

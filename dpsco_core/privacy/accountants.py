@@ -39,7 +39,7 @@ from .events import (
     ZCDpEvent,
 )
 from .gdp import gdp_delta, gdp_epsilon
-from .rdp import SampledGaussianRdp, rdp_gaussian, rdp_laplace, rdp_pure, rdp_zcdp
+from .rdp import rdp_gaussian, rdp_laplace, rdp_pure, rdp_sampled_gaussian, rdp_zcdp
 
 __all__ = ["DEFAULT_RDP_ORDERS", "PrivacyAccountant", "RdpAccountant", "PureDpAccountant",
            "GdpAccountant", "tree_depth"]
@@ -402,7 +402,7 @@ class RdpAccountant(PrivacyAccountant):
                 s = _resolve_noise(tree)
                 q = check_sample_rate(event.sampling_probability,
                                       "PoissonSampledDpEvent.sampling_probability")
-                sink += SampledGaussianRdp(q, self._orders)._evaluate(s)
+                sink += rdp_sampled_gaussian(q, s, self._orders)
             return
         raise _Unsupported(f"RdpAccountant does not support {type(event).__name__}: {event!r}.")
 

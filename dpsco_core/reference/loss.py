@@ -3,9 +3,10 @@
 Every entry point has the kernel's name, arguments and return value (it writes into the
 ``*_out`` buffers). The branches and cut-offs are those of ``src_cython/_loss.pxd``, so the
 results agree bitwise wherever only +, -, *, /, abs and comparisons are involved (squared, half
-squared, Huber, hinge, absolute). For the logistic loss NumPy's SIMD ``exp``/``log1p`` (AVX-512
-builds) may differ from the C library's by an ulp or two, which is what the tests allow; the
-kernel matches the ``math``-module evaluation of the same formulas bitwise.
+squared, Huber, hinge, absolute, and the logistic derivative, whose exp is the kernels'
+polynomial :func:`exp_poly`). For the logistic value and second derivative NumPy's SIMD
+``exp``/``log1p`` (AVX-512 builds) may differ from the C library's by an ulp or two, which is
+what the tests allow.
 """
 
 import numpy as np
@@ -36,15 +37,39 @@ def log1pexp(x):
     return out
 
 
-def sigmoid(x):
-    """1 / (1 + exp(-x)), evaluating exp at non-positive arguments only."""
-    x = np.asarray(x, dtype=np.float64)
-    out = np.empty_like(x)
-    pos = x >= 0.0
-    out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-    e = np.exp(x[~pos])
-    out[~pos] = e / (1.0 + e)
-    return out
+# dpsco_exp of src_cython/_exp_poly.h, operation for operation (constants rounded alike).
+_SHIFT = 6755399441055744.0                  # 1.5 * 2^52
+_LOG2E = 1.4426950408889634
+_LN2_HI = 0.693145751953125
+_LN2_LO = 1.4286068203094173e-06
+_EXP_TAYLOR = [1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+               1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0,
+               1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0, 1.0]
+
+
+def exp_poly(x):
+    """exp(x) for x clamped to [-708, 710]: the kernels' branch-free exp, bitwise.
+
+    Cody-Waite reduction ``x = k ln 2 + r`` (|r| <= ln 2 / 2), the degree-13 Taylor polynomial of
+    exp(r) by Horner, times 2 * 2^(k-1) built from its exponent bits; within one ulp of the C
+    library on [-708, 709.78], +inf above, exp(-708) below.
+    """
+    x = np.clip(np.asarray(x, dtype=np.float64), -708.0, 710.0)
+    kd = np.asarray(x * _LOG2E + _SHIFT)
+    k = kd - _SHIFT
+    r = x - k * _LN2_HI
+    r = r - k * _LN2_LO
+    p = np.full_like(r, _EXP_TAYLOR[0])
+    for coef in _EXP_TAYLOR[1:]:
+        p = p * r + coef
+    bits = (kd.view(np.int64) - 0x4338000000000000 + 1022) << 52
+    with np.errstate(over="ignore"):
+        return (p * 2.0) * bits.view(np.float64)
+
+
+def logistic_deriv(z, y):
+    """d/dz log(1 + exp(-y z)) = -y / (1 + exp(y z)) with :func:`exp_poly`, as the kernels."""
+    return -y / (1.0 + exp_poly(y * z))
 
 
 def _value(z, y, kind, param):
@@ -74,7 +99,7 @@ def _deriv(z, y, kind, param):
     if kind == LOSS_HALF_SQUARED:
         return z - y
     if kind == LOSS_LOGISTIC:
-        return -y * sigmoid(-(y * z))
+        return logistic_deriv(z, y)
     if kind == LOSS_HUBER:
         return np.clip(z - y, -param, param)
     if kind == LOSS_HINGE:

@@ -9,8 +9,8 @@ from ..privacy.events import NeighboringRelation
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..problems import Problem
 
-__all__ = ["check_problem", "check_relation", "check_privacy_budget", "report_from_event",
-           "sensitivity_factor"]
+__all__ = ["check_problem", "check_relation", "check_privacy_budget", "objective_or_inf",
+           "report_from_event", "sensitivity_factor"]
 
 _RELATIONS = {
     "replace_one": NeighboringRelation.REPLACE_ONE,
@@ -78,3 +78,12 @@ def report_from_event(event, *, delta, relation, budget_split, assumptions, targ
         raise RuntimeError(f"privacy calibration error: the accountant gives epsilon="
                            f"{report.epsilon!r} > target {target_epsilon!r}.")
     return report
+
+
+def objective_or_inf(problem, w):
+    """F(w) for a solver's history; ``inf`` for a diverged (non-finite) iterate, which the
+    returned :class:`~dpsco_core.result.Result` then reports with a ``DivergenceWarning``."""
+    w = np.asarray(w)
+    if not np.all(np.isfinite(w)):
+        return math.inf
+    return problem.objective(w)

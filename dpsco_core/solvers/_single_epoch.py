@@ -31,6 +31,7 @@ from .._kernels import _batch, _noise
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from ..penalties import PENALTY_L2, PENALTY_NONE
 from ..tree import TreeAggregation
+from ._common import objective_or_inf
 
 __all__ = ["single_epoch_schedule", "run_single_epoch", "check_penalty_supported"]
 
@@ -140,7 +141,7 @@ def run_single_epoch(problem, *, B, T, beta, clip, radius, noise_scale, estimato
             average += (x - average) / (t + 1.0)
             out = x
         if t + 1 in record_steps:
-            recorded.append((t + 1, problem.objective(out)))
+            recorded.append((t + 1, objective_or_inf(problem, out)))
     used = T * B
     return {
         "y": y, "x": x, "z": z, "average": average, "n_clipped": n_clipped,

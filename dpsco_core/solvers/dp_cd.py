@@ -18,8 +18,8 @@ from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
 from ..result import History, Result
-from ._common import (check_privacy_budget, check_problem, check_relation, report_from_event,
-                      sensitivity_factor)
+from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
+                      report_from_event, sensitivity_factor)
 from .smoothness import TWICE_MAX_ASSUMPTION, SmoothnessRelease, private_coordinate_smoothness
 
 __all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
@@ -299,17 +299,17 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
             X, problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
             *problem.penalty.params, steps, clips, noise_scales, coef, k_outer, n_inner,
             average, selection == "cyclic", offset, bit_generator, margins)
-    history_passes, history_objective = [0.0], [problem.objective(coef)]
+    history_passes, history_objective = [0.0], [objective_or_inf(problem, coef)]
     n_clipped = 0
     if record_history:
         for t in range(n_outer):
             n_clipped += run(1, t * n_inner)
             history_passes.append((t + 1) * n_inner / p)
-            history_objective.append(problem.objective(coef))
+            history_objective.append(objective_or_inf(problem, coef))
     else:
         n_clipped = run(n_outer, 0)
         history_passes.append(releases / p)
-        history_objective.append(problem.objective(coef))
+        history_objective.append(objective_or_inf(problem, coef))
     elapsed = time.perf_counter() - start
 
     if smoothness_event is None:
@@ -470,7 +470,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     else:
         _cd.cd_grid_dense(problem.X_fortran(), *args)
     elapsed = time.perf_counter() - start
-    objective = (np.array([problem.objective(w) for w in coef]) if evaluate
+    objective = (np.array([objective_or_inf(problem, w) for w in coef]) if evaluate
                  else np.full(n_runs, np.nan))
     if smoothness_event is None:
         event, budget_split = cd_event, {"optimization": 1.0}

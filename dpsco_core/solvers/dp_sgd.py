@@ -18,8 +18,8 @@ from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..result import History, Result
-from ._common import (check_privacy_budget, check_problem, check_relation, report_from_event,
-                      sensitivity_factor)
+from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
+                      report_from_event, sensitivity_factor)
 
 __all__ = ["dp_sgd", "dp_sgd_schedule"]
 
@@ -271,7 +271,7 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
     history_passes, history_objective = [], []
     if record_history:
         history_passes.append(0.0)
-        history_objective.append(problem.objective(coef))
+        history_objective.append(objective_or_inf(problem, coef))
     n_clipped = n_sampled = 0
     # Calls cover whole epochs (a shuffle call starts with a fresh permutation), so the
     # chunking for the history does not change the iterates.
@@ -285,7 +285,7 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
         n_clipped, n_sampled, done = n_clipped + clipped, n_sampled + sampled, done + k
         if record_history:
             history_passes.append(done * q if sampling == "poisson" else done / steps_per_pass)
-            history_objective.append(problem.objective(coef))
+            history_objective.append(objective_or_inf(problem, coef))
     elapsed = time.perf_counter() - start
 
     report = report_from_event(event, delta=delta, relation=relation,

@@ -78,7 +78,7 @@ from ..privacy.events import (EpsilonDeltaDpEvent, GaussianDpEvent, NeighboringR
                               NonPrivateDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..result import History, Result
-from ._common import check_problem
+from ._common import check_problem, objective_or_inf
 
 __all__ = ["vr_frank_wolfe", "vr_frank_wolfe_ledger", "vr_frank_wolfe_schedule",
            "dyadic_tree", "ttz_frank_wolfe", "projected_dp_sgd_l1"]
@@ -586,7 +586,7 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
     start = time.perf_counter()
     w, alpha = dom.start(d), 1.0
     k, cursor, grad_evals = 0, 0, 0
-    hist_k, hist_obj = [0], [problem.objective(alpha * w)] if record_history else []
+    hist_k, hist_obj = [0], [objective_or_inf(problem, alpha * w)] if record_history else []
     for t in range(1, T + 1):
         snaps_w, snaps_a, snaps_v = [None] * (t + 1), [0.0] * (t + 1), [None] * (t + 1)
         for leaf in range(2 ** t):
@@ -610,7 +610,7 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
             alpha = stepper.step(w, alpha, sel, 2.0 / (k + 1))
         if record_history:
             hist_k.append(k)
-            hist_obj.append(problem.objective(alpha * w))
+            hist_obj.append(objective_or_inf(problem, alpha * w))
     elapsed = time.perf_counter() - start
     coef = alpha * w
     if dom.name == "l1":      # final safety clamp (rounding only; note 004, section 9.3)
@@ -711,7 +711,8 @@ def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, 
         alpha = stepper.step(w, alpha, sel, 2.0 / (t + 2))
     coef = alpha * w
     stats = {"time": time.perf_counter() - start, "n_iter": T, "scale": scale}
-    history = History(np.array([0.0, float(T)]), np.array([np.nan, problem.objective(coef)]))
+    history = History(np.array([0.0, float(T)]),
+                      np.array([np.nan, objective_or_inf(problem, coef)]))
     return Result(coef=coef, privacy=report, history=history, stats=stats)
 
 
@@ -774,5 +775,5 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
     stats = {"time": time.perf_counter() - start, "steps": K, "noise_multiplier": sigma,
              "step": step}
     history = History(np.array([0.0, float(epochs)]),
-                      np.array([np.nan, problem.objective(avg)]))
+                      np.array([np.nan, objective_or_inf(problem, avg)]))
     return Result(coef=avg, privacy=report, history=history, stats=stats)

@@ -88,3 +88,60 @@ def test_gdp_calibration_of_composed_gaussians():
     # exact GDP never needs more noise than RDP
     assert s <= calibrate_gaussian(target_epsilon=1.0, target_delta=1e-5, steps=100)
     assert calibrate_analytic_gaussian(target_epsilon=1.0, target_delta=1e-5, releases=100) == s
+
+
+# Where the two terms of delta cancel (mu -> 0, small epsilon / mu^2), a plain evaluation loses
+# the difference and understated delta (even returned 0 for mu < 1e-16). The bound carries the
+# rounding error and is capped by mu phi(min(a, 0)): never below the exact value, tight.
+@pytest.mark.parametrize("mu", [1e-300, 1e-20, 1e-16, 1e-12, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2])
+@pytest.mark.parametrize("ratio", [0.0, 1e-3, 0.3, 0.5, 1.0, 3.0, 30.0])
+def test_delta_never_understated_where_terms_cancel(mu, ratio):
+    eps = ratio * mu  # epsilon / mu = ratio: delta ~ mu phi(ratio), both terms ~ Phi(-ratio)
+    exact = float(_exact_delta(mu, eps))
+    got = gdp_delta(mu, eps)
+    assert got >= exact
+    if exact > 1e-300:
+        assert got <= 1.15 * exact
+
+
+@pytest.mark.parametrize("mu, eps", [(1e-4, 1e-3), (1e-3, 0.05), (3e-3, 0.1), (1e-2, 0.5)])
+def test_delta_small_mu_moderate_epsilon(mu, eps):
+    # epsilon / mu^2 >= 1e3: the erfcx difference has few correct digits left
+    exact = float(_exact_delta(mu, eps))
+    got = gdp_delta(mu, eps)
+    assert got >= exact
+    assert got == pytest.approx(exact, rel=1e-8) or got <= 1.15 * exact
+
+
+@pytest.mark.parametrize("eps, delta", [(1e-12, 1e-12), (1e-8, 0.5), (50.0, 1e-300),
+                                        (1e-300, 1e-5), (1e3, 1e-10)])
+def test_inversions_terminate_and_hold_on_extreme_inputs(eps, delta):
+    mu = gdp_mu(eps, delta)
+    assert mu > 0 and gdp_delta(mu, eps) <= delta
+    assert gdp_delta(mu, gdp_epsilon(mu, delta)) <= delta
+
+
+def test_special_function_error_bounds_hold():
+    # the error constants of dpsco_core.privacy.gdp, re-measured on a sample
+    from scipy import special
+
+    from dpsco_core.privacy import gdp
+    mp.mp.dps = 40
+    for x in [0.0, 1e-12, 1e-6, 0.3, 1.0, 2.5, 7.0, 12.0, 38.0]:
+        exact = mp.log(mp.ncdf(mp.mpf(x)))
+        assert abs(float(mp.mpf(float(special.log_ndtr(x))) - exact)) <= gdp._LOG_NDTR_ABS_ERR
+        exact = mp.log(mp.ncdf(mp.mpf(-x)))
+        if x > 0:
+            err = abs(float((mp.mpf(float(special.log_ndtr(-x))) - exact) / exact))
+            assert err <= gdp._LOG_NDTR_REL_ERR
+        exact = mp.exp(mp.mpf(x) ** 2) * mp.erfc(mp.mpf(x))
+        err = abs(float((mp.mpf(float(special.erfcx(x))) - exact) / exact))
+        assert err <= gdp._ERFCX_REL_ERR
+
+
+@pytest.mark.parametrize("mu, eps", [(1e-300, 1e300), (1e300, 1e-300), (1e-300, 1e-300),
+                                     (1e-10, 1.3407807929942597e154)])
+def test_delta_extreme_arguments_do_not_raise(mu, eps):
+    got = gdp_delta(mu, eps)
+    assert 0.0 < got <= 1.0          # rounded up: never 0
+    assert gdp_mu(1.3407807929942597e154, 0.5) > 0   # found by hypothesis (overflow of a^2)

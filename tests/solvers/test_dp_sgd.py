@@ -157,3 +157,22 @@ def test_bad_input(lasso, kwargs, error, match):
         dp_sgd(lasso, **args)
     with pytest.raises(TypeError, match="problem"):
         dp_sgd(lasso.X, epsilon=1.0, delta=1e-5, passes=1, batch_size=30)
+
+
+def test_divergence_warns_at_the_users_call():
+    import warnings
+
+    from dpsco_core import Problem
+    from dpsco_core.exceptions import DivergenceWarning
+    from dpsco_core.solvers import dp_sgd
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 5))
+    y = rng.standard_normal(200)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = dp_sgd(Problem(X, y, loss="squared"), epsilon=1.0, delta=1e-5, passes=3, step=1e200, batch_size=20,
+                     clip=1e155, random_state=0)
+    div = [w for w in caught if issubclass(w.category, DivergenceWarning)]
+    assert not np.all(np.isfinite(res.coef))
+    assert len(div) == 1 and div[0].filename == __file__
+    assert res.privacy.epsilon <= 1.0
