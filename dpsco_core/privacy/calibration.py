@@ -21,7 +21,7 @@ from ._checks import check_conversion, check_orders, check_sample_rate, round_up
 from .accountants import DEFAULT_RDP_ORDERS, _warn_if_edge
 from .conversions import _rdp_to_epsilon
 from .gdp import _gdp_mu, gdp_mu
-from .rdp import RDP_SLACK, SampledGaussianRdp
+from .rdp import SampledGaussianRdp, _finish
 
 __all__ = [
     "calibrate_sampled_gaussian",
@@ -284,10 +284,12 @@ def calibrate_gaussian(*, target_epsilon, target_delta, steps=1, accountant="rdp
         return s
     orders = check_orders(DEFAULT_RDP_ORDERS if orders is None else orders)
     conversion = check_conversion(conversion)
-    half_orders = steps * orders / 2.0
 
     def epsilon_and_order(s):
-        rdp = half_orders / (s * s) * (1.0 + RDP_SLACK)  # as rdp_gaussian, without re-validation
+        # Exactly the accountant's arithmetic for SelfComposedDpEvent(GaussianDpEvent(s), steps)
+        # (steps x rdp_gaussian(s)): a reordered formula rounds differently, and the solvers'
+        # re-check then sees epsilon one ulp above the target.
+        rdp = steps * _finish(orders / (2.0 * s * s))
         return _rdp_to_epsilon(orders, rdp, target_delta, conversion)
 
     describe = f"{steps} Gaussian releases at target_delta={target_delta:g}"

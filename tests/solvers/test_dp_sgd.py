@@ -176,3 +176,18 @@ def test_divergence_warns_at_the_users_call():
     assert not np.all(np.isfinite(res.coef))
     assert len(div) == 1 and div[0].filename == __file__
     assert res.privacy.epsilon <= 1.0
+
+
+def test_shuffle_calibration_meets_the_accountant_exactly():
+    # Found by the MLMC evaluation: the calibration's RDP formula rounded differently from the
+    # accountant's composition, which then saw epsilon = 1.0000000000000002 > 1 and raised.
+    from dpsco_core import Problem
+    from dpsco_core.solvers import dp_sgd
+    rng = np.random.default_rng(32007)
+    X = rng.standard_normal((32000, 3)) / 2.0
+    y = np.where(rng.random(32000) < 0.5, -1.0, 1.0)
+    for eps in (1.0, 2.0):
+        res = dp_sgd(Problem(X, y, loss="logistic"), epsilon=eps, delta=32000**-1.1, passes=5,
+                     batch_size=128, sampling="shuffle", neighboring_relation="replace_one",
+                     random_state=0)
+        assert res.privacy.epsilon <= eps
