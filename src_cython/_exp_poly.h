@@ -30,8 +30,9 @@
 #include <math.h>
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) \
-    && (__GNUC__ >= 8)
-/* One compiled body per instruction set, picked at load time (ifunc); same arithmetic. */
+    && defined(__GLIBC__) && (__GNUC__ >= 8)
+/* One compiled body per instruction set, picked at load time (ifunc: GCC on glibc only, so
+ * musl, macOS and Windows builds take the baseline body); same arithmetic in every body. */
 #define DPSCO_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define DPSCO_SIMD_CLONES
