@@ -30,3 +30,9 @@ def test_reproduce_dpcd_smoke(tmp_path, capsys):
     assert "(paper)" in (out / "table3.md").read_text()
     for name in ("figure1.png", "figure2.png", "figure3.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # Table 3 alone, from the finished run's selected configurations
+    (out / "table3.md").unlink()
+    assert main(["reproduce", "dpcd", "--smoke", "--table3-from", str(out)]) == 0
+    table3 = (out / "table3.md").read_text()
+    assert "| California (imbalanced) | DP-CD |" in table3 and "(paper)" in table3
