@@ -255,6 +255,13 @@ def _seed(*parts):
                                    for p in parts])
 
 
+def _work(setting, passes, runs=1):
+    """Progress units of ``runs`` runs: a run costs about passes x n x p (every pass of either
+    algorithm touches each entry of X once), so the time-left estimate holds across problems
+    and pass counts instead of being dominated by the cheap 2-pass runs done first."""
+    return runs * passes * setting.problem.n_samples * setting.problem.n_features
+
+
 def tune(setting, algorithm, grid, threads, writer, bar):
     """Best (step, clip) and its tuning errors for every pass count; writes every run."""
     steps = grid.sgd_steps if algorithm == "DP-SGD" else grid.cd_steps
@@ -272,7 +279,7 @@ def tune(setting, algorithm, grid, threads, writer, bar):
                     for k in range(grid.tune_seeds):
                         writer.writerow([setting.key, algorithm, "tune", passes, step, clip, k,
                                          rel[i, j, k], per_run])
-            bar.advance(rel.size)
+            bar.advance(_work(setting, passes, rel.size))
         else:
             configs = [(i, j, k) for i in range(len(steps)) for j in range(len(grid.clips))
                        for k in range(grid.tune_seeds)]
@@ -290,7 +297,7 @@ def tune(setting, algorithm, grid, threads, writer, bar):
                     rel[i, j, k] = r
                     writer.writerow([setting.key, algorithm, "tune", passes, steps[i],
                                      grid.clips[j], k, r, elapsed])
-                    bar.advance()
+                    bar.advance(_work(setting, passes))
         mean = np.where(np.isfinite(rel), rel, np.inf).mean(axis=2)
         i, j = np.unravel_index(np.argmin(mean), mean.shape)
         best[passes] = dict(step=float(steps[i]), clip=float(grid.clips[j]),
@@ -314,7 +321,7 @@ def final_runs(setting, algorithm, best, grid, writer, bar):
             curves.append((res.history.passes, _relative(setting, res.history.objective)))
             writer.writerow([setting.key, algorithm, "final", passes, cfg["step"], cfg["clip"],
                              k, rel, elapsed])
-            bar.advance()
+            bar.advance(_work(setting, passes))
         out[passes] = dict(rel=np.array(rels), time=np.array(times), curves=curves)
     return out
 
@@ -484,14 +491,14 @@ def run(out, grid_kind="reduced", threads=None, problems=None, stream=None):
             if alg == "DP-CD-priv-cst" and not s.imbalanced:
                 continue
             n_steps = len(grid.sgd_steps if alg == "DP-SGD" else grid.cd_steps)
-            plan.append((s, alg, n_steps * len(grid.clips) * grid.tune_seeds * len(grid.passes)
-                         + grid.final_seeds * len(grid.passes)))
+            runs = n_steps * len(grid.clips) * grid.tune_seeds + grid.final_seeds
+            plan.append((s, alg, sum(_work(s, p, runs) for p in grid.passes)))
     results, timings = {}, {}
     with open(os.path.join(out, "runs.csv"), "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["problem", "algorithm", "phase", "passes", "step", "clip", "seed",
                          "relative_error", "seconds"])
-        with Progress(sum(n for _, _, n in plan), "runs", stream=stream) as bar:
+        with Progress(sum(n for _, _, n in plan), "work", stream=stream) as bar:
             for s, alg, _ in plan:
                 best = tune(s, alg, grid, threads, writer, bar)
                 final = final_runs(s, alg, best, grid, writer, bar)
