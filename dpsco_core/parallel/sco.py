@@ -29,6 +29,7 @@ computational depth (sequential optimizer steps + batches).
 """
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +37,7 @@ import numpy as np
 from .._random import check_random_state
 from .._validation import check_positive, check_vector
 from ..ball_acceleration import ConstantLambda, LambdaBisection, ball_acceleration
+from ..exceptions import external_stacklevel
 from ..resque import ReSQueBatch, ReSQueWarning
 from .executors import SerialExecutor
 
@@ -72,10 +74,9 @@ class _ReSQueBallOracle:
         self.radius = check_positive(radius, "radius")
         self.smoothing_radius = check_positive(smoothing_radius, "smoothing_radius")
         if self.radius > self.smoothing_radius * (1 + 1e-12):
-            import warnings
             warnings.warn(f"radius {radius} > smoothing_radius {smoothing_radius}: ReSQue's "
                           f"variance grows like exp(r^2/rho^2) (Lemma 1 needs r <= rho).",
-                          ReSQueWarning, stacklevel=3)
+                          ReSQueWarning, stacklevel=external_stacklevel())
         self.executor = SerialExecutor() if executor is None else executor
         self.max_queries = max_queries
 
@@ -152,7 +153,7 @@ class ReSQueACSA(_ReSQueBallOracle):
                 x_ag = alpha * x + (1 - alpha) * x_ag
             offset += T * N[k]
             x = x_ag.copy()
-        self.executor.add_depth(K * T + 1)
+        self.executor.add_depth(K * T)          # the batch itself counted 1 in the executor
         return x_ag
 
 
