@@ -92,8 +92,41 @@ def test_parallel_sco_reaches_target(inner):
     assert np.linalg.norm(res.x - S) <= eps
     assert res.smoothing_radius == pytest.approx(eps / math.sqrt(3))
     assert res.smoothing_error_bound == pytest.approx(eps)
-    assert res.query_depth <= 2 * res.accel.n_iter     # at most one batch per ball + prox oracle
+    # one round per iteration: the ball and proximal batches share it
+    assert res.query_depth <= res.accel.n_iter
     assert res.total_queries > res.query_depth
+    assert res.trace.shape == (res.accel.n_iter, 3)
+    assert tuple(res.trace[-1]) == (res.query_depth, res.total_queries, res.computational_depth)
+    assert np.all(np.diff(res.trace, axis=0) >= 0)
+
+
+def test_rounds_trace_and_callback():
+    kw = dict(lipschitz=1.0, radius_bound=1.0, epsilon=0.2, accuracy_scale=300.0,
+              random_state=1)
+    shared = parallel_sco(_median, np.zeros(3), **kw)
+    split = parallel_sco(_median, np.zeros(3), **kw, share_rounds=False)
+    assert shared.x.tobytes() == split.x.tobytes()
+    assert shared.query_depth == shared.accel.n_iter          # AC-SA always issues a batch
+    assert split.query_depth == 2 * split.accel.n_iter
+    assert shared.total_queries == split.total_queries
+    np.testing.assert_array_equal(shared.trace[:, 0], np.arange(1, shared.accel.n_iter + 1))
+    seen = []
+    stopped = parallel_sco(_median, np.zeros(3), **kw,
+                           callback=lambda k, x: seen.append(x.copy()) or k == 4)
+    assert stopped.accel.n_iter == 5 and len(seen) == 5
+    np.testing.assert_array_equal(stopped.accel.iterates, shared.accel.iterates[:5])
+    np.testing.assert_array_equal(stopped.trace, shared.trace[:5])
+
+
+def test_continue_round_joins_the_previous_batch():
+    ex = SerialExecutor()
+    Z = np.zeros((5, 2))
+    ex.grad_batch(lambda z, s: z, Z)
+    ex.continue_round()
+    ex.grad_batch(lambda z, s: z, Z)
+    ex.grad_batch(lambda z, s: z, Z)
+    assert (ex.stats.query_depth, ex.stats.total_queries, ex.stats.computational_depth) == (
+        2, 15, 2)
 
 
 def _absolute_problem(d=3, n=15, seed=2):
