@@ -280,7 +280,7 @@ class BallAccelerationResult:
 
 def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, radius_bound,
                       lipschitz, movement=np.inf, domain=None, A0=None, A_max=None,
-                      max_iter=100, accuracy_scale=1.0, random_state=None):
+                      max_iter=100, accuracy_scale=1.0, callback=None, random_state=None):
     r"""Algorithm 4: stochastic accelerated proximal point with ball-restricted prox steps.
 
     Parameters
@@ -305,6 +305,10 @@ def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, rad
     max_iter : int, default=100
     accuracy_scale : float, default=1.0
         Multiplies φ, δ and σ² (values > 1 are outside the theory; module docstring).
+    callback : callable, optional
+        ``callback(k, x) -> bool`` after iteration k (0-based) with the new :math:`x_{k+1}`;
+        returning True stops the run (the first k iterations do not depend on ``max_iter``,
+        so stopping there equals ``max_iter = k + 1``).
     random_state : None, int, SeedSequence or Generator
 
     Returns
@@ -342,6 +346,6 @@ def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, rad
         lambdas.append(lam)
         As.append(A)
         iterates.append(x)
-        if A >= A_max:
+        if A >= A_max or (callback is not None and callback(k, x)):
             break
     return BallAccelerationResult(x, v, np.array(lambdas), np.array(As), np.array(iterates))

@@ -4,6 +4,12 @@ Every warning the library raises subclasses :class:`DPSCOWarning`, so users can 
 all at once (``warnings.simplefilter("ignore", dpsco_core.exceptions.DPSCOWarning)``).
 """
 
+import os
+import sys
+
+#: Files under this directory are the library; warnings point past them.
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
 
 class DPSCOWarning(UserWarning):
     """Base class of every warning raised by dpsco-core."""
@@ -31,3 +37,19 @@ class PrivacyBudgetError(ValueError):
 
 class UnsupportedEventError(TypeError):
     """An accountant was given a privacy event (or neighbouring relation) it cannot compose."""
+
+
+def external_stacklevel():
+    """``stacklevel`` for a ``warnings.warn`` in the caller that points at the user's code.
+
+    Counts the frames from the function calling this one up to the first frame whose file is
+    outside the dpsco_core package (``skip_file_prefixes`` of Python 3.12, for 3.11). A fixed
+    stacklevel is wrong as soon as one public entry point calls another or a private helper
+    warns on behalf of several entry points.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level

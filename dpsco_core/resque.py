@@ -42,7 +42,7 @@ import numpy as np
 
 from ._random import block_bit_generators, check_random_state
 from ._validation import check_int, check_n_threads, check_positive, check_vector
-from .exceptions import DPSCOWarning
+from .exceptions import DPSCOWarning, external_stacklevel
 
 __all__ = ["ReSQueWarning", "draw_resque_samples", "resque_log_weights", "resque_estimate",
            "ReSQueBatch", "GLMReSQueBatch", "SAMPLE_BLOCK"]
@@ -85,7 +85,7 @@ def _offsets(x, center, rho):
         warnings.warn(f"a query lies {norms.max():.3g} smoothing radii from the centre "
                       f"(> 1): ReSQue's second moment grows like exp(||v||^2/rho^2) "
                       f"= {np.exp(min(norms.max() ** 2, 700.0)):.3g}.", ReSQueWarning,
-                      stacklevel=3)
+                      stacklevel=external_stacklevel())
     return V, single
 
 

@@ -4,7 +4,9 @@ An oracle is ``grad_batch(Z, random_state) -> G``: stochastic subgradients at th
 drawing its randomness only from ``random_state``. An executor runs one such batch and counts
 the complexity measures of §III-A of the paper:
 
-- ``query_depth``: the number of sequential batches (one per :meth:`grad_batch` call);
+- ``query_depth``: the number of sequential rounds of queries (one per :meth:`grad_batch` call,
+  except a call announced by :meth:`continue_round`, which joins the previous round: its
+  queries did not depend on the previous batch's answers);
 - ``total_queries``: the number of oracle queries (rows);
 - ``computational_depth``: sequential steps of the optimizer, reported by the algorithms through
   :meth:`add_depth` (an oracle batch counts 1, a d-vector operation counts 1 here; multiply
@@ -42,6 +44,7 @@ class SerialExecutor:
 
     def __init__(self):
         self.stats = QueryStats()
+        self._join_previous = False
 
     def _map(self, fn, items):
         return [fn(item) for item in items]
@@ -57,10 +60,20 @@ class SerialExecutor:
         parts = self._map(lambda c: np.asarray(oracle(Z[c * QUERY_CHUNK:(c + 1) * QUERY_CHUNK],
                                                       seeds[c]), dtype=np.float64),
                           range(n_chunks))
-        self.stats.query_depth += 1
+        if not self._join_previous:
+            self.stats.query_depth += 1
+            self.stats.computational_depth += 1
+        self._join_previous = False
         self.stats.total_queries += Z.shape[0]
-        self.stats.computational_depth += 1
         return np.concatenate(parts, axis=0)
+
+    def continue_round(self):
+        """The next :meth:`grad_batch` joins the previous round (no new unit of depth).
+
+        Call it only when the next batch's query points were computable before the previous
+        batch was answered (e.g. two oracles at the same centre and λ).
+        """
+        self._join_previous = True
 
     def add_depth(self, steps):
         """Count ``steps`` sequential optimizer steps."""

@@ -29,13 +29,15 @@ computational depth (sequential optimizer steps + batches).
 """
 
 import math
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._random import check_random_state
 from .._validation import check_positive, check_vector
 from ..ball_acceleration import ConstantLambda, LambdaBisection, ball_acceleration
+from ..exceptions import external_stacklevel
 from ..resque import ReSQueBatch, ReSQueWarning
 from .executors import SerialExecutor
 
@@ -72,10 +74,9 @@ class _ReSQueBallOracle:
         self.radius = check_positive(radius, "radius")
         self.smoothing_radius = check_positive(smoothing_radius, "smoothing_radius")
         if self.radius > self.smoothing_radius * (1 + 1e-12):
-            import warnings
             warnings.warn(f"radius {radius} > smoothing_radius {smoothing_radius}: ReSQue's "
                           f"variance grows like exp(r^2/rho^2) (Lemma 1 needs r <= rho).",
-                          ReSQueWarning, stacklevel=3)
+                          ReSQueWarning, stacklevel=external_stacklevel())
         self.executor = SerialExecutor() if executor is None else executor
         self.max_queries = max_queries
 
@@ -152,7 +153,7 @@ class ReSQueACSA(_ReSQueBallOracle):
                 x_ag = alpha * x + (1 - alpha) * x_ag
             offset += T * N[k]
             x = x_ag.copy()
-        self.executor.add_depth(K * T + 1)
+        self.executor.add_depth(K * T)          # the batch itself counted 1 in the executor
         return x_ag
 
 
@@ -168,10 +169,44 @@ class BallProximalOracle:
                                 random_state)
 
 
+class _IterationOracles:
+    r"""The ball and proximal oracles of one BallAccel iteration, sharing one query round.
+
+    Both oracles' query points depend only on :math:`(y_k, \lambda_{k+1})` and fresh samples,
+    known before either batch is answered, so a parallel machine issues the two batches
+    together: the proximal oracle's batch joins the ball oracle's round (one unit of query
+    depth per iteration, as the iteration counts of Propositions 1-2 assume). After each
+    iteration the executor's counters are appended to ``trace``.
+    """
+
+    def __init__(self, ball_oracle, share_round=True):
+        self.ball = ball_oracle
+        self.prox = BallProximalOracle(ball_oracle)
+        self.share_round = share_round
+        self.trace = []
+        self._issued = False
+
+    def ball_oracle(self, center, lam, phi, domain, random_state):
+        st = self.ball.executor.stats
+        before = st.query_depth
+        out = self.ball(center, lam, phi, domain, random_state)
+        self._issued = st.query_depth > before
+        return out
+
+    def prox_oracle(self, center, lam, delta, sigma, domain, random_state):
+        if self.share_round and self._issued:
+            self.ball.executor.continue_round()
+        out = self.prox(center, lam, delta, sigma, domain, random_state)
+        st = self.ball.executor.stats
+        self.trace.append((st.query_depth, st.total_queries, st.computational_depth))
+        return out
+
+
 @dataclass(frozen=True)
 class ParallelSCOResult:
     """Output of :func:`parallel_sco`: x, the BallAccel result, the radii, the counters
-    (query depth, total queries, computational depth) and the smoothing error bound."""
+    (query depth, total queries, computational depth), the smoothing error bound, and
+    ``trace`` (n_iter, 3): the three counters after each BallAccel iteration."""
 
     x: np.ndarray
     accel: object
@@ -181,11 +216,13 @@ class ParallelSCOResult:
     total_queries: int
     computational_depth: int
     smoothing_error_bound: float
+    trace: np.ndarray = field(repr=False, default=None)
 
 
 def parallel_sco(grad_batch, x0, *, lipschitz, radius_bound, epsilon, inner="ac_sa",
                  smoothing="dimension", line_search="constant", executor=None, max_iter=200,
-                 accuracy_scale=1.0, max_queries=10 ** 7, random_state=None):
+                 accuracy_scale=1.0, max_queries=10 ** 7, share_rounds=True, callback=None,
+                 lambda_factor=1.0, ball_accel_constant=1.0, random_state=None):
     r"""Theorems 1 (``inner="epoch_sgd"``) and 2 (``inner="ac_sa"``): minimize f to accuracy ε
     over :math:`B_R(x_0)` with a batched stochastic subgradient oracle.
 
@@ -201,15 +238,30 @@ def parallel_sco(grad_batch, x0, *, lipschitz, radius_bound, epsilon, inner="ac_
         r = ρ = ε/(√d L) (the paper; smoothing error ≤ ε) or ε/L (GLMs with unit-norm rows:
         error ≤ ε sqrt(2/π); an extension).
     line_search : {"constant", "bisection"}
-        λ fixed at 2L/r (the prox step then moves at most r, Lemma 8; rate d^{1/4}/ε as DBW12),
-        or BallAccel's λ-bisection (Algorithm 10 of the ball-acceleration module; the d^{1/3}
-        ε^{-2/3} rate, with more sequential ball-oracle calls per iteration).
+        λ fixed at ``lambda_factor`` L/r (rate d^{1/4}/ε as DBW12), or BallAccel's
+        λ-bisection (Algorithm 10 of the ball-acceleration module) on
+        [min(λ_*/C, λ_c), max(C L/ε, λ_c)], C = ``ball_accel_constant``, λ_c the constant
+        choice (Proposition 1's range; the d^{1/3} ε^{-2/3} rate, with more sequential
+        ball-oracle calls per iteration). For ε above about d^{-1/4}/log³κ and C = 1 the
+        range is the single point λ_c, and both choices coincide.
+    lambda_factor : float, default=1.0
+        The constant λ is lambda_factor · L/r. With 1, the unconstrained prox step of the
+        L-Lipschitz :math:`\hat f_\rho` moves at most :math:`\|\nabla \hat f_\rho\|/\lambda
+        \le r` (optimality of the prox point), so the ball constraint is inactive; the
+        paper's Lemma 8 states the looser 2L/λ (use 2 to follow it).
+    ball_accel_constant : float, default=1.0
+        C_ba of Proposition 1, widening the bisection's λ range (unspecified in the paper).
     executor : SerialExecutor or ThreadExecutor, optional
     max_iter : int, default=200
     accuracy_scale : float, default=1.0
         Multiplies BallAccel's φ, δ, σ² (> 1 is outside the theory; fewer queries).
     max_queries : int
         Refuse ball-oracle batches above this size.
+    share_rounds : bool, default=True
+        Issue the ball and proximal oracle batches of an iteration in one round
+        (:class:`_IterationOracles`); False counts them as two rounds.
+    callback : callable, optional
+        ``callback(k, x) -> bool`` after each BallAccel iteration; True stops the run.
     random_state : None, int, SeedSequence or Generator
 
     Returns
@@ -234,21 +286,24 @@ def parallel_sco(grad_batch, x0, *, lipschitz, radius_bound, epsilon, inner="ac_
         raise ValueError(f"inner must be 'ac_sa' or 'epoch_sgd'; got {inner!r}.")
     executor = SerialExecutor() if executor is None else executor
     ball = cls(grad_batch, L, rho, rho, executor, max_queries)
-    lam_const = 2.0 * L / rho
+    lam_const = check_positive(lambda_factor, "lambda_factor") * L / rho
+    c_ba = check_positive(ball_accel_constant, "ball_accel_constant")
     if line_search == "constant":
         next_lambda = ConstantLambda(lam_const)
     elif line_search == "bisection":
         K = (R / rho) ** (2.0 / 3.0)
         kappa = max(L * R / eps, math.e)
         lam_star = eps * K ** 2 * math.log(kappa) ** 2 / R ** 2
-        next_lambda = LambdaBisection(ball, rho, min(lam_star, lam_const), max(L / eps,
-                                      lam_const), max_bisections=8)
+        next_lambda = LambdaBisection(ball, rho, min(lam_star / c_ba, lam_const),
+                                      max(c_ba * L / eps, lam_const), max_bisections=8)
     else:
         raise ValueError(f"line_search must be 'constant' or 'bisection'; got {line_search!r}.")
-    res = ball_acceleration(ball, BallProximalOracle(ball), next_lambda, x0, epsilon=eps,
-                            radius_bound=R, lipschitz=L, movement=rho, max_iter=max_iter,
-                            accuracy_scale=accuracy_scale,
-                            random_state=check_random_state(random_state))
+    oracles = _IterationOracles(ball, share_rounds)
+    res = ball_acceleration(oracles.ball_oracle, oracles.prox_oracle, next_lambda, x0,
+                            epsilon=eps, radius_bound=R, lipschitz=L, movement=rho,
+                            max_iter=max_iter, accuracy_scale=accuracy_scale,
+                            callback=callback, random_state=check_random_state(random_state))
     st = executor.stats
     return ParallelSCOResult(res.x, res, rho, rho, st.query_depth, st.total_queries,
-                             st.computational_depth, bias)
+                             st.computational_depth, bias,
+                             np.array(oracles.trace, dtype=np.int64).reshape(-1, 3))

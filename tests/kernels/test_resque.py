@@ -204,3 +204,126 @@ def test_batch_objects_regenerate_identically():
                                random_state=4)
     X = center + 0.04 * rs.standard_normal((3, d))
     assert g1.estimate(X).tobytes() == g2.estimate(X).tobytes()
+
+
+@pytest.mark.statistical
+def test_weight_second_order_and_difference_moments():
+    """E[w xi xi^T] = rho^2 I + v v^T, E w^3 = exp(3|v|^2/rho^2) (E w^p = exp(p(p-1)|v|^2/
+    (2 rho^2))), and Lemma 2 at p = 2: E|w(v) - w(v')|^2 equals e^{|v|^2/rho^2} +
+    e^{|v'|^2/rho^2} - 2 e^{<v,v'>/rho^2} (note 1.4) and is <= (48|v - v'|/rho)^2, E w^2 <= 2
+    for |v|, |v'| <= rho/2; all within 5 standard errors."""
+    d, N, rho = 6, 200_000, 0.4
+    rs = np.random.default_rng(3)
+    v, v2 = rs.standard_normal(d), rs.standard_normal(d)
+    v *= 0.45 * rho / np.linalg.norm(v)
+    v2 *= 0.3 * rho / np.linalg.norm(v2)
+    zeta = resque.draw_resque_samples(N, d, random_state=7)
+    lw = resque.resque_log_weights(np.stack([v, v2]), np.zeros(d), rho, zeta)
+    w = np.exp(lw[:, 0])
+    xi = rho * zeta
+
+    def check(samples, expected):
+        se = samples.std(axis=0) / math.sqrt(N)
+        assert np.all(np.abs(samples.mean(axis=0) - expected) <= 5 * se + 1e-12)
+
+    check(w[:, None, None] * xi[:, :, None] * xi[:, None, :], rho ** 2 * np.eye(d)
+          + np.outer(v, v))
+    check(w ** 3, math.exp(3 * (v @ v) / rho ** 2))
+    # w(v) - w(v') = w(v') expm1(lw - lw') (note 10, K1 pitfall (e))
+    diff2 = (np.exp(lw[:, 1]) * np.expm1(lw[:, 0] - lw[:, 1])) ** 2
+    exact = (math.exp(v @ v / rho ** 2) + math.exp(v2 @ v2 / rho ** 2)
+             - 2 * math.exp(v @ v2 / rho ** 2))
+    check(diff2, exact)
+    assert exact <= (24 * 2 * np.linalg.norm(v - v2) / rho) ** 2
+    assert math.exp(v @ v / rho ** 2) <= 2.0
+
+
+def test_single_sample_at_the_centre_is_the_oracle_answer():
+    """v = 0: ReSQue = g(xbar + xi) bitwise (randomized smoothing), stored or regenerated."""
+    center = np.array([0.5, -1.0, 2.0])
+
+    def grad_batch(Z, random_state):
+        return np.cos(Z) + np.random.default_rng(random_state).standard_normal(Z.shape)
+
+    batch = resque.ReSQueBatch.query(grad_batch, center, 0.3, 700, random_state=1)
+    for i in (0, 511, 512, 699):
+        assert batch.estimate(center, rows=slice(i, i + 1)).tobytes() == \
+            batch.gradients[i].tobytes()
+    rs = np.random.default_rng(0)
+    A, y = rs.standard_normal((9, 3)), rs.standard_normal(9)
+    for store in (True, False):
+        glm = resque.GLMReSQueBatch(A, y, "absolute", center, 0.3, 1, store_samples=store,
+                                    random_state=2)
+        assert glm.estimate(center).tobytes() == (glm.coefs[0] * A[glm.idx[0]]).tobytes()
+
+
+def test_bad_input_is_rejected():
+    d = 3
+    zeta, G = np.zeros((10, d)), np.zeros((10, 2))
+    c = np.zeros(d)
+    for rho in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="smoothing_radius"):
+            resque.resque_estimate(c, c, rho, zeta, G)
+        with pytest.raises(ValueError, match="smoothing_radius"):
+            resque.ReSQueBatch(c, rho, G, zeta)
+        with pytest.raises(ValueError, match="smoothing_radius"):
+            resque.ReSQueBatch.query(lambda Z, s: Z, c, rho, 10)
+        with pytest.raises(ValueError, match="smoothing_radius"):
+            resque.GLMReSQueBatch(np.eye(3), np.zeros(3), "absolute", c, rho, 10)
+    with pytest.raises(TypeError, match="smoothing_radius"):
+        resque.resque_log_weights(c, c, "1", zeta)
+    with pytest.raises(ValueError, match="x must have 3 columns"):
+        resque.resque_log_weights(np.zeros(4), c, 1.0, zeta)
+    with pytest.raises(ValueError, match="x must be 2-dimensional"):
+        resque.resque_log_weights(np.zeros((2, 2, 3)), c, 1.0, zeta)
+    with pytest.raises(ValueError, match="zeta must be 2-dimensional"):
+        resque.resque_log_weights(c, c, 1.0, np.zeros(3))
+    with pytest.raises(ValueError, match="zeta must contain only finite"):
+        resque.resque_log_weights(c, c, 1.0, np.full((4, 3), np.nan))
+    with pytest.raises(TypeError, match="zeta"):
+        resque.resque_log_weights(c, c, 1.0, np.zeros((4, 3), dtype=complex))
+    with pytest.raises(ValueError, match="one row per sample"):
+        resque.resque_estimate(c, c, 1.0, zeta, G[:7])
+    with pytest.raises(ValueError, match="same rows"):
+        resque.ReSQueBatch(c, 1.0, G[:7], zeta)
+    with pytest.raises(ValueError, match="zeta must have 3 columns"):
+        resque.ReSQueBatch(c, 1.0, G, np.zeros((10, 4)))
+    with pytest.raises(TypeError, match="SeedSequence"):
+        resque.ReSQueBatch(c, 1.0, G, None, seed=3)
+    regen = resque.ReSQueBatch(c, 1.0, G, None, seed=np.random.SeedSequence(0))
+    with pytest.raises(ValueError, match="rows needs stored samples"):
+        regen.estimate(c, rows=slice(0, 2))
+    with pytest.raises(ValueError, match="x must have 3 columns"):
+        regen.estimate(np.zeros(2))
+    with pytest.raises(ValueError, match="n_samples"):
+        resque.draw_resque_samples(0, 3)
+    A = np.eye(3)
+    with pytest.raises(ValueError, match="one entry per row"):
+        resque.GLMReSQueBatch(A, np.zeros(2), "absolute", c, 1.0, 5)
+    with pytest.raises(ValueError, match="center must have length 3"):
+        resque.GLMReSQueBatch(A, np.zeros(3), "absolute", np.zeros(2), 1.0, 5)
+    with pytest.raises(ValueError, match="n_samples"):
+        resque.GLMReSQueBatch(A, np.zeros(3), "absolute", c, 1.0, 0)
+
+
+def test_far_query_warns_at_the_callers_line():
+    """r > rho: ReSQueWarning, attributed to the user's call (not to dpsco_core)."""
+    d = 3
+    c, far = np.zeros(d), np.full(d, 1.0)           # |v|/rho = sqrt(3) > 1
+    zeta = resque.draw_resque_samples(20, d, random_state=0)
+    G = np.ones((20, d))
+    batch = resque.ReSQueBatch(c, 1.0, G, zeta)
+    glm = resque.GLMReSQueBatch(np.eye(d), np.zeros(d), "absolute", c, 1.0, 20, random_state=0)
+    calls = [lambda: resque.resque_log_weights(far, c, 1.0, zeta),
+             lambda: resque.resque_estimate(far, c, 1.0, zeta, G),
+             lambda: batch.estimate(far),
+             lambda: glm.estimate(far)]
+    for call in calls:
+        with pytest.warns(resque.ReSQueWarning, match="smoothing radii") as record:
+            call()
+        assert [r.filename for r in record] == [__file__]
+    # inside the ball: silent
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        resque.resque_estimate(np.full(d, 0.5), c, 1.0, zeta, G)
