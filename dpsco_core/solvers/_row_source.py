@@ -25,6 +25,15 @@ from ._common import check_problem
 
 __all__ = ["is_sign_stream", "row_source", "DenseRows", "SignRows"]
 
+# Below this many entries (batch rows x features) a leaf runs on one thread: a parallel region
+# costs a thread wake-up and join, which dominates small leaves (and takes milliseconds when
+# the machine is oversubscribed). The results do not depend on the thread count.
+MIN_PARALLEL_WORK = 1 << 18
+
+
+def _threads(n_threads, rows, d):
+    return n_threads if rows * d >= MIN_PARALLEL_WORK else 1
+
 
 def is_sign_stream(problem):
     """True for an object that produces packed sign rows (``sign_rows`` and ``n_words``)."""
@@ -71,8 +80,8 @@ class DenseRows:
         loss = self.problem.loss
         return _frank_wolfe.vr_gradient_rnm(
             self.X, self.y, rows, loss.kind, loss.param, clip, w, alpha, w_prev, alpha_prev,
-            v_prev, correction, domain, radius, scale, kind, bit_generators, self.n_threads,
-            resid, v_out)
+            v_prev, correction, domain, radius, scale, kind, bit_generators,
+            _threads(self.n_threads, len(rows), self.n_features), resid, v_out)
 
 
 class SignRows:
@@ -96,4 +105,5 @@ class SignRows:
         return _frank_wolfe.vr_gradient_rnm_signs(
             signs, self.n_features, np.ascontiguousarray(y, dtype=np.float64), loss.kind,
             loss.param, clip, w, alpha, w_prev, alpha_prev, v_prev, correction, domain, radius,
-            scale, kind, bit_generators, self.n_threads, resid, v_out)
+            scale, kind, bit_generators, _threads(self.n_threads, len(rows), self.n_features),
+            resid, v_out)
