@@ -31,7 +31,7 @@ Design
   ``clip_weight`` and ``axpy_row``.
 """
 
-from libc.math cimport INFINITY, exp, fabs, isfinite, log, pow
+from libc.math cimport exp, fabs, isfinite, log, pow, sqrt
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_normal, random_standard_uniform
@@ -92,22 +92,45 @@ cdef void _scaled_link(const double *v, Py_ssize_t d, double e, double a_norm_ex
         out[j] = factor * (_sign(v[j]) * exp(e * log(t))) if t > 0.0 else 0.0
 
 
-cdef void _project_ball(const double *theta, Py_ssize_t d, double p, double A, double R,
-                        double *u) noexcept nogil:
-    """Radial clip of grad h*(theta) to ||u||_p <= R (mirror_maps.bregman_project_ball)."""
-    cdef double q, r
+cdef double _project_ball(const double *theta, Py_ssize_t d, double p, double A, double R,
+                          double *u) noexcept nogil:
+    """Radial clip of grad h*(theta) to ||u||_p <= R (mirror_maps.bregman_project_ball);
+    returns the clip factor (1 when the ball does not bind).
+
+    One log and two exps per coordinate: ``|t|^(q-1)`` and ``|t|^q`` share ``log|t|``, and
+    ``||grad h*(theta)||_p = ||theta||_q / A`` (note 2.2) needs no second pass.
+    """
+    cdef double q, m, s = 0.0, lt, qnorm, factor, r, clip = 1.0
     cdef Py_ssize_t j
-    if p == 2.0:
+    m = _max_abs(theta, d)
+    if m == 0.0 or not isfinite(m):
+        for j in range(d):
+            u[j] = 0.0
+        qnorm = 0.0
+    elif p == 2.0:
         for j in range(d):
             u[j] = theta[j] / A
+            s += (theta[j] / m) * (theta[j] / m)
+        qnorm = m * sqrt(s)
     else:
         q = p / (p - 1.0)
-        _scaled_link(theta, d, q - 1.0, 2.0 - q, q, 1.0 / A, u)
-    if isfinite(R):
-        r = _norm_scaled(u, d, p)
-        if r > R:
-            for j in range(d):
-                u[j] = u[j] * (R / r)
+        for j in range(d):
+            if theta[j] != 0.0:
+                lt = log(fabs(theta[j]) / m)
+                u[j] = _sign(theta[j]) * exp((q - 1.0) * lt)
+                s += exp(q * lt)
+            else:
+                u[j] = 0.0
+        qnorm = m * pow(s, 1.0 / q)
+        factor = m * pow(pow(s, 1.0 / q), 2.0 - q) / A
+        for j in range(d):
+            u[j] = factor * u[j]
+    r = qnorm / A
+    if isfinite(R) and r > R:
+        clip = R / r
+        for j in range(d):
+            u[j] = u[j] * clip
+    return clip
 
 
 cdef void _coordinates(const double *theta, const double *c, Py_ssize_t d, double p,
@@ -173,17 +196,18 @@ cdef double _l1_point(const double *theta, const double *c, Py_ssize_t d, double
     return s
 
 
-cdef void _project_l1(const double *theta, const double *c, Py_ssize_t d, double p, double A,
+cdef bint _project_l1(const double *theta, const double *c, Py_ssize_t d, double p, double A,
                       double R, double D, double *x, double *scratch) noexcept nogil:
     """Exact Bregman projection onto the ball and the l1 ball (mirror_maps.bregman_project_l1,
-    tol = 1e-12); ``x`` holds the radial-clip point c + u on entry, the result on exit."""
+    tol = 1e-12); ``x`` holds the radial-clip point c + u on entry, the result on exit.
+    Returns whether the l1 constraint bound (x is then not the radial-clip point)."""
     cdef double s = 0.0, lo = 0.0, hi, mid, norm
     cdef Py_ssize_t j
     cdef int it
     for j in range(d):
         s += fabs(x[j])
     if s <= D:
-        return
+        return False
     if p == 2.0:
         p = 2.0 - 1e-12
     hi = _max_abs(theta, d)
@@ -207,6 +231,7 @@ cdef void _project_l1(const double *theta, const double *c, Py_ssize_t d, double
     if norm > D:
         for j in range(d):
             x[j] = x[j] * (D / norm)
+    return True
 
 
 def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
@@ -229,7 +254,8 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = rows.shape[0], k, j, t, i
     cdef Py_ssize_t total = 0, n_clipped = 0
-    cdef double eta, A, w, r
+    cdef double eta, A, w, r, link_factor = 1.0
+    cdef bint explicit_link = True
     cdef bitgen_t *gen
     cdef double *g = NULL
     cdef double *theta = NULL
@@ -275,19 +301,26 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
                 for j in range(d):
                     g[j] = g[j] / expected_batch
                 eta = 2.0 / (strongly_convex * (k + 1)) if strongly_convex > 0.0 else step
-                # theta = grad h(x - c) - eta g, h = (scale / 2) ||.||_p^2
-                for j in range(d):
-                    u[j] = xs[j] - center[j]
-                _scaled_link(u, d, p - 1.0, 2.0 - p, p, scale, theta)
+                # theta = grad h(x - c) - eta g, h = (scale / 2) ||.||_p^2. After a radial
+                # clip, x - c = clip grad h*_A(theta_prev), so grad h(x - c) = (scale / A)
+                # clip theta_prev (the maps are inverse and 1-homogeneous): no powers.
+                if explicit_link:
+                    for j in range(d):
+                        u[j] = xs[j] - center[j]
+                    _scaled_link(u, d, p - 1.0, 2.0 - p, p, scale, theta)
+                else:
+                    for j in range(d):
+                        theta[j] = link_factor * theta[j]
                 for j in range(d):
                     theta[j] = theta[j] - eta * g[j]
                 A = scale * (1.0 + eta * reg)
-                _project_ball(theta, d, p, A, ball_radius, u)
+                link_factor = scale / A * _project_ball(theta, d, p, A, ball_radius, u)
                 for j in range(d):
                     xs[j] = center[j] + u[j]
+                explicit_link = False
                 if isfinite(l1_radius):
-                    _project_l1(theta, &center[0], d, p, A, ball_radius, l1_radius, xs,
-                                scratch)
+                    explicit_link = _project_l1(theta, &center[0], d, p, A, ball_radius,
+                                                l1_radius, xs, scratch)
                 w = 2.0 / (k + 1) if strongly_convex > 0.0 else 1.0 / k
                 for j in range(d):
                     avg_out[j] = avg_out[j] + w * (xs[j] - avg_out[j])

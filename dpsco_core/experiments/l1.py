@@ -58,7 +58,7 @@ SECOND = {"alg3": ("n_phases", (2, 3, 4)),
 SPARSITY = 5
 
 
-def _run(method, stream, epsilon, kappa, second, seed):
+def _run(method, stream, epsilon, kappa, second, seed, n_threads=None):
     """One run of ``method`` on ``stream``; returns the output x."""
     from dpsco_core.solvers.frank_wolfe import projected_dp_sgd_l1, vr_frank_wolfe
     from dpsco_core.solvers.mirror_descent import localized_mirror_descent
@@ -66,13 +66,14 @@ def _run(method, stream, epsilon, kappa, second, seed):
     delta = 1.0 / n ** 1.1
     if method == "alg3":
         return vr_frank_wolfe(stream, epsilon=epsilon, delta=delta, lipschitz=kappa * LIPSCHITZ,
-                              n_phases=second, random_state=seed, record_history=False).coef
+                              n_phases=second, random_state=seed, record_history=False,
+                              n_threads=n_threads).coef
     if method == "dp_sgd_proj":
         clip = kappa * LIPSCHITZ * math.sqrt(d)
         return projected_dp_sgd_l1(stream, epsilon=epsilon, delta=delta, clip=clip, epochs=1,
                                    batch_size=BATCH,
                                    step=second * _dp_sgd_default_step(n, d, epsilon, delta, clip),
-                                   random_state=seed).coef
+                                   random_state=seed, n_threads=n_threads).coef
     if method == "alg2":
         import dpsco_core as dp
         X, y = stream.rows(np.arange(n))
@@ -113,7 +114,7 @@ def _stream(n, d, seed):
 
 
 def run_sweeps(points, methods, eval_seeds, tuning_seeds, *, clip_factors=CLIP_FACTORS,
-               second=SECOND, progress=None):
+               second=SECOND, n_threads=None, progress=None):
     """Tune and run every method at every point ``(sweep, n, d, epsilon)``.
 
     Returns ``(rows, chosen)``: one row per (point, method, evaluation seed) with the excess
@@ -128,7 +129,7 @@ def run_sweeps(points, methods, eval_seeds, tuning_seeds, *, clip_factors=CLIP_F
             for m in meths:
                 for cfg in tuning[m]:
                     tuning[m][cfg].append(stream.excess_loss(_run(m, stream, epsilon, *cfg,
-                                                                  seed)))
+                                                                  seed, n_threads)))
                     if progress:
                         progress()
             del stream
@@ -146,7 +147,7 @@ def run_sweeps(points, methods, eval_seeds, tuning_seeds, *, clip_factors=CLIP_F
                 cfg = chosen[(sweep, n, d, epsilon, m)]
                 kappa, value = cfg["clip_factor"], cfg[_configs(m, clip_factors, second)[1]]
                 t0 = time.perf_counter()
-                x = _run(m, stream, epsilon, kappa, value, seed)
+                x = _run(m, stream, epsilon, kappa, value, seed, n_threads)
                 rows.append({**base, "method": m, "excess": stream.excess_loss(x),
                              "time": time.perf_counter() - t0,
                              "config": f"kappa={kappa:g} {_configs(m, clip_factors, second)[1]}"
@@ -323,7 +324,7 @@ def grid(full):
         eval_seeds, tuning_seeds = list(range(10)), [1000, 1001]
     else:
         points = ([("d", 20_000, d, 1.0) for d in (100, 1000, 10_000)]
-                  + [("crossover", 3000, d, 1.0) for d in (10, 100, 1000)]
+                  + [("crossover", 10_000, d, 1.0) for d in (10, 100, 1000)]
                   + [("epsilon", 20_000, 1000, e) for e in (0.3, 1.0, 3.0)])
         eval_seeds, tuning_seeds = [0, 1, 2], [1000]
     methods = {"d": ("alg3", "dp_sgd_proj"), "crossover": ("alg2", "alg3"),
@@ -345,6 +346,8 @@ def main(argv=None):
     parser.add_argument("--full", action="store_true",
                         help="the issue's grid: d up to 1e5 at n = 1e5, 10 seeds (~25 min)")
     parser.add_argument("--out", default="l1_results", help="output directory")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="kernel threads (default: all cores; results do not depend on it)")
     args = parser.parse_args(argv)
     points, methods, eval_seeds, tuning_seeds = grid(args.full)
     os.makedirs(args.out, exist_ok=True)
@@ -354,7 +357,7 @@ def main(argv=None):
         with Progress(_count_runs(points, methods, eval_seeds, tuning_seeds),
                       "reproduce l1") as bar:
             rows, chosen = run_sweeps(points, methods, eval_seeds, tuning_seeds,
-                                      progress=bar.advance)
+                                      n_threads=args.threads, progress=bar.advance)
     with open(os.path.join(args.out, "l1.csv"), "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
