@@ -280,6 +280,8 @@ def _plots(rows, points, out):
     files = []
     labels = {"alg3": "Algorithm 3 (VR Frank-Wolfe)", "alg2": "Algorithm 2 (localized MD)",
               "dp_sgd_proj": "DP-SGD + l1 projection", "zero": "x = 0"}
+    colors = {"alg3": "tab:blue", "alg2": "tab:red", "dp_sgd_proj": "tab:orange",
+              "zero": "tab:gray"}
     for sweep in ("d", "crossover", "n", "epsilon"):
         pts = [p for p in points if p[0] == sweep]
         if not pts:
@@ -293,7 +295,7 @@ def _plots(rows, points, out):
             mu = np.array([summ[(sweep, m, *p[1:])][0] for p in pts])
             se = np.nan_to_num(np.array([summ[(sweep, m, *p[1:])][1] for p in pts]))
             ax.errorbar(xs, mu, 1.96 * se, label=labels[m], marker="o", ms=3, capsize=2,
-                        ls="--" if m == "zero" else "-")
+                        ls="--" if m == "zero" else "-", color=colors[m])
         if sweep == "crossover":
             n, e = pts[0][1], pts[0][3]
             ax.axvline((n * e) ** (2 / 3), color="gray", lw=0.8, ls=":",
@@ -318,7 +320,8 @@ def grid(full):
     """(points, methods per sweep, evaluation seeds, tuning seeds)."""
     if full:
         points = ([("d", 100_000, d, 1.0) for d in (100, 1000, 10_000, 100_000)]
-                  + [("crossover", 10_000, d, 1.0) for d in (10, 30, 100, 300, 1000, 3000)]
+                  + [("crossover", 10_000, d, 1.0)
+                     for d in (10, 30, 100, 300, 1000, 3000, 10_000)]
                   + [("n", n, 1000, 1.0) for n in (10_000, 30_000, 100_000, 300_000)]
                   + [("epsilon", 100_000, 1000, e) for e in (0.1, 0.3, 1.0, 3.0)])
         eval_seeds, tuning_seeds = list(range(10)), [1000, 1001]
@@ -348,8 +351,12 @@ def main(argv=None):
     parser.add_argument("--out", default="l1_results", help="output directory")
     parser.add_argument("--threads", type=int, default=None,
                         help="kernel threads (default: all cores; results do not depend on it)")
+    parser.add_argument("--only", nargs="+", choices=("d", "crossover", "n", "epsilon"),
+                        help="run only these sweeps (same seeds, hence the same numbers)")
     args = parser.parse_args(argv)
     points, methods, eval_seeds, tuning_seeds = grid(args.full)
+    if args.only:
+        points = [p for p in points if p[0] in args.only]
     os.makedirs(args.out, exist_ok=True)
     start = time.perf_counter()
     with warnings.catch_warnings():
