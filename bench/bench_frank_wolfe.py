@@ -81,3 +81,30 @@ def bench_vr_frank_wolfe_run(benchmark, record, run_problem, cached):
            "dpsco_core" + ("[clip cached]" if cached else ""))
     benchmark.pedantic(lambda: vr_frank_wolfe(prob, epsilon=1.0, lipschitz=2.5, random_state=0,
                                               record_history=False), rounds=1, iterations=1)
+
+
+@pytest.fixture(scope="module")
+def sign_case(step_case):
+    """The step's +-1 rows packed as sign bits (the layout of RademacherLassoStream)."""
+    X, y, rows, clip, w, w_prev, v_prev = step_case
+    bits = np.packbits(X > 0, axis=1, bitorder="little")
+    words = np.zeros((BATCH, 8 * -(-D_STEP // 64)), dtype=np.uint8)
+    words[:, :bits.shape[1]] = bits
+    return words.view("<u8"), y, w, w_prev, v_prev
+
+
+@pytest.mark.parametrize("n_threads", [None, 1])
+def bench_fused_step_signs(benchmark, record, sign_case, n_threads):
+    """The same leaf on packed sign rows (bitwise the dense step's result)."""
+    signs, y, w, w_prev, v_prev = sign_case
+    record(benchmark, f"fw fused step d={D_STEP:.0e} b={BATCH}",
+           "dpsco_core[signs]" if n_threads is None else "dpsco_core[signs, 1 thread]")
+
+    def run():
+        gens = block_bit_generators(np.random.SeedSequence(1),
+                                    -(-2 * D_STEP // kernel.FW_BLOCK_SIZE))
+        return kernel.vr_gradient_rnm_signs(signs, D_STEP, y, 1, 0.0, np.inf, w, 1.0, w_prev,
+                                            1.0, v_prev, True, kernel.DOMAIN_L1_BALL, 1.0, 0.1,
+                                            1, gens, effective_n_threads(n_threads),
+                                            np.empty(BATCH), np.empty(D_STEP))
+    benchmark(run)

@@ -14,7 +14,8 @@ from importlib import resources
 import numpy as np
 
 __all__ = ["load_california", "load_electricity", "make_sparse_lasso", "make_imbalanced_regression",
-           "make_imbalanced_classification", "make_rademacher_lasso", "standardize", "Standardizer",
+           "make_imbalanced_classification", "make_rademacher_lasso", "RademacherLassoStream",
+           "standardize", "Standardizer",
            "CALIFORNIA_SHA256", "ELECTRICITY_SHA256"]
 
 #: SHA-256 of the decompressed ``california_housing.csv``.
@@ -214,27 +215,45 @@ def make_rademacher_lasso(n_samples=1000, n_features=100, n_informative=5, *, ra
     noise = check_scalar(noise, "noise", low=0.0, low_open=False)
     rng = _rng(random_state)
     X = rng.choice([-1.0, 1.0], size=(n, d))
-    x_true = np.zeros(d)
-    support = rng.choice(d, size=k, replace=False)
-    weights = rng.random(k) + 0.5
-    x_true[support] = rng.choice([-1.0, 1.0], size=k) * weights / weights.sum() * 0.9 * radius
+    x_true = _rademacher_x_true(rng, d, k, radius)
     y = X @ x_true + rng.uniform(-noise, noise, size=n)
     return X, y, x_true
 
 
+def _rademacher_x_true(rng, d, k, radius):
+    """k-sparse, ||x_true||_1 = 0.9 radius (note 004, section 7.1 A)."""
+    x_true = np.zeros(d)
+    support = rng.choice(d, size=k, replace=False)
+    weights = rng.random(k) + 0.5
+    x_true[support] = rng.choice([-1.0, 1.0], size=k) * weights / weights.sum() * 0.9 * radius
+    return x_true
+
+
 class RademacherLassoStream:
-    """The Rademacher LASSO of :func:`make_rademacher_lasso`, with rows generated on demand.
+    """The Rademacher LASSO of :func:`make_rademacher_lasso`, rows generated on demand as bits.
 
-    For sweeps where the dense X does not fit in memory (n = d = 1e5 is 80 GB): row i is a
-    deterministic function of ``(random_state, i)``, drawn from its own Philox stream (key
-    from the seed, counter i), so any subset of rows can be produced in any order and the
-    same index always gives the same sample. ``x_true`` is k-sparse with
-    ``||x_true||_1 = 0.9 radius``; ``y_i = <a_i, x_true> + xi_i``, ``xi_i ~ Unif[-noise,
-    noise]``; the excess population loss of x is ``||x - x_true||_2^2 / 2``.
+    For sweeps where the dense X does not fit in memory (n = d = 1e5 is 80 GB of float64, 1.25
+    GB of packed bits). Row i is a deterministic function of ``(random_state, i)``: the words
+    of the counter-based stream ``Philox(key, counter=(0, i, 0, 0))`` (``key`` drawn from
+    ``random_state``; row i's counter blocks ``(c, i, 0, 0)`` never meet another row's), so
+    any subset of rows can be produced in any order, by any number of workers, and the same
+    index always gives the same sample:
 
-    Solvers that accept it (``vr_frank_wolfe``, ``projected_dp_sgd_l1``) call
-    :meth:`rows`; it has the attributes of a dense ``Problem`` they read (``n_samples``,
-    ``n_features``, ``loss``, ``penalty``, ``is_sparse``) but no ``X``.
+    * words ``0 .. W-1`` (``W = ceil(d / 64)``) are the packed signs: feature j is +1 if bit
+      ``j % 64`` of word ``j // 64`` is set, else -1 (bits past d are ignored) -- the layout
+      of the kernel ``vr_gradient_rnm_signs``;
+    * word W gives ``u = (word >> 11) 2^-53`` in [0, 1) (numpy's double from 64 bits) and the
+      label noise ``xi = noise (2 u - 1)``, uniform on [-noise, noise];
+    * ``y_i = sum_{j in supp(x_true)} a_ij x_true_j + xi_i`` (support in increasing order).
+
+    ``x_true`` is k-sparse with ``||x_true||_1 = 0.9 radius``; for the loss
+    ``f = (<a, x> - y)^2 / 2`` the excess population loss of x is exactly
+    ``||x - x_true||_2^2 / 2`` (``E[a a^T] = I``).
+
+    The solvers that take it in place of a ``Problem`` (:func:`~dpsco_core.solvers.
+    frank_wolfe.vr_frank_wolfe`, :func:`~dpsco_core.solvers.frank_wolfe.projected_dp_sgd_l1`)
+    call :meth:`sign_rows` for every batch; :meth:`materialize` keeps all n packed rows in
+    memory (``n W 8`` bytes) so that repeated runs on the same data skip the generation.
     """
 
     is_sparse = False
@@ -249,37 +268,73 @@ class RademacherLassoStream:
         k = check_int(n_informative, "n_informative", low=1, high=d)
         radius = check_scalar(radius, "radius", low=0.0)
         self.noise = check_scalar(noise, "noise", low=0.0, low_open=False)
+        self.n_words = -(-d // 64)
         rng = _rng(random_state)
         self._key = rng.integers(0, 2 ** 63, size=2, dtype=np.uint64)
-        x_true = np.zeros(d)
-        support = rng.choice(d, size=k, replace=False)
-        weights = rng.random(k) + 0.5
-        x_true[support] = rng.choice([-1.0, 1.0], size=k) * weights / weights.sum() * 0.9 * \
-            radius
-        self.x_true = x_true
+        self.x_true = _rademacher_x_true(rng, d, k, radius)
+        self._support = np.flatnonzero(self.x_true)
         self.loss = check_loss("half_squared")
         self.penalty = NoPenalty()
+        self._packed = None
+        self._labels = None
+
+    def _generate(self, indices):
+        W = self.n_words
+        signs = np.empty((indices.size, W), dtype=np.uint64)
+        last = np.empty(indices.size, dtype=np.uint64)
+        # One Philox object re-keyed per row: setting the state is ~10x cheaper than building
+        # Philox(key, counter=(0, i, 0, 0)) and gives the same words.
+        gen = np.random.Philox(key=self._key)
+        state = gen.state
+        for t, i in enumerate(indices.tolist()):
+            state["state"]["counter"][:] = (0, i, 0, 0)
+            state["buffer_pos"], state["has_uint32"] = 4, 0
+            gen.state = state
+            words = gen.random_raw(W + 1)
+            signs[t] = words[:W]
+            last[t] = words[W]
+        u = (last >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+        y = self.noise * (2.0 * u - 1.0)
+        margin = np.zeros(indices.size)
+        for j in self._support:            # increasing order
+            bit = (signs[:, j >> 6] >> np.uint64(j & 63)) & np.uint64(1)
+            margin = margin + np.where(bit == 1, 1.0, -1.0) * self.x_true[j]
+        return signs, margin + y
+
+    def _check_indices(self, indices):
+        indices = np.asarray(indices, dtype=np.int64).ravel()
+        if indices.size and (indices.min() < 0 or indices.max() >= self.n_samples):
+            raise ValueError(f"indices must lie in [0, {self.n_samples}); got "
+                             f"[{indices.min()}, {indices.max()}].")
+        return indices
+
+    def sign_rows(self, indices):
+        """``(signs, y)`` of the given sample indices: packed rows of shape (m, W), uint64,
+        C-ordered, and the labels (m,)."""
+        indices = self._check_indices(indices)
+        if self._packed is not None:
+            return self._packed[indices], self._labels[indices]
+        return self._generate(indices)
 
     def rows(self, indices):
-        """``(X_rows, y_rows)`` for the given sample indices: (m, d) float64 and (m,)."""
-        indices = np.asarray(indices, dtype=np.int64)
-        d = self.n_features
-        nbytes = -(-d // 8)
-        X = np.empty((indices.size, d))
-        xi = np.empty(indices.size)
-        for t, i in enumerate(indices):
-            gen = np.random.Generator(np.random.Philox(key=self._key,
-                                                       counter=[int(i), 0, 0, 0]))
-            bits = np.unpackbits(np.frombuffer(gen.bytes(nbytes), dtype=np.uint8))[:d]
-            X[t] = bits
-            xi[t] = gen.uniform(-self.noise, self.noise)
-        X *= 2.0
-        X -= 1.0
-        return X, X @ self.x_true + xi
+        """``(X_rows, y_rows)``: the unpacked +-1 rows, (m, d) float64, and (m,)."""
+        from .reference.frank_wolfe import unpack_signs
+        signs, y = self.sign_rows(indices)
+        return unpack_signs(signs, self.n_features), y
+
+    def materialize(self):
+        """Generate all n packed rows once and keep them (``n W 8`` bytes); returns self."""
+        if self._packed is None:
+            self._packed, self._labels = self._generate(np.arange(self.n_samples))
+        return self
 
     def excess_loss(self, x):
         """F(x) - F* = ||x - x_true||_2^2 / 2 (exact)."""
         return 0.5 * float(np.sum((np.asarray(x) - self.x_true) ** 2))
+
+    def objective(self, x):
+        """The population objective F(x) = ||x - x_true||^2 / 2 + noise^2 / 6 (E xi^2 / 2)."""
+        return self.excess_loss(x) + self.noise ** 2 / 6.0
 
 
 class Standardizer:

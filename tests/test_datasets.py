@@ -92,3 +92,36 @@ def test_rademacher_lasso_stream_rows_deterministic_any_order():
     assert np.abs(s.x_true).sum() == pytest.approx(1.8)
     assert np.all(np.abs(y - X @ s.x_true) <= 0.5)
     assert s.excess_loss(s.x_true) == 0.0
+    # The cache gives the generated rows.
+    signs, y3 = s.sign_rows([7, 3])
+    s.materialize()
+    signs4, y4 = s.sign_rows([7, 3])
+    assert np.array_equal(signs4, signs) and np.array_equal(y4, y3)
+    with pytest.raises(ValueError, match="indices"):
+        s.sign_rows([1000])
+
+
+def test_rademacher_lasso_stream_row_streams_do_not_overlap():
+    # Row i's words come from Philox counters (c, i, 0, 0): rows are not shifted copies of
+    # each other (with counters (i, 0, 0, 0), row i + 1 would be row i shifted by 4 words).
+    from dpsco_core.datasets import RademacherLassoStream
+    s = RademacherLassoStream(50, 64 * 12, 3, random_state=0)
+    signs, _ = s.sign_rows(np.arange(50))
+    assert not np.any(signs[1:, :-4] == signs[:-1, 4:])
+    word = np.random.Philox(key=s._key, counter=[0, 17, 0, 0]).random_raw(1)[0]
+    assert signs[17, 0] == word
+
+
+@pytest.mark.statistical
+def test_rademacher_lasso_stream_moments():
+    # E a = 0, E a a^T = I, and y - <a, x_true> ~ Unif[-s, s]: means within 4.5 s.e.
+    from dpsco_core.datasets import RademacherLassoStream
+    s = RademacherLassoStream(4000, 20, 3, noise=0.5, random_state=1)
+    X, y = s.rows(np.arange(4000))
+    n = 4000
+    assert np.all(np.abs(X.mean(axis=0)) <= 4.5 / np.sqrt(n))
+    off = (X.T @ X / n)[~np.eye(20, dtype=bool)]
+    assert np.all(np.abs(off) <= 4.5 / np.sqrt(n))
+    xi = y - X @ s.x_true
+    assert abs(xi.mean()) <= 4.5 * 0.5 / np.sqrt(3 * n)
+    assert abs((xi ** 2).mean() - 0.25 / 3) <= 4.5 * 0.25 * np.sqrt(4 / 45) / np.sqrt(n)

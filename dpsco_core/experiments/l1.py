@@ -1,29 +1,40 @@
 """Reproduction for paper 004 (l1 geometry): excess population loss against d, n and epsilon.
 
-``python -m dpsco_core reproduce l1`` (the lead wires the CLI to :func:`main`). Problem: the
-Rademacher LASSO of note 004 section 7.1 A, whose excess population loss is exactly
-``||x - x_true||_2^2 / 2``. Methods:
+``python -m dpsco_core reproduce l1 [--full] [--out DIR]``.
 
-* ``alg3``: Algorithm 3, (epsilon, delta = 1/n^1.1) with shuffling (Theorem 7, strict);
-* ``alg3_pure``: Algorithm 3, pure epsilon-DP (Theorem 6, strict);
-* ``dp_sgd_proj``: DP-SGD with Euclidean projection onto the l1 ball, clip ``L sqrt(d)``,
-  (epsilon, 1/n^1.1), one epoch;
-* ``alg2`` (``--alg2``; slow, pure Python steps): localized noisy mirror descent, "parallel"
-  schedule, T_i capped at 300;
-* ``zero``: the trivial output x = 0.
+Problem (note 004, section 7.1 A): the Rademacher LASSO over the unit l1 ball, features
+``a ~ Unif{-1, +1}^d``, ``x_true`` 5-sparse with ``||x_true||_1 = 0.9`` (interior, so it is the
+minimizer), ``y = <a, x_true> + Unif[-0.5, 0.5]``, loss ``(<a, x> - y)^2 / 2``; the excess
+population loss of x is exactly ``||x - x_true||_2^2 / 2``. The data are a
+:class:`~dpsco_core.datasets.RademacherLassoStream` at every d: rows are generated from
+per-row counter-based streams and fed to the solvers as packed sign bits (n = d = 1e5 is 80
+GB as floats, 1.25 GB packed, kept in memory for the runs of one seed).
 
-Regime: the pure-DP Algorithm 3 at n = 2e4 stays at the trivial loss (its noise 8 D L 2^t /
-(b eps) swamps the gradient); the shuffled (epsilon, delta) version at n >= 5e4 makes
-progress, so the d-sweep compares it with DP-SGD there. Writes ``l1.csv``, ``l1.md`` (tables,
-fitted log-log slopes, the target factors and the predicted Algorithm 2/3 crossover
-``d ~ (n eps)^(2/3)``) and PNG plots when matplotlib is importable.
+Methods, all (epsilon, delta = n^-1.1)-DP and single-pass:
 
-Grids: the default (n = 5e4, d in {100, 1000, 4000}, 2 seeds; an epsilon sweep and an n sweep
-at d = 1000) runs in a few minutes on 2 cores. ``--full``: n = 1e5, d = 1e2..1e4 (dense X of
-8 GB at 1e4), n in {1e4, 3e4, 1e5, 3e5}, epsilon in {0.1, 0.3, 1, 3}, 10 seeds. d = 1e5 needs
-:class:`dpsco_core.datasets.RademacherLassoStream` wired into the solvers (not done yet), so
-the issue's d = 100 -> 100,000 target is measured here over d = 100 -> the largest d run, and
-the report says so.
+* ``alg3``: Algorithm 3 (dyadic variance-reduced Frank-Wolfe) with shuffling (Theorem 7,
+  strict replace-one ledger);
+* ``dp_sgd_proj``: DP-SGD with Euclidean projection onto the l1 ball, one epoch, expected
+  batch 256, Poisson sampling, RDP accounting (add/remove-one);
+* ``alg2``: Algorithm 2 (localized noisy mirror descent, "parallel" budget schedule, the full
+  T_i = n_i^2 / b_i^2 steps of Theorem 4);
+* ``zero``: the trivial output x = 0 (excess ``||x_true||^2 / 2``).
+
+Tuning (the same protocol for every method; non-private, as in the DP-CD reproduction: the
+selection uses the exact excess loss and is not covered by the privacy guarantee). Each
+method has a 3 x 3 grid: a clip factor kappa in ``CLIP_FACTORS`` times its theoretical clip
+(``L = 2 D + s = 2.5`` is the l-infinity bound of the gradient on the ball: Algorithms 2 and 3
+clip at ``kappa L``, DP-SGD at ``kappa L sqrt(d)``, the l2 bound of such a gradient), and one
+parameter of its own step rule (``SECOND``): Algorithm 3's number of phases T (its steps
+2/(k+1) are fixed by the theory), DP-SGD's step as a multiple of ``D / (G sqrt(K))``,
+Algorithm 2's ``reg_constant`` (a multiple of Theorem 4's eta). At every grid point the
+configuration with the lowest mean excess over the tuning seeds (disjoint from the evaluation
+seeds) is run on the evaluation seeds.
+
+Sweeps: ``d`` (the issue's target: n = 1e5, epsilon = 1, d = 100 .. 100,000; alg3 against
+dp_sgd_proj), ``crossover`` (Algorithm 2 against 3 along d at n = 1e4, compared with
+``d ~ (n epsilon)^(2/3)``), ``n`` and ``epsilon`` (fitted log-log slopes). Writes ``l1.csv``,
+``l1.md`` and PNG plots.
 """
 
 import argparse
@@ -31,64 +42,120 @@ import csv
 import math
 import os
 import time
+import warnings
 
 import numpy as np
 
-__all__ = ["main", "run_grid", "fit_slope"]
+__all__ = ["main", "grid", "run_sweeps", "report", "fit_slope", "crossover",
+           "CLIP_FACTORS", "SECOND"]
 
-LIPSCHITZ_NOISE = 0.5
+NOISE = 0.5
+LIPSCHITZ = 2.0 + NOISE         # |<a, x> - y| <= 2D + s on the ball; ||grad f||_inf <= L
+CLIP_FACTORS = (0.5, 0.125, 0.03125)
+SECOND = {"alg3": ("n_phases", (2, 3, 4)),
+          "dp_sgd_proj": ("step_factor", (1.0, 8.0, 64.0)),
+          "alg2": ("reg_constant", (0.25, 1.0, 4.0))}
+SPARSITY = 5
 
 
-def _excess(coef, x_true):
-    return 0.5 * float(np.sum((coef - x_true) ** 2))
-
-
-def _methods(prob, n, d, epsilon, seed, alg2):
+def _run(method, stream, epsilon, kappa, second, seed, n_threads=None):
+    """One run of ``method`` on ``stream``; returns the output x."""
     from dpsco_core.solvers.frank_wolfe import projected_dp_sgd_l1, vr_frank_wolfe
     from dpsco_core.solvers.mirror_descent import localized_mirror_descent
-    L = 2.0 + LIPSCHITZ_NOISE          # |<a, x> - y| <= 2D + s on the ball (note 7.1 A)
+    n, d = stream.n_samples, stream.n_features
     delta = 1.0 / n ** 1.1
-    yield "alg3", lambda: vr_frank_wolfe(prob, epsilon=epsilon, delta=delta, lipschitz=L,
-                                         random_state=seed, record_history=False)
-    yield "alg3_pure", lambda: vr_frank_wolfe(prob, epsilon=epsilon, lipschitz=L,
-                                              random_state=seed, record_history=False)
-    yield "dp_sgd_proj", lambda: projected_dp_sgd_l1(prob, epsilon=epsilon, delta=delta,
-                                                     clip=L * math.sqrt(d), epochs=1,
-                                                     batch_size=256, random_state=seed)
-    if alg2:
-        yield "alg2", lambda: localized_mirror_descent(
-            prob, epsilon=epsilon, delta=delta, lipschitz=L, budget_schedule="parallel",
-            max_steps=300, random_state=seed)
+    if method == "alg3":
+        return vr_frank_wolfe(stream, epsilon=epsilon, delta=delta, lipschitz=kappa * LIPSCHITZ,
+                              n_phases=second, random_state=seed, record_history=False,
+                              n_threads=n_threads).coef
+    if method == "dp_sgd_proj":
+        clip = kappa * LIPSCHITZ * math.sqrt(d)
+        return projected_dp_sgd_l1(stream, epsilon=epsilon, delta=delta, clip=clip, epochs=1,
+                                   batch_size=BATCH,
+                                   step=second * _dp_sgd_default_step(n, d, epsilon, delta, clip),
+                                   random_state=seed, n_threads=n_threads).coef
+    if method == "alg2":
+        import dpsco_core as dp
+        X, y = stream.rows(np.arange(n))
+        return localized_mirror_descent(dp.Problem(X, y, loss="half_squared"), epsilon=epsilon,
+                                        delta=delta, lipschitz=kappa * LIPSCHITZ,
+                                        budget_schedule="parallel", reg_constant=second,
+                                        random_state=seed).coef
+    raise ValueError(f"unknown method {method!r}")
 
 
-def run_grid(points, seeds, alg2=False, progress=print):
-    """Run every method at every (sweep, n, d, epsilon) point for every seed; a list of rows."""
-    import dpsco_core as dp
-    from dpsco_core.datasets import make_rademacher_lasso
-    rows = []
-    cache = {}
+BATCH = 256
+_SIGMA = {}
+
+
+def _dp_sgd_default_step(n, d, epsilon, delta, clip):
+    """projected_dp_sgd_l1's default step D / (G sqrt(K)) for one epoch at batch BATCH."""
+    from dpsco_core.privacy.calibration import calibrate_sampled_gaussian
+    q = BATCH / n
+    K = max(1, int(round(1.0 / q)))
+    key = (epsilon, delta, q, K)
+    if key not in _SIGMA:
+        _SIGMA[key] = calibrate_sampled_gaussian(target_epsilon=epsilon, target_delta=delta,
+                                                 sample_rate=q, steps=K)
+    sigma = _SIGMA[key]
+    G = math.sqrt(clip ** 2 + d * (sigma * clip / BATCH) ** 2)
+    return 1.0 / (G * math.sqrt(K))
+
+
+def _configs(method, clip_factors, second):
+    name, values = second[method]
+    return [(k, v) for k in clip_factors for v in values], name
+
+
+def _stream(n, d, seed):
+    from dpsco_core.datasets import RademacherLassoStream
+    return RademacherLassoStream(n, d, SPARSITY, radius=1.0, noise=NOISE,
+                                 random_state=seed).materialize()
+
+
+def run_sweeps(points, methods, eval_seeds, tuning_seeds, *, clip_factors=CLIP_FACTORS,
+               second=SECOND, n_threads=None, progress=None):
+    """Tune and run every method at every point ``(sweep, n, d, epsilon)``.
+
+    Returns ``(rows, chosen)``: one row per (point, method, evaluation seed) with the excess
+    loss, and the chosen configuration per (point, method) with its tuning loss.
+    """
+    rows, chosen = [], {}
     for sweep, n, d, epsilon in points:
-        for seed in seeds:
-            key = (n, d, seed)
-            if key not in cache:
-                cache.clear()
-                X, y, x_true = make_rademacher_lasso(n, d, 5, radius=1.0,
-                                                     noise=LIPSCHITZ_NOISE, random_state=seed)
-                cache[key] = (dp.Problem(X, y, loss="half_squared"), x_true)
-            prob, x_true = cache[key]
+        meths = methods[sweep]
+        tuning = {m: {c: [] for c in _configs(m, clip_factors, second)[0]} for m in meths}
+        for seed in tuning_seeds:
+            stream = _stream(n, d, seed)
+            for m in meths:
+                for cfg in tuning[m]:
+                    tuning[m][cfg].append(stream.excess_loss(_run(m, stream, epsilon, *cfg,
+                                                                  seed, n_threads)))
+                    if progress:
+                        progress()
+            del stream
+        for m in meths:
+            best = min(tuning[m], key=lambda c: np.mean(tuning[m][c]))
+            chosen[(sweep, n, d, epsilon, m)] = {
+                "clip_factor": best[0], _configs(m, clip_factors, second)[1]: best[1],
+                "tuning_excess": float(np.mean(tuning[m][best]))}
+        for seed in eval_seeds:
+            stream = _stream(n, d, seed)
             base = {"sweep": sweep, "n": n, "d": d, "epsilon": epsilon, "seed": seed}
-            rows.append({**base, "method": "zero", "excess": _excess(np.zeros(d), x_true),
-                         "report_epsilon": 0.0, "time": 0.0})
-            for method, run in _methods(prob, n, d, epsilon, seed, alg2):
+            rows.append({**base, "method": "zero", "excess": stream.excess_loss(np.zeros(d)),
+                         "time": 0.0, "config": ""})
+            for m in meths:
+                cfg = chosen[(sweep, n, d, epsilon, m)]
+                kappa, value = cfg["clip_factor"], cfg[_configs(m, clip_factors, second)[1]]
                 t0 = time.perf_counter()
-                res = run()
-                rows.append({**base, "method": method, "excess": _excess(res.coef, x_true),
-                             "report_epsilon": res.privacy.epsilon,
-                             "time": time.perf_counter() - t0})
-            progress(f"{sweep}: n={n} d={d} eps={epsilon} seed={seed}: " + ", ".join(
-                f"{r['method']} {r['excess']:.3g}" for r in rows if r["seed"] == seed and
-                (r["sweep"], r["n"], r["d"], r["epsilon"]) == (sweep, n, d, epsilon)))
-    return rows
+                x = _run(m, stream, epsilon, kappa, value, seed, n_threads)
+                rows.append({**base, "method": m, "excess": stream.excess_loss(x),
+                             "time": time.perf_counter() - t0,
+                             "config": f"kappa={kappa:g} {_configs(m, clip_factors, second)[1]}"
+                                       f"={value:g}"})
+                if progress:
+                    progress()
+            del stream
+    return rows, chosen
 
 
 def fit_slope(xs, ys):
@@ -97,70 +164,106 @@ def fit_slope(xs, ys):
     return float(np.polyfit(lx, ly, 1)[0]) if len(xs) >= 2 else float("nan")
 
 
-def _summary(rows):
+def summarize(rows):
+    """{(sweep, method, n, d, epsilon): (mean, standard error, count)}."""
     out = {}
     for r in rows:
         out.setdefault((r["sweep"], r["method"], r["n"], r["d"], r["epsilon"]),
                        []).append(r["excess"])
-    return {k: (float(np.mean(v)), float(np.std(v) / math.sqrt(len(v))), len(v))
-            for k, v in out.items()}
+    return {k: (float(np.mean(v)), float(np.std(v, ddof=1) / math.sqrt(len(v)))
+                if len(v) > 1 else float("nan"), len(v)) for k, v in out.items()}
+
+
+def growth_factor(rows, sweep, method, first, last):
+    """Ratio of mean excess at the last and first point, with a 95% bootstrap interval."""
+    def values(p):
+        return np.array([r["excess"] for r in rows if r["sweep"] == sweep and
+                         r["method"] == method and (r["n"], r["d"], r["epsilon"]) == p])
+    a, b = values(first), values(last)
+    rng = np.random.default_rng(0)
+    boot = [rng.choice(b, b.size).mean() / rng.choice(a, a.size).mean() for _ in range(2000)]
+    return float(b.mean() / a.mean()), tuple(float(q) for q in np.quantile(boot, [0.025, 0.975]))
+
+
+def crossover(ds, first, second):
+    """The d where the mean curves of two methods cross (log-log interpolation), or None.
+
+    ``first`` better (lower) at small d and ``second`` at large d is the expected order; the
+    first sign change of ``log(first / second)`` along d is interpolated linearly in log d.
+    """
+    diff = np.log(np.asarray(first, float)) - np.log(np.asarray(second, float))
+    for i in range(len(ds) - 1):
+        if diff[i] <= 0 < diff[i + 1]:
+            t = -diff[i] / (diff[i + 1] - diff[i])
+            return float(math.exp(math.log(ds[i]) + t * (math.log(ds[i + 1]) - math.log(ds[i]))))
+    return None
 
 
 _THEORY = {  # predicted log-log slopes of the excess loss (note 004 sections 1, 7.3)
-    ("d", "alg3"): "~0 (log d)", ("d", "alg3_pure"): "~0 (log d)",
-    ("d", "dp_sgd_proj"): "> 0 (polynomial)", ("d", "alg2"): "1/2 (private term)",
-    ("n", "alg3"): "-2/3 (private) .. -1/2", ("n", "alg3_pure"): "-1/2",
-    ("n", "dp_sgd_proj"): "-1/2 .. -1", ("n", "alg2"): "-1 (private)",
-    ("epsilon", "alg3"): "-2/3", ("epsilon", "alg3_pure"): "-1/2",
-    ("epsilon", "dp_sgd_proj"): "-1 (private)", ("epsilon", "alg2"): "-1",
+    ("d", "alg3"): "~0 (log d)", ("d", "dp_sgd_proj"): "> 0 (polynomial)",
+    ("crossover", "alg3"): "~0 (log d)", ("crossover", "alg2"): "1/2 (private term)",
+    ("n", "alg3"): "-2/3 (private) .. -1/2", ("n", "dp_sgd_proj"): "-1/2 .. -1",
+    ("epsilon", "alg3"): "-2/3", ("epsilon", "dp_sgd_proj"): "-1 (private)",
 }
+_VAR = {"d": 2, "crossover": 2, "n": 1, "epsilon": 3}
 
 
-def report(rows, points):
-    summ = _summary(rows)
-    methods = [m for m in ("alg3", "alg3_pure", "dp_sgd_proj", "alg2", "zero")
-               if any(r["method"] == m for r in rows)]
-    lines = ["Excess population loss ||x - x_true||^2 / 2 (mean +- s.e. over seeds); "
-             "'zero' is the trivial x = 0.", ""]
-    for sweep, var in (("d", "d"), ("n", "n"), ("epsilon", "epsilon")):
+def report(rows, chosen, points):
+    """The Markdown report: tables, chosen configurations, slopes, target factors, crossover."""
+    summ = summarize(rows)
+    lines = ["Excess population loss ||x - x_true||^2 / 2, mean +- standard error over the "
+             "evaluation seeds; 'zero' is x = 0. Configurations tuned per point on separate "
+             "seeds (kappa: clip factor).", ""]
+    for sweep in ("d", "crossover", "n", "epsilon"):
         pts = [p for p in points if p[0] == sweep]
         if not pts:
             continue
-        lines += [f"### sweep over {var}", "",
+        methods = [m for m in ("alg3", "alg2", "dp_sgd_proj", "zero")
+                   if (sweep, m, *pts[0][1:]) in summ]
+        lines += [f"### sweep over {'d' if sweep == 'crossover' else sweep}"
+                  f"{' (Algorithm 2 against 3)' if sweep == 'crossover' else ''}", "",
                   "| n | d | epsilon | " + " | ".join(methods) + " |",
                   "|---" * (3 + len(methods)) + "|"]
         for _, n, d, e in pts:
             cells = []
             for m in methods:
                 mu, se, _ = summ[(sweep, m, n, d, e)]
-                cells.append(f"{mu:.3g} +- {se:.1g}")
+                cfg = chosen.get((sweep, n, d, e, m))
+                extra = "" if cfg is None else " (" + ", ".join(
+                    f"{k}={v:g}" for k, v in cfg.items() if k != "tuning_excess") + ")"
+                cells.append(f"{mu:.3g} +- {se:.1g}{extra}")
             lines.append(f"| {n} | {d} | {e} | " + " | ".join(cells) + " |")
-        lines += ["", "| method | fitted slope vs " + var + " | theory |", "|---|---|---|"]
-        idx = {"d": 2, "n": 1, "epsilon": 3}[sweep]
+        idx = _VAR[sweep]
+        var = "d" if sweep == "crossover" else sweep
+        lines += ["", f"| method | fitted slope vs {var} | theory |", "|---|---|---|"]
         for m in methods:
-            if m == "zero":
-                continue
-            xs = [p[idx] for p in pts]
-            ys = [summ[(sweep, m, p[1], p[2], p[3])][0] for p in pts]
-            lines.append(f"| {m} | {fit_slope(xs, ys):.2f} | {_THEORY.get((sweep, m), '')} |")
+            if m != "zero":
+                xs = [p[idx] for p in pts]
+                ys = [summ[(sweep, m, *p[1:])][0] for p in pts]
+                lines.append(f"| {m} | {fit_slope(xs, ys):.2f} | {_THEORY.get((sweep, m), '')} |")
         lines.append("")
+        first, last = pts[0][1:], pts[-1][1:]
         if sweep == "d":
-            first, last = pts[0], pts[-1]
-            for m in ("alg3", "dp_sgd_proj"):
+            for m, target, ok in (("alg3", "< 3x", lambda f: f < 3),
+                                  ("dp_sgd_proj", "> 10x", lambda f: f > 10)):
                 if m in methods:
-                    f = summ[("d", m, *last[1:])][0] / summ[("d", m, *first[1:])][0]
-                    target = "< 3x" if m == "alg3" else "> 10x"
-                    lines.append(f"- {m}: excess grows {f:.2f}x from d={first[2]} to "
-                                 f"d={last[2]} (issue target over d = 100 -> 100,000: "
-                                 f"{target}; {'met' if (f < 3 if m == 'alg3' else f > 10) else 'not met'}"
-                                 f" over the range run)")
-            n, e = first[1], first[3]
-            lines.append(f"- predicted Algorithm 2/3 crossover d ~ (n eps)^(2/3) = "
-                         f"{(n * e) ** (2 / 3):.0f}")
-            if "alg2" in methods:
-                better = [p[2] for p in pts if summ[("d", "alg3", *p[1:])][0] <
-                          summ[("d", "alg2", *p[1:])][0]]
-                lines.append(f"- measured: Algorithm 3 beats Algorithm 2 at d in {better}")
+                    f, (lo, hi) = growth_factor(rows, "d", m, first, last)
+                    lines.append(f"- **{m}**: excess grows **{f:.2f}x** (95% bootstrap interval "
+                                 f"{lo:.2f} .. {hi:.2f}) from d={first[1]} to d={last[1]} at "
+                                 f"n={first[0]}, epsilon={first[2]}; issue target {target}: "
+                                 f"{'met' if ok(f) else 'not met'}.")
+            lines.append("")
+        if sweep == "crossover" and {"alg2", "alg3"} <= set(methods):
+            ds = [p[2] for p in pts]
+            d_star = crossover(ds, [summ[("crossover", "alg2", *p[1:])][0] for p in pts],
+                               [summ[("crossover", "alg3", *p[1:])][0] for p in pts])
+            n, e = first[0], first[2]
+            better = [p[2] for p in pts if summ[("crossover", "alg3", *p[1:])][0] <
+                      summ[("crossover", "alg2", *p[1:])][0]]
+            lines.append(f"- Algorithm 3 below Algorithm 2 at d in {better}; measured "
+                         f"crossover d* = {'none in range' if d_star is None else f'{d_star:.0f}'}"
+                         f"; predicted d ~ (n epsilon)^(2/3) = {(n * e) ** (2 / 3):.0f} "
+                         f"(n={n}, epsilon={e}; constants and log factors unknown).")
             lines.append("")
     return "\n".join(lines)
 
@@ -172,55 +275,106 @@ def _plots(rows, points, out):
         import matplotlib.pyplot as plt
     except ImportError:
         print("matplotlib is not installed: skipping the plots.")
-        return
-    summ = _summary(rows)
-    for sweep, idx in (("d", 2), ("n", 1), ("epsilon", 3)):
+        return []
+    summ = summarize(rows)
+    files = []
+    labels = {"alg3": "Algorithm 3 (VR Frank-Wolfe)", "alg2": "Algorithm 2 (localized MD)",
+              "dp_sgd_proj": "DP-SGD + l1 projection", "zero": "x = 0"}
+    colors = {"alg3": "tab:blue", "alg2": "tab:red", "dp_sgd_proj": "tab:orange",
+              "zero": "tab:gray"}
+    for sweep in ("d", "crossover", "n", "epsilon"):
         pts = [p for p in points if p[0] == sweep]
         if not pts:
             continue
-        fig, ax = plt.subplots()
-        for m in sorted({r["method"] for r in rows}):
+        idx = _VAR[sweep]
+        fig, ax = plt.subplots(figsize=(4.8, 3.4))
+        for m in ("alg3", "alg2", "dp_sgd_proj", "zero"):
+            if (sweep, m, *pts[0][1:]) not in summ:
+                continue
             xs = [p[idx] for p in pts]
-            ax.errorbar(xs, [summ[(sweep, m, *p[1:])][0] for p in pts],
-                        [summ[(sweep, m, *p[1:])][1] for p in pts], label=m, marker="o")
-        ax.set(xscale="log", yscale="log", xlabel=sweep, ylabel="excess population loss")
-        ax.legend()
-        fig.savefig(os.path.join(out, f"l1_vs_{sweep}.png"), dpi=120)
+            mu = np.array([summ[(sweep, m, *p[1:])][0] for p in pts])
+            se = np.nan_to_num(np.array([summ[(sweep, m, *p[1:])][1] for p in pts]))
+            ax.errorbar(xs, mu, 1.96 * se, label=labels[m], marker="o", ms=3, capsize=2,
+                        ls="--" if m == "zero" else "-", color=colors[m])
+        if sweep == "crossover":
+            n, e = pts[0][1], pts[0][3]
+            ax.axvline((n * e) ** (2 / 3), color="gray", lw=0.8, ls=":",
+                       label="(n eps)^(2/3)")
+        n0, d0, e0 = pts[0][1:]
+        fixed = {"d": f"n={n0:g}, eps={e0:g}", "crossover": f"n={n0:g}, eps={e0:g}",
+                 "n": f"d={d0:g}, eps={e0:g}", "epsilon": f"n={n0:g}, d={d0:g}"}[sweep]
+        ax.set(xscale="log", yscale="log", xlabel="epsilon" if sweep == "epsilon" else
+               ("n" if sweep == "n" else "d"), ylabel="excess population loss",
+               title=f"Rademacher LASSO, {fixed}")
+        ax.title.set_fontsize(9)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = os.path.join(out, f"l1_{sweep}.png")
+        fig.savefig(path, dpi=100)
         plt.close(fig)
+        files.append(path)
+    return files
 
 
 def grid(full):
+    """(points, methods per sweep, evaluation seeds, tuning seeds)."""
     if full:
-        n, e, d0 = 100_000, 1.0, 1000
-        dims, ns, eps = [100, 1000, 10_000], [10_000, 30_000, 100_000, 300_000], \
-            [0.1, 0.3, 1.0, 3.0]
-        seeds = list(range(10))
+        points = ([("d", 100_000, d, 1.0) for d in (100, 1000, 10_000, 100_000)]
+                  + [("crossover", 10_000, d, 1.0)
+                     for d in (10, 30, 100, 300, 1000, 3000, 10_000)]
+                  + [("n", n, 1000, 1.0) for n in (10_000, 30_000, 100_000, 300_000)]
+                  + [("epsilon", 100_000, 1000, e) for e in (0.1, 0.3, 1.0, 3.0)])
+        eval_seeds, tuning_seeds = list(range(10)), [1000, 1001]
     else:
-        n, e, d0 = 50_000, 1.0, 1000
-        dims, ns, eps = [100, 1000, 4000], [10_000, 50_000], [0.3, 1.0, 3.0]
-        seeds = [0, 1]
-    points = [("d", n, d, e) for d in dims] + [("n", m, d0, e) for m in ns] + \
-        [("epsilon", n, d0, x) for x in eps]
-    return points, seeds
+        points = ([("d", 20_000, d, 1.0) for d in (100, 1000, 10_000)]
+                  + [("crossover", 10_000, d, 1.0) for d in (10, 100, 1000)]
+                  + [("epsilon", 20_000, 1000, e) for e in (0.3, 1.0, 3.0)])
+        eval_seeds, tuning_seeds = [0, 1, 2], [1000]
+    methods = {"d": ("alg3", "dp_sgd_proj"), "crossover": ("alg2", "alg3"),
+               "n": ("alg3", "dp_sgd_proj"), "epsilon": ("alg3", "dp_sgd_proj")}
+    return points, methods, eval_seeds, tuning_seeds
+
+
+def _count_runs(points, methods, eval_seeds, tuning_seeds):
+    total = 0
+    for sweep, *_ in points:
+        for m in methods[sweep]:
+            total += len(CLIP_FACTORS) * len(SECOND[m][1]) * len(tuning_seeds) + len(eval_seeds)
+    return total
 
 
 def main(argv=None):
+    from ._progress import Progress
     parser = argparse.ArgumentParser(prog="python -m dpsco_core reproduce l1")
-    parser.add_argument("--full", action="store_true", help="the issue's grid (hours)")
-    parser.add_argument("--alg2", action="store_true", help="also run Algorithm 2 (slow)")
+    parser.add_argument("--full", action="store_true",
+                        help="the issue's grid: d up to 1e5 at n = 1e5, 10 seeds (~25 min)")
     parser.add_argument("--out", default="l1_results", help="output directory")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="kernel threads (default: all cores; results do not depend on it)")
+    parser.add_argument("--only", nargs="+", choices=("d", "crossover", "n", "epsilon"),
+                        help="run only these sweeps (same seeds, hence the same numbers)")
     args = parser.parse_args(argv)
-    points, seeds = grid(args.full)
+    points, methods, eval_seeds, tuning_seeds = grid(args.full)
+    if args.only:
+        points = [p for p in points if p[0] in args.only]
     os.makedirs(args.out, exist_ok=True)
-    rows = run_grid(points, seeds, alg2=args.alg2)
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")        # RDP grid-edge notices during calibration
+        with Progress(_count_runs(points, methods, eval_seeds, tuning_seeds),
+                      "reproduce l1") as bar:
+            rows, chosen = run_sweeps(points, methods, eval_seeds, tuning_seeds,
+                                      n_threads=args.threads, progress=bar.advance)
     with open(os.path.join(args.out, "l1.csv"), "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    table = report(rows, points)
+    table = report(rows, chosen, points)
+    table += (f"\n\n{len(eval_seeds)} evaluation seeds, {len(tuning_seeds)} tuning seed(s); "
+              f"{time.perf_counter() - start:.0f} s.\n")
     print(table)
     with open(os.path.join(args.out, "l1.md"), "w") as fh:
-        fh.write(table + "\n")
+        fh.write(table)
     _plots(rows, points, args.out)
     return 0
 

@@ -4,6 +4,8 @@ Margins use the kernel's four-lane summation (``np.cumsum`` per lane); the batch
 rows in batch order (one vectorized ``+=`` per row), the kernel's per-coordinate order; the
 selection builds the flattened candidate scores and calls the report-noisy-max twin, whose
 blocks of ``BLOCK_SIZE`` candidates are the kernel's. Outputs are bitwise the kernel's.
+``vr_gradient_rnm_signs`` unpacks the sign bits to the +-1 matrix and calls
+``vr_gradient_rnm`` (the kernel skips zero terms of the margins, which is exact).
 """
 
 import numpy as np
@@ -59,6 +61,28 @@ def vr_gradient_rnm(X, y, rows, loss_kind, loss_param, row_clip, w, alpha, w_pre
     if domain == DOMAIN_L1_BALL:
         return cand // 2, (1 if cand % 2 == 0 else -1)
     return cand, 1
+
+
+def unpack_signs(signs, n_features):
+    """The +-1 matrix of packed sign rows: entry j of row t is +1 iff bit ``j % 64`` of word
+    ``j // 64`` is set (the layout of ``vr_gradient_rnm_signs``)."""
+    signs = np.ascontiguousarray(signs, dtype="<u8")      # bytes in bit order on any host
+    bits = np.unpackbits(signs.view(np.uint8), axis=1, bitorder="little")[:, :n_features]
+    return bits.astype(np.float64) * 2.0 - 1.0
+
+
+def vr_gradient_rnm_signs(signs, n_features, y, loss_kind, loss_param, clip, w, alpha, w_prev,
+                          alpha_prev, v_prev, correction, domain, radius, scale, kind,
+                          bit_generators, n_threads, resid, v_out):
+    """``vr_gradient_rnm`` on the unpacked +-1 rows (the kernel is bitwise that)."""
+    if signs.shape[1] != -(-n_features // 64):
+        raise ValueError("signs must have ceil(n_features / 64) words per row")
+    X = unpack_signs(signs, n_features)
+    m = X.shape[0]
+    return vr_gradient_rnm(X, np.asarray(y), np.arange(m), loss_kind, loss_param,
+                           np.full(m, float(clip)), w, alpha, w_prev, alpha_prev, v_prev,
+                           correction, domain, radius, scale, kind, bit_generators, n_threads,
+                           resid, v_out)
 
 
 def lazy_fw_step(w, alpha, coordinate, value, eta):

@@ -79,6 +79,7 @@ from ..privacy.events import (EpsilonDeltaDpEvent, GaussianDpEvent, NeighboringR
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..result import History, Result
 from ._common import check_problem, objective_or_inf
+from ._row_source import is_sign_stream, row_source
 
 __all__ = ["vr_frank_wolfe", "vr_frank_wolfe_ledger", "vr_frank_wolfe_schedule",
            "dyadic_tree", "ttz_frank_wolfe", "projected_dp_sgd_l1"]
@@ -362,8 +363,13 @@ def _worst_event(ledger, approx):
 # Shared argument handling
 # --------------------------------------------------------------------------------------------
 
-def _check_common(problem, epsilon, delta, lipschitz, noise):
-    problem = check_problem(problem)
+def _check_common(problem, epsilon, delta, lipschitz, noise, allow_stream=False):
+    if is_sign_stream(problem):
+        if not allow_stream:
+            raise TypeError("this solver needs a Problem (full-batch gradients); sign-row "
+                            "streams are taken by vr_frank_wolfe and projected_dp_sgd_l1.")
+    else:
+        problem = check_problem(problem)
     if problem.is_sparse:
         raise ValueError("the Frank-Wolfe solvers take dense X (sparse support is future work).")
     if problem.penalty.kind != PENALTY_NONE:
@@ -381,37 +387,14 @@ def _check_common(problem, epsilon, delta, lipschitz, noise):
     return problem, epsilon, delta, lipschitz
 
 
-def _row_max_abs(problem, n_threads):
-    """max_j |a_ij| per row: one parallel pass (no n x d temporary), cached on the problem.
-
-    The cache holds a public function of X (not of any private output), computed once per
-    Problem: repeated runs (seeds, epsilons) on the same data skip the O(n d) pass.
-    """
-    X = problem.X_c()
-
-    def compute():
-        out = np.empty(X.shape[0])
-        _frank_wolfe.row_max_abs(X, n_threads, out)
-        return out
-    return problem._cached("row_max_abs", compute)
-
-
-def _row_clip(problem, lipschitz, n_threads=1):
-    """Per-row bound on |l'| so that ||l' a_i||_inf <= L (enforced clipping)."""
-    X = problem.X_c()
-    amax = _row_max_abs(problem, n_threads)
-    with np.errstate(divide="ignore"):
-        clip = np.where(amax > 0, lipschitz / np.where(amax > 0, amax, 1.0), np.inf)
-    return X, np.ascontiguousarray(clip)
-
-
 class _Stepper:
     """Runs one leaf (kernel + selection) and the Frank-Wolfe update on x = alpha w."""
 
-    def __init__(self, problem, dom, X, clip, scale, kind, n_threads):
-        self.p, self.dom, self.X, self.clip = problem, dom, X, clip
-        self.scale, self.kind, self.n_threads = scale, kind, n_threads
-        d = X.shape[1]
+    def __init__(self, source, dom, lipschitz, kind):
+        self.source, self.dom, self.kind = source, dom, kind
+        # ||grad f||_inf <= L enforced by clipping l' at L / ||a_i||_inf.
+        self.clip = source.row_clip(lipschitz, "inf")
+        d = source.n_features
         self.d = d
         per = 2 if dom.code == _frank_wolfe.DOMAIN_L1_BALL else 1
         m = dom.n_vertices if dom.vertices is not None else per * d
@@ -421,16 +404,14 @@ class _Stepper:
         v = np.empty(self.d)
         resid = np.empty(rows.size)
         gens = (block_bit_generators(seed_seq, self.n_blocks) if scale > 0 else [])
-        loss = self.p.loss
-        sel = _frank_wolfe.vr_gradient_rnm(
-            self.X, self.p.y, rows, loss.kind, loss.param, self.clip, w, alpha,
-            w_prev, alpha_prev, v_prev, correction, self.dom.code, self.dom.radius, scale,
-            self.kind, gens, self.n_threads, resid, v)
+        sel = self.source.gradient(rows, self.clip, w, alpha, w_prev, alpha_prev, v_prev,
+                                   correction, self.dom.code, self.dom.radius, scale, self.kind,
+                                   gens, resid, v)
         if self.dom.vertices is not None:
             scores = -(self.dom.vertices @ v)
             if scale > 0:
                 i, _ = _noisy_max.report_noisy_max(scores, scale, self.kind, gens,
-                                                   self.n_threads)
+                                                   self.source.n_threads)
             else:
                 i = int(np.argmax(scores))
             sel = (int(i), 1)
@@ -479,8 +460,12 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
 
     Parameters
     ----------
-    problem : Problem
-        Dense X, a differentiable loss, no penalty.
+    problem : Problem or sign-row stream
+        Dense X, a differentiable loss, no penalty; or a stream of +-1 rows such as
+        :class:`~dpsco_core.datasets.RademacherLassoStream`, whose batches are generated on
+        the fly (``sign_rows``) and run through the packed-sign kernel (bitwise the dense
+        kernel's result on the same rows). With a stream the history records the stream's
+        ``objective`` (the population objective for the Rademacher LASSO).
     epsilon : float
         Target epsilon in (0, inf]; inf runs without noise (the non-private SPIDER-FW).
     delta : float or None, default=None
@@ -536,7 +521,8 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
     Asi, Feldman, Koren and Talwar, "Private Stochastic Convex Optimization: Optimal Rates in
     l1 Geometry", ICML 2021: Algorithm 3, Lemmas 4.1, 4.4, Theorems 6 and 7.
     """
-    problem, epsilon, delta, lipschitz = _check_common(problem, epsilon, delta, lipschitz, noise)
+    problem, epsilon, delta, lipschitz = _check_common(problem, epsilon, delta, lipschitz, noise,
+                                                       allow_stream=True)
     if calibration not in ("strict", "paper"):
         raise ValueError(f"calibration must be 'strict' or 'paper'; got {calibration!r}.")
     n, d = problem.n_samples, problem.n_features
@@ -576,13 +562,12 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
     else:
         lambdas, ledger, event = [0.0] * T, [], NonPrivateDpEvent()
 
-    X, clip = _row_clip(problem, lipschitz, effective_n_threads(n_threads))
+    source = row_source(problem, effective_n_threads(n_threads))
     seed_seq = check_random_state(random_state)
     perm_seq, noise_seq = child_seed_sequences(seed_seq, 2)
     perm = np.random.Generator(block_bit_generators(perm_seq, 1)[0]).permutation(n)
     perm = perm.astype(np.intp)
-    stepper = _Stepper(problem, dom, X, clip, 0.0, _NOISE[noise],
-                       effective_n_threads(n_threads))
+    stepper = _Stepper(source, dom, lipschitz, _NOISE[noise])
     start = time.perf_counter()
     w, alpha = dom.start(d), 1.0
     k, cursor, grad_evals = 0, 0, 0
@@ -698,9 +683,8 @@ def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, 
         report = PrivacyReport.from_event(event, delta=delta or 0.0,
                                           accountant="basic-composition",
                                           neighboring_relation=NeighboringRelation.REPLACE_ONE)
-    X, clip = _row_clip(problem, lipschitz, effective_n_threads(n_threads))
-    stepper = _Stepper(problem, dom, X, clip, scale, _NOISE[noise],
-                       effective_n_threads(n_threads))
+    stepper = _Stepper(row_source(problem, effective_n_threads(n_threads)), dom, lipschitz,
+                       _NOISE[noise])
     noise_seq = check_random_state(random_state)
     rows = np.arange(n, dtype=np.intp)
     w, alpha = dom.start(d), 1.0
@@ -717,26 +701,32 @@ def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, 
 
 
 def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs=1.0,
-                        batch_size=256, step=None, random_state=None):
-    r"""Baseline: DP-SGD with Euclidean projection onto the l1 ball (NumPy, small problems).
+                        batch_size=256, step=None, random_state=None, n_threads=None):
+    r"""Baseline: DP-SGD with Euclidean projection onto the l1 ball.
 
     Poisson sampling at rate :math:`q = B/n`, per-example l2 clipping at C, Gaussian noise
     :math:`N(0, \sigma^2 C^2 I)` on the clipped sum divided by B, step :math:`\eta`, projection
     onto :math:`\{\|x\|_1 \le D\}` (``dpsco_core.projections.project_l1_ball``); returns the
     average iterate. Default :math:`\eta = D / (G \sqrt{K})` with :math:`G^2 = C^2 +
-    d \sigma^2 C^2 / B^2`.
+    d \sigma^2 C^2 / B^2`. The clipped batch sum is the Frank-Wolfe kernel's estimate (no
+    selection) times the batch size, so ``problem`` may be a dense ``Problem`` or a sign-row
+    stream (:class:`~dpsco_core.datasets.RademacherLassoStream`, rows generated per batch).
 
     Notes
     -----
     **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP under add/remove-one (the relation of
     the sampled-Gaussian RDP analysis, Mironov, Talwar and Zhang 2019), noise multiplier from
-    :func:`~dpsco_core.privacy.calibrate_sampled_gaussian`; n is public.
+    :func:`~dpsco_core.privacy.calibrate_sampled_gaussian`; n is public; clipping is enforced
+    (the derivative of row i is clipped at :math:`C / \|a_i\|_2`).
     """
     from ..privacy.calibration import calibrate_sampled_gaussian
     from ..projections import project_l1_ball
     from ._common import report_from_event
 
-    problem = check_problem(problem)
+    if not is_sign_stream(problem):
+        problem = check_problem(problem)
+        if problem.is_sparse or problem.penalty.kind != PENALTY_NONE:
+            raise ValueError("projected_dp_sgd_l1 takes dense X and penalty=None.")
     epsilon = check_scalar(epsilon, "epsilon", low=0.0)
     delta = check_delta(delta)
     radius = check_scalar(radius, "radius", low=0.0)
@@ -756,21 +746,20 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
         G = math.sqrt(clip ** 2 + d * (sigma * clip / B) ** 2)
         step = radius / (G * math.sqrt(K))
     rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
-    X = problem.X_c()
-    row_norms = np.sqrt((X * X).sum(axis=1))
+    source = row_source(problem, effective_n_threads(n_threads))
+    row_clip = source.row_clip(clip, "2")
     x = np.zeros(d)
     avg = np.zeros(d)
+    v = np.empty(d)
     start = time.perf_counter()
     for k in range(K):
-        idx = np.flatnonzero(rng.random(n) < q)
-        g = np.zeros(d)
+        idx = np.flatnonzero(rng.random(n) < q).astype(np.intp)
+        g = rng.normal(0.0, sigma * clip, d)
         if idx.size:
-            r = problem.loss._deriv(X[idx] @ x, problem.y[idx])
-            norms = np.abs(r) * row_norms[idx]
-            r = r * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-            g = r @ X[idx]
-        g = (g + rng.normal(0.0, sigma * clip, d)) / B
-        x = project_l1_ball(x - step * g, radius)
+            source.gradient(idx, row_clip, x, 1.0, x, 1.0, x, False, _frank_wolfe.DOMAIN_NONE,
+                            0.0, 0.0, 0, [], np.empty(idx.size), v)
+            g += v * idx.size          # the clipped sum (the kernel returns the mean)
+        x = project_l1_ball(x - (step / B) * g, radius)
         avg += (x - avg) / (k + 1)
     stats = {"time": time.perf_counter() - start, "steps": K, "noise_multiplier": sigma,
              "step": step}

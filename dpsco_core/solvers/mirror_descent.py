@@ -46,6 +46,8 @@ import time
 import numpy as np
 
 from .. import mirror_maps as mm
+from .._kernels import _mirror
+from ..reference import mirror as _mirror_twin
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_delta, check_int, check_scalar
 from ..penalties import PENALTY_NONE
@@ -120,17 +122,32 @@ def _run_md(problem, rows, *, x_start, p, scale, center, reg, ball, l1_radius, s
 
     ``step`` is a constant eta (convex case, uniform average) unless ``strongly_convex`` is
     given (lambda: eta_k = 2 / (lambda (k + 1)), weighted average 2k / (T (T + 1)), computed
-    online; note 9.4). Every array here is the solver's own.
+    online; note 9.4). The p-norm map runs in the kernel ``_mirror.md_run_dense`` (dense X;
+    its NumPy twin for sparse X), EG+- here. Every array here is the solver's own.
     """
+    d = problem.n_features
+    rows = np.ascontiguousarray(rows, dtype=np.intp)
+    if mirror_map == "entropic":
+        return _run_entropic(problem, rows, steps=steps, q=q, expected_batch=expected_batch,
+                             sigma=sigma, clip=clip, step=step, radius=radius, rng=rng)
+    run = _mirror_twin.md_run_dense if problem.is_sparse else _mirror.md_run_dense
+    X = problem.X if problem.is_sparse else problem.X_c()
+    x_out, avg = np.empty(d), np.empty(d)
+    run(X, problem.y, rows, problem.loss.kind, problem.loss.param, problem.row_norms(), clip,
+        np.ascontiguousarray(x_start, dtype=np.float64),
+        np.ascontiguousarray(center, dtype=np.float64), p, scale, reg, ball,
+        math.inf if l1_radius is None else l1_radius, steps, q, expected_batch, sigma * clip,
+        0.0 if step is None else step, strongly_convex or 0.0, rng.bit_generator, x_out, avg)
+    return avg
+
+
+def _run_entropic(problem, rows, *, steps, q, expected_batch, sigma, clip, step, radius, rng):
+    """EG+- (note 2.2): the same batches and noise as the p-norm loop, entropic steps."""
     X, y = problem.X, problem.y
     norms = problem.row_norms()
     d = problem.n_features
-    x = x_start.copy()
-    avg = np.zeros(d)
-    logw = None
-    if mirror_map == "entropic":
-        logw = np.full(2 * d, -math.log(2 * d))
-        x = np.zeros(d)
+    logw = np.full(2 * d, -math.log(2 * d))
+    x, avg = np.zeros(d), np.zeros(d)
     for k in range(1, steps + 1):
         idx = rows[rng.random(rows.size) < q]
         g = np.zeros(d)
@@ -145,13 +162,8 @@ def _run_md(problem, rows, *, x_start, p, scale, center, reg, ball, l1_radius, s
         if sigma > 0.0:
             g = g + rng.normal(0.0, sigma * clip, d)
         g /= expected_batch
-        eta = 2.0 / (strongly_convex * (k + 1)) if strongly_convex else step
-        if mirror_map == "entropic":
-            logw, x = mm.entropic_step(logw, g, eta, radius)
-        else:
-            x = mm.mirror_step(x, g, eta, p=p, scale=scale, center=center, reg=reg,
-                               radius=ball, l1_radius=l1_radius)
-        avg += (2.0 / (k + 1) if strongly_convex else 1.0 / k) * (x - avg)
+        logw, x = mm.entropic_step(logw, g, step, radius)
+        avg += (x - avg) / k
     return avg
 
 

@@ -178,3 +178,81 @@ def test_row_max_abs_equals_twin(n_threads):
 def test_row_max_abs_rejects_bad_out():
     with pytest.raises(ValueError, match="out"):
         kernel.row_max_abs(np.ones((3, 2)), 1, np.empty(2))
+
+
+# -- packed sign rows (vr_gradient_rnm_signs) ---------------------------------------------------
+
+def _sign_case(seed, m=6, d=33000, sparse=True):
+    # d * 2 > BLOCK (two random blocks), d not a multiple of 64 (ragged last word) nor of 4.
+    rng = np.random.default_rng(seed)
+    signs = rng.integers(0, 2 ** 64, size=(m, -(-d // 64)), dtype=np.uint64)
+    y = rng.standard_normal(m)
+    w, w_prev, v_prev = rng.standard_normal((3, d))
+    if sparse:       # a Frank-Wolfe iterate: few nonzeros (the kernel's support path)
+        w[rng.random(d) < 0.999] = 0.0
+        w_prev[rng.random(d) < 0.999] = 0.0
+        w[1] = -0.0
+    for a in (signs, y, w, w_prev, v_prev):
+        a.flags.writeable = False
+    return signs, y, w, w_prev, v_prev
+
+
+def _run_signs(impl, case, domain, kind, correction, seed, n_threads=1, clip=0.4):
+    signs, y, w, w_prev, v_prev = case
+    d = w.size
+    n_cand = 2 * d if domain == kernel.DOMAIN_L1_BALL else d
+    gens = block_bit_generators(np.random.SeedSequence(seed), -(-n_cand // BLOCK))
+    resid, v = np.empty(y.size), np.empty(d)
+    sel = impl.vr_gradient_rnm_signs(signs, d, y, 1, 0.0, clip, w, 0.7, w_prev, 1.3, v_prev,
+                                     correction, domain, 1.5, 0.01, kind, gens, n_threads,
+                                     resid, v)
+    return sel, resid, v
+
+
+@pytest.mark.parametrize("sparse", [True, False], ids=["support", "dense"])
+@pytest.mark.parametrize("domain", DOMAINS.values(), ids=DOMAINS.keys())
+@pytest.mark.parametrize("correction", [False, True])
+def test_signs_bitwise_equal_to_twin_dense_kernel_and_threads(sparse, domain, correction,
+                                                              global_seed):
+    case = _sign_case(global_seed, sparse=sparse)
+    ref = _run_signs(twin, case, domain, 1, correction, global_seed)
+    # The twin is the dense twin on the unpacked rows; the dense kernel must agree too.
+    signs, y, w, w_prev, v_prev = case
+    X = twin.unpack_signs(signs, w.size)
+    dense = _run(kernel, (X, y, np.arange(y.size, dtype=np.intp), np.full(y.size, 0.4), w,
+                          w_prev, v_prev), domain, 1, correction, global_seed)
+    for n_threads in (1, 2, 4):
+        got = _run_signs(kernel, case, domain, 1, correction, global_seed, n_threads=n_threads)
+        for other in (ref, dense):
+            assert got[0] == other[0]
+            np.testing.assert_array_equal(got[1], other[1])
+            np.testing.assert_array_equal(got[2], other[2])
+
+
+@pytest.mark.parametrize("d", [1, 3, 64, 65, 130])
+def test_signs_small_and_ragged_widths(d, global_seed):
+    case = _sign_case(global_seed, m=3, d=d, sparse=False)
+    for correction in (False, True):
+        ref = _run_signs(twin, case, kernel.DOMAIN_L1_BALL, 2, correction, global_seed)
+        got = _run_signs(kernel, case, kernel.DOMAIN_L1_BALL, 2, correction, global_seed)
+        assert got[0] == ref[0]
+        np.testing.assert_array_equal(got[2], ref[2])
+
+
+def test_unpack_signs_layout():
+    # Feature j is bit j % 64 of word j // 64: +1 if set.
+    signs = np.array([[1 | (1 << 63), 2]], dtype=np.uint64)
+    X = twin.unpack_signs(signs, 66)
+    assert X[0, 0] == 1 and X[0, 63] == 1 and X[0, 65] == 1
+    assert X[0, 64] == -1 and np.all(X[0, 1:63] == -1)
+
+
+def test_signs_reject_bad_shapes():
+    signs, y, w, w_prev, v_prev = _sign_case(0, m=2, d=70)
+    resid, v = np.empty(2), np.empty(70)
+    with pytest.raises(ValueError, match="words per row"):
+        kernel.vr_gradient_rnm_signs(signs, 140, y, 1, 0.0, 1.0, w, 1.0, w, 1.0, v_prev, False,
+                                     kernel.DOMAIN_NONE, 1.0, 0.0, 1, [], 1, resid, v)
+    with pytest.raises(ValueError, match="one entry per batch row"):
+        kernel.vr_gradient_rnm_signs(signs, 70, y[:1], 1, 0.0, 1.0, w, 1.0, w, 1.0, v_prev,
+                                     False, kernel.DOMAIN_NONE, 1.0, 0.0, 1, [], 1, resid, v)

@@ -125,6 +125,23 @@ def _frank_wolfe_call(n_threads):
     return np.concatenate([np.asarray(sel, dtype=float), resid, v])
 
 
+def _frank_wolfe_signs_call(n_threads):
+    from dpsco_core._kernels import _frank_wolfe
+    rng = np.random.default_rng(15)
+    d = 3 * _frank_wolfe.FW_BLOCK_SIZE // 2 + 17
+    signs = rng.integers(0, 2 ** 64, size=(64, -(-d // 64)), dtype=np.uint64)
+    y = rng.standard_normal(64)
+    w, w_prev, v_prev = rng.standard_normal((3, d))
+    w[rng.random(d) < 0.99] = 0.0          # the support path for w, the dense one for w_prev
+    gens = _gens(16, 2 * d, _frank_wolfe.FW_BLOCK_SIZE)
+    resid, v = np.empty(64), np.empty(d)
+    sel = _frank_wolfe.vr_gradient_rnm_signs(signs, d, y, 1, 0.0, 0.5, w, 0.7, w_prev, 1.3,
+                                             v_prev, True, _frank_wolfe.DOMAIN_L1_BALL, 1.5,
+                                             0.01, _noisy_max.LAPLACE, gens, n_threads, resid,
+                                             v)
+    return np.concatenate([np.asarray(sel, dtype=float), resid, v])
+
+
 def _batch_call(n_threads):
     from dpsco_core._kernels import _batch
     rng = np.random.default_rng(9)
@@ -220,6 +237,7 @@ def _resque_call(n_threads):
 KERNEL_CALLS["_resque.resque_batch+glm"] = _resque_call
 KERNEL_CALLS["_cd.cd_grid_dense"] = _cd_grid_call
 KERNEL_CALLS["_frank_wolfe.vr_gradient_rnm"] = _frank_wolfe_call
+KERNEL_CALLS["_frank_wolfe.vr_gradient_rnm_signs"] = _frank_wolfe_signs_call
 KERNEL_CALLS["_loss.loss_derivs[logistic]"] = _loss_call
 KERNEL_CALLS["_prox.prox_vector+project_l2_ball"] = _prox_call
 

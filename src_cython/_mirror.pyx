@@ -1,0 +1,335 @@
+# cython: language_level=3
+"""Noisy p-norm mirror descent (Algorithm 1/5 of Asi, Feldman, Koren and Talwar 2021): the
+inner loop of ``localized_mirror_descent`` and ``noisy_mirror_descent`` (note 004, sections
+2.1-2.3 and 9.4).
+
+Design
+- ``md_run_dense`` runs T steps on the rows ``rows`` of a dense C-ordered X, serially (one
+  random stream, no ``prange``): per step k = 1..T,
+
+      batch  = {i in rows : U_i < q}                      (Poisson; one uniform per row)
+      g      = sum_{i in batch} clip(l'(<a_i, x>, y_i)) a_i  (clip_weight: l2 norm <= C)
+      g      = (g + N(0, noise_scale^2 I)) / expected_batch
+      theta  = grad h(x - c) - eta_k g,  A = scale (1 + eta_k reg)
+      x      = c + argmin_{||u||_p <= R, ||c + u||_1 <= D} A/2 ||u||_p^2 - <theta, u>
+      avg   += w_k (x - avg)
+
+  with eta_k = 2 / (lambda (k + 1)) and w_k = 2 / (k + 1) when ``strongly_convex`` = lambda
+  > 0, else eta_k = ``step`` and w_k = 1 / k. The projection is the radial clip of
+  grad h*(theta) / ... when the result lies in the l1 ball, else the exact nested bisection of
+  ``dpsco_core.mirror_maps.bregman_project_l1`` (same brackets, tolerances and iteration
+  caps).
+- Draw order (one bit generator): per step, ``len(rows)`` standard uniforms in row order, then
+  (if noise_scale > 0) d normals in coordinate order: what ``rng.random(len(rows))`` and
+  ``rng.normal(0, noise_scale, d)`` draw, so the twin ``dpsco_core.reference.mirror`` (the
+  same loop on ``mirror_maps``) sees the same batches and the same noise. Its results agree
+  to rounding only (numpy's exp/log and BLAS sums are not libm's and these loops), so the
+  tests compare with a relative tolerance.
+- Powers follow note 9.4: ``|t|^e = exp(e log|t|)`` on max-scaled vectors (entries in [0, 1]),
+  so nothing overflows for q - 1 = ln d.
+- Margins, the l2 clip and the gradient accumulation are ``_batch.pxd``'s ``dot_row``,
+  ``clip_weight`` and ``axpy_row``.
+"""
+
+from libc.math cimport exp, fabs, isfinite, log, pow, sqrt
+from libc.stdlib cimport free, malloc
+from numpy.random cimport bitgen_t
+from numpy.random.c_distributions cimport random_normal, random_standard_uniform
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.stdint cimport int64_t
+
+from _batch cimport axpy_row, clip_weight, dot_row
+from _loss cimport loss_deriv
+
+
+cdef inline double _sign(double v) noexcept nogil:
+    return 1.0 if v > 0.0 else (-1.0 if v < 0.0 else 0.0)
+
+
+cdef double _max_abs(const double *v, Py_ssize_t d) noexcept nogil:
+    cdef double m = 0.0
+    cdef Py_ssize_t j
+    for j in range(d):
+        if fabs(v[j]) > m:
+            m = fabs(v[j])
+    return m
+
+
+cdef double _norm_scaled(const double *v, Py_ssize_t d, double p) noexcept nogil:
+    """||v||_p = m ||v / m||_p, powers as exp(p log t) (mirror_maps._norm_scaled)."""
+    cdef double m = _max_abs(v, d), s = 0.0, t
+    cdef Py_ssize_t j
+    if m == 0.0:
+        return 0.0
+    for j in range(d):
+        t = fabs(v[j]) / m
+        if t > 0.0:
+            s += exp(p * log(t))
+    return m * pow(s, 1.0 / p)
+
+
+cdef void _scaled_link(const double *v, Py_ssize_t d, double e, double a_norm_exp,
+                       double p_norm, double coef, double *out) noexcept nogil:
+    """out = coef m ||v / m||_{p_norm}^{a_norm_exp} sign(v) |v / m|^e (0 for v = 0).
+
+    pnorm_link: e = p - 1, p_norm = p, a_norm_exp = 2 - p, coef = a. pnorm_link_inverse:
+    e = q - 1, p_norm = q, a_norm_exp = 2 - q, coef = 1 / a (``_scaled_power`` and
+    ``_norm_scaled`` of mirror_maps).
+    """
+    cdef double m = _max_abs(v, d), s = 0.0, t, factor
+    cdef Py_ssize_t j
+    if m == 0.0 or not isfinite(m):
+        for j in range(d):
+            out[j] = 0.0
+        return
+    for j in range(d):
+        t = fabs(v[j]) / m
+        if t > 0.0:
+            s += exp(p_norm * log(t))
+    factor = coef * m * pow(pow(s, 1.0 / p_norm), a_norm_exp)
+    for j in range(d):
+        t = fabs(v[j]) / m
+        out[j] = factor * (_sign(v[j]) * exp(e * log(t))) if t > 0.0 else 0.0
+
+
+cdef double _project_ball(const double *theta, Py_ssize_t d, double p, double A, double R,
+                          double *u) noexcept nogil:
+    """Radial clip of grad h*(theta) to ||u||_p <= R (mirror_maps.bregman_project_ball);
+    returns the clip factor (1 when the ball does not bind).
+
+    One log and two exps per coordinate: ``|t|^(q-1)`` and ``|t|^q`` share ``log|t|``, and
+    ``||grad h*(theta)||_p = ||theta||_q / A`` (note 2.2) needs no second pass.
+    """
+    cdef double q, m, s = 0.0, lt, qnorm, factor, r, clip = 1.0
+    cdef Py_ssize_t j
+    m = _max_abs(theta, d)
+    if m == 0.0 or not isfinite(m):
+        for j in range(d):
+            u[j] = 0.0
+        qnorm = 0.0
+    elif p == 2.0:
+        for j in range(d):
+            u[j] = theta[j] / A
+            s += (theta[j] / m) * (theta[j] / m)
+        qnorm = m * sqrt(s)
+    else:
+        q = p / (p - 1.0)
+        for j in range(d):
+            if theta[j] != 0.0:
+                lt = log(fabs(theta[j]) / m)
+                u[j] = _sign(theta[j]) * exp((q - 1.0) * lt)
+                s += exp(q * lt)
+            else:
+                u[j] = 0.0
+        qnorm = m * pow(s, 1.0 / q)
+        factor = m * pow(pow(s, 1.0 / q), 2.0 - q) / A
+        for j in range(d):
+            u[j] = factor * u[j]
+    r = qnorm / A
+    if isfinite(R) and r > R:
+        clip = R / r
+        for j in range(d):
+            u[j] = u[j] * clip
+    return clip
+
+
+cdef void _coordinates(const double *theta, const double *c, Py_ssize_t d, double p,
+                       double log_kappa, double mu, double *t) noexcept nogil:
+    """Per-coordinate minimizer of |t|^p/(p kappa) - theta_j t + mu |c_j + t| (x = c + t);
+    mirror_maps._coordinates."""
+    cdef double q = p / (p - 1.0), kappa = exp(log_kappa), ref, hi, lo, s, v
+    cdef Py_ssize_t j
+    for j in range(d):
+        ref = -_sign(c[j]) * exp((p - 1.0) * log(fabs(c[j])))
+        hi = theta[j] - mu
+        lo = theta[j] + mu
+        if kappa * hi > ref:
+            s = hi
+        elif kappa * lo < ref:
+            s = lo
+        else:
+            t[j] = -c[j]
+            continue
+        v = _sign(s) * exp((q - 1.0) * (log_kappa + log(fabs(s))))
+        t[j] = v if isfinite(v) else -c[j]
+
+
+cdef bint _kappa_bad(const double *theta, const double *c, Py_ssize_t d, double p, double A,
+                     double R, double mu, double lk, double *t) noexcept nogil:
+    cdef double r
+    _coordinates(theta, c, d, p, lk, mu, t)
+    r = _norm_scaled(t, d, p)
+    return (r > R) or (r > 0.0 and lk + log(A) + (2.0 - p) * log(r) > 0.0)
+
+
+cdef double _solve_kappa(const double *theta, const double *c, Py_ssize_t d, double p,
+                         double A, double R, double mu, double tol, double *t) noexcept nogil:
+    """log kappa = min(kappa_free, kappa_R) by bisection (mirror_maps._solve_kappa)."""
+    cdef double lo = -5.0, hi = 5.0, mid
+    cdef int it
+    while _kappa_bad(theta, c, d, p, A, R, mu, lo, t) and lo > -690.0:
+        lo -= 10.0
+    while not _kappa_bad(theta, c, d, p, A, R, mu, hi, t) and hi < 690.0:
+        hi += 10.0
+    if not _kappa_bad(theta, c, d, p, A, R, mu, hi, t):
+        return hi
+    for it in range(200):
+        if hi - lo <= tol:
+            break
+        mid = 0.5 * (lo + hi)
+        if _kappa_bad(theta, c, d, p, A, R, mu, mid, t):
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+cdef double _l1_point(const double *theta, const double *c, Py_ssize_t d, double p, double A,
+                      double R, double mu, double *x) noexcept nogil:
+    """x = c + t(kappa(mu), mu); returns ||x||_1."""
+    cdef double lk = _solve_kappa(theta, c, d, p, A, R, mu, 1e-13, x), s = 0.0
+    cdef Py_ssize_t j
+    _coordinates(theta, c, d, p, lk, mu, x)
+    for j in range(d):
+        x[j] = c[j] + x[j]
+        s += fabs(x[j])
+    return s
+
+
+cdef bint _project_l1(const double *theta, const double *c, Py_ssize_t d, double p, double A,
+                      double R, double D, double *x, double *scratch) noexcept nogil:
+    """Exact Bregman projection onto the ball and the l1 ball (mirror_maps.bregman_project_l1,
+    tol = 1e-12); ``x`` holds the radial-clip point c + u on entry, the result on exit.
+    Returns whether the l1 constraint bound (x is then not the radial-clip point)."""
+    cdef double s = 0.0, lo = 0.0, hi, mid, norm
+    cdef Py_ssize_t j
+    cdef int it
+    for j in range(d):
+        s += fabs(x[j])
+    if s <= D:
+        return False
+    if p == 2.0:
+        p = 2.0 - 1e-12
+    hi = _max_abs(theta, d)
+    if hi < 1e-300:
+        hi = 1e-300
+    while _l1_point(theta, c, d, p, A, R, hi, x) > D:
+        hi *= 2.0
+    for it in range(200):
+        mid = 0.5 * (lo + hi)
+        if _l1_point(theta, c, d, p, A, R, mid, scratch) > D:
+            lo = mid
+        else:
+            hi = mid
+            for j in range(d):
+                x[j] = scratch[j]
+        if hi - lo <= 1e-12 * hi:
+            break
+    norm = 0.0
+    for j in range(d):
+        norm += fabs(x[j])
+    if norm > D:
+        for j in range(d):
+            x[j] = x[j] * (D / norm)
+    return True
+
+
+def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
+                 const double[::1] y,           # IN  (n,)
+                 const Py_ssize_t[::1] rows,    # IN  the chunk's rows (Poisson candidates)
+                 int loss_kind, double loss_param,
+                 const double[::1] row_norms,   # IN  (n,) ||a_i||_2
+                 double clip,                   # C: ||clip(l') a_i||_2 <= C
+                 const double[::1] x_start,     # IN  (d,) x_1
+                 const double[::1] center,      # IN  (d,) c (the phase's center)
+                 double p, double scale, double reg, double ball_radius, double l1_radius,
+                 Py_ssize_t steps, double q, double expected_batch, double noise_scale,
+                 double step, double strongly_convex,
+                 object bit_generator,          # IN  one numpy BitGenerator (the step stream)
+                 double[::1] x_out,             # OUT (d,) last iterate
+                 double[::1] avg_out):          # OUT (d,) the (weighted) average
+    """T noisy composite p-norm mirror steps (module docstring); returns the batch-size sum.
+
+    ``l1_radius = inf``: no l1 constraint; ``ball_radius = inf``: no localization ball.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = rows.shape[0], k, j, t, i
+    cdef Py_ssize_t total = 0, n_clipped = 0
+    cdef double eta, A, w, r, link_factor = 1.0
+    cdef bint explicit_link = True
+    cdef bitgen_t *gen
+    cdef double *g = NULL
+    cdef double *theta = NULL
+    cdef double *u = NULL
+    cdef double *xs = NULL
+    cdef double *scratch = NULL
+    if x_start.shape[0] != d or center.shape[0] != d or x_out.shape[0] != d or \
+            avg_out.shape[0] != d or y.shape[0] != n or row_norms.shape[0] != n:
+        raise ValueError("x_start, center, x_out and avg_out need one entry per feature; y "
+                         "and row_norms one per row of X")
+    for t in range(m):
+        if rows[t] < 0 or rows[t] >= n:
+            raise ValueError("rows must index rows of X")
+    gen = <bitgen_t *> PyCapsule_GetPointer(bit_generator.capsule, "BitGenerator")
+    g = <double *> malloc(max(d, 1) * sizeof(double))
+    theta = <double *> malloc(max(d, 1) * sizeof(double))
+    u = <double *> malloc(max(d, 1) * sizeof(double))
+    xs = <double *> malloc(max(d, 1) * sizeof(double))
+    scratch = <double *> malloc(max(d, 1) * sizeof(double))
+    try:
+        if g == NULL or theta == NULL or u == NULL or xs == NULL or scratch == NULL:
+            raise MemoryError()
+        with nogil:
+            for j in range(d):
+                xs[j] = x_start[j]
+                avg_out[j] = 0.0
+            for k in range(1, steps + 1):
+                # g = sum over the Poisson batch of the clipped per-row gradients
+                for j in range(d):
+                    g[j] = 0.0
+                for t in range(m):
+                    if random_standard_uniform(gen) < q:
+                        i = rows[t]
+                        total += 1
+                        r = loss_deriv(loss_kind,
+                                       dot_row[int64_t](&X[i, 0], NULL, d, xs), y[i],
+                                       loss_param)
+                        r = clip_weight(r, row_norms[i], clip, &n_clipped)
+                        axpy_row[int64_t](r, &X[i, 0], NULL, d, g)
+                if noise_scale > 0.0:
+                    for j in range(d):
+                        g[j] = g[j] + random_normal(gen, 0.0, noise_scale)
+                for j in range(d):
+                    g[j] = g[j] / expected_batch
+                eta = 2.0 / (strongly_convex * (k + 1)) if strongly_convex > 0.0 else step
+                # theta = grad h(x - c) - eta g, h = (scale / 2) ||.||_p^2. After a radial
+                # clip, x - c = clip grad h*_A(theta_prev), so grad h(x - c) = (scale / A)
+                # clip theta_prev (the maps are inverse and 1-homogeneous): no powers.
+                if explicit_link:
+                    for j in range(d):
+                        u[j] = xs[j] - center[j]
+                    _scaled_link(u, d, p - 1.0, 2.0 - p, p, scale, theta)
+                else:
+                    for j in range(d):
+                        theta[j] = link_factor * theta[j]
+                for j in range(d):
+                    theta[j] = theta[j] - eta * g[j]
+                A = scale * (1.0 + eta * reg)
+                link_factor = scale / A * _project_ball(theta, d, p, A, ball_radius, u)
+                for j in range(d):
+                    xs[j] = center[j] + u[j]
+                explicit_link = False
+                if isfinite(l1_radius):
+                    explicit_link = _project_l1(theta, &center[0], d, p, A, ball_radius,
+                                                l1_radius, xs, scratch)
+                w = 2.0 / (k + 1) if strongly_convex > 0.0 else 1.0 / k
+                for j in range(d):
+                    avg_out[j] = avg_out[j] + w * (xs[j] - avg_out[j])
+            for j in range(d):
+                x_out[j] = xs[j]
+    finally:
+        free(g)
+        free(theta)
+        free(u)
+        free(xs)
+        free(scratch)
+    return total
