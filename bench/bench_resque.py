@@ -22,13 +22,15 @@ def _blas(V, Z, G, gens, out, n_threads):
     return out
 
 
-@pytest.mark.parametrize("impl", ["kernel-1", "kernel-2", "reference", "numpy-blas"])
+@pytest.mark.parametrize("impl", ["dpsco_core[1 thread]", "dpsco_core", "reference", "numpy"])
 def bench_resque_batch(benchmark, record, data, impl):
+    """dpsco_core: the kernel with 2 threads (register-blocked, bitwise the twin's order);
+    numpy: the BLAS one-liner (two GEMMs, another summation order)."""
     V, Z, G = data
     out = np.empty((M, D))
-    fn = {"kernel-1": lambda: kernel.resque_batch(V, Z, G, [], out, 1),
-          "kernel-2": lambda: kernel.resque_batch(V, Z, G, [], out, 2),
+    fn = {"dpsco_core[1 thread]": lambda: kernel.resque_batch(V, Z, G, [], out, 1),
+          "dpsco_core": lambda: kernel.resque_batch(V, Z, G, [], out, 2),
           "reference": lambda: twin.resque_batch(V, Z, G, [], out, 1),
-          "numpy-blas": lambda: _blas(V, Z, G, [], out, 1)}[impl]
-    record(benchmark, "resque_batch", impl)
+          "numpy": lambda: _blas(V, Z, G, [], out, 1)}[impl]
+    record(benchmark, "resque_batch m=64 N=1e5 d=100", impl)
     benchmark.pedantic(fn, rounds=2, iterations=1)

@@ -31,6 +31,17 @@ sum is sequential), and each block accumulates ``w * G_i`` for its samples in or
 own (m, p) partial sum, from 0.0. The partials are added in block order from 0.0 and divided by
 N. With -ffp-contract=off (setup.py) a NumPy twin with the same order is bitwise equal, except
 that NumPy's SIMD ``exp`` may differ from the C library's in the last ulp (tests check).
+
+Register blocking (same sums, same order, so the results are unchanged bit for bit): samples
+are taken ``_TILE`` = 4 at a time. The dot products of a tile run as 4 samples x 4 queries
+micro-tiles (4 vector accumulators of 4 queries; each lane still summed over k left to right
+from 0.0), so a row of V^T is loaded once per 4 samples instead of once per sample; the
+accumulation adds the tile's 4 terms to each (m, p) partial-sum entry in sample order while
+the entry is in a register, so the 8 m p bytes of the partial sum travel once per 4 samples
+(for m = 64, p = 100 they do not fit in L1). A block's last n mod 4 samples take the
+one-sample path. GCC's SLP vectorizer leaves 16 scalar reduction chains scalar, hence the
+small C helpers with vector extensions (and an AVX2 clone) below; lanes are independent IEEE
+operations, so the vector and scalar paths agree bitwise (tested against the twin).
 """
 
 from cython.parallel cimport parallel, prange
@@ -50,6 +61,8 @@ cdef enum:
     # Samples per block (random stream and partial sum); a module constant, never derived
     # from the thread count.
     _SAMPLE_BLOCK = 512
+    # Samples per register tile (module docstring); divides _SAMPLE_BLOCK.
+    _TILE = 4
 
 SAMPLE_BLOCK = _SAMPLE_BLOCK
 
@@ -80,6 +93,115 @@ cdef inline void _log_weights(const double *zeta, const double *vt, const double
             lw[j] = lw[j] + z * col[j]
     for j in range(m):
         lw[j] = lw[j] - half_s[j]
+
+
+cdef extern from *:
+    """
+    /* Register-blocked tiles of 4 samples (module docstring). GCC and Clang: vector
+       extensions, 4 queries (or 4 features) per vector; each lane is an IEEE multiply then
+       an IEEE add in the scalar code's order, so every result is the scalar result bit for
+       bit, with or without AVX (setup.py builds with -ffp-contract=off: nothing is fused).
+       GCC on x86-64 Linux also compiles an AVX2 clone chosen at load time (ifunc). Other
+       compilers: the same loops in scalar C. */
+    #include <stddef.h>
+    #include <string.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+    #define DPSCO_RESQUE_CLONES __attribute__((target_clones("avx2", "default")))
+    #else
+    #define DPSCO_RESQUE_CLONES
+    #endif
+
+    #if defined(__GNUC__)
+    typedef double dpsco_v4d __attribute__((vector_size(32)));
+    #endif
+
+    /* lw[s m + j] = (sum_k z_s[k] vt[k m + j], k left to right from 0.0) - half_s[j] */
+    DPSCO_RESQUE_CLONES
+    static void dpsco_resque_log_weights_tile(
+            const double *z0, const double *z1, const double *z2, const double *z3,
+            const double *vt, const double *half_s, ptrdiff_t m, ptrdiff_t d, double *lw)
+    {
+        ptrdiff_t j = 0, k;
+    #if defined(__GNUC__)
+        for (; j + 4 <= m; j += 4) {
+            dpsco_v4d a0 = {0.0, 0.0, 0.0, 0.0}, a1 = a0, a2 = a0, a3 = a0, v, h;
+            for (k = 0; k < d; k++) {
+                memcpy(&v, vt + k * m + j, sizeof v);
+                a0 = a0 + z0[k] * v;
+                a1 = a1 + z1[k] * v;
+                a2 = a2 + z2[k] * v;
+                a3 = a3 + z3[k] * v;
+            }
+            memcpy(&h, half_s + j, sizeof h);
+            a0 = a0 - h; a1 = a1 - h; a2 = a2 - h; a3 = a3 - h;
+            memcpy(lw + j, &a0, sizeof a0);
+            memcpy(lw + m + j, &a1, sizeof a1);
+            memcpy(lw + 2 * m + j, &a2, sizeof a2);
+            memcpy(lw + 3 * m + j, &a3, sizeof a3);
+        }
+    #endif
+        for (; j < m; j++) {
+            double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, v;
+            for (k = 0; k < d; k++) {
+                v = vt[k * m + j];
+                a0 = a0 + z0[k] * v;
+                a1 = a1 + z1[k] * v;
+                a2 = a2 + z2[k] * v;
+                a3 = a3 + z3[k] * v;
+            }
+            lw[j] = a0 - half_s[j];
+            lw[m + j] = a1 - half_s[j];
+            lw[2 * m + j] = a2 - half_s[j];
+            lw[3 * m + j] = a3 - half_s[j];
+        }
+    }
+
+    /* row[k] = (((row[k] + w[0] g0[k]) + w[1] g1[k]) + w[2] g2[k]) + w[3] g3[k]: the 4
+       samples' terms added in sample order, as 4 one-sample updates would */
+    DPSCO_RESQUE_CLONES
+    static void dpsco_resque_axpy4(double *row, const double *w, const double *g0,
+                                   const double *g1, const double *g2, const double *g3,
+                                   ptrdiff_t p)
+    {
+        ptrdiff_t k = 0;
+    #if defined(__GNUC__)
+        dpsco_v4d r, x0, x1, x2, x3;
+        for (; k + 4 <= p; k += 4) {
+            memcpy(&r, row + k, sizeof r);
+            memcpy(&x0, g0 + k, sizeof r);
+            memcpy(&x1, g1 + k, sizeof r);
+            memcpy(&x2, g2 + k, sizeof r);
+            memcpy(&x3, g3 + k, sizeof r);
+            r = (((r + w[0] * x0) + w[1] * x1) + w[2] * x2) + w[3] * x3;
+            memcpy(row + k, &r, sizeof r);
+        }
+    #endif
+        for (; k < p; k++)
+            row[k] = (((row[k] + w[0] * g0[k]) + w[1] * g1[k]) + w[2] * g2[k]) + w[3] * g3[k];
+    }
+    """
+    void _log_weights_tile "dpsco_resque_log_weights_tile" (
+        const double *z0, const double *z1, const double *z2, const double *z3,
+        const double *vt, const double *half_s, Py_ssize_t m, Py_ssize_t d,
+        double *lw) noexcept nogil
+    void _axpy4 "dpsco_resque_axpy4" (double *row, const double *w, const double *g0,
+                                      const double *g1, const double *g2, const double *g3,
+                                      Py_ssize_t p) noexcept nogil
+
+
+cdef inline void _accumulate_tile(double *acc, const double *lw, const double *coef,
+                                  const double *g0, const double *g1, const double *g2,
+                                  const double *g3, double *w, Py_ssize_t m,
+                                  Py_ssize_t p) noexcept nogil:
+    """_accumulate for 4 samples in sample order (w: scratch for 4 weights; lw in the tile
+    layout of _log_weights_tile)."""
+    cdef Py_ssize_t j
+    for j in range(m):
+        w[0] = exp(lw[j]) * coef[0]
+        w[1] = exp(lw[m + j]) * coef[1]
+        w[2] = exp(lw[2 * m + j]) * coef[2]
+        w[3] = exp(lw[3 * m + j]) * coef[3]
+        _axpy4(acc + j * p, w, g0, g1, g2, g3, p)
 
 
 cdef inline void _accumulate(double *acc, const double *lw, double coef, const double *g,
@@ -144,13 +266,21 @@ def resque_log_weights(const double[:, ::1] V,      # IN  (m, d) standardized qu
     cdef const double[::1] hs = hs_arr
     if n == 0 or m == 0:
         return np.asarray(lw_out)
+    if d == 0:                          # empty sums: 0.0 - s_j / 2, as _log_weights
+        np.asarray(lw_out)[...] = 0.0 - hs_arr[None, :]
+        return np.asarray(lw_out)
     with nogil:
         for b in prange(_n_blocks(n), num_threads=n_threads, schedule="static"):
             lo = b * _SAMPLE_BLOCK
             hi = min(lo + _SAMPLE_BLOCK, n)
-            for i in range(lo, hi):
-                _log_weights(&zeta[i, 0] if d > 0 else NULL, &vt[0, 0] if d > 0 else NULL,
-                             &hs[0], m, d, &lw_out[i, 0])
+            i = lo
+            while i + _TILE <= hi:
+                _log_weights_tile(&zeta[i, 0], &zeta[i + 1, 0], &zeta[i + 2, 0],
+                                  &zeta[i + 3, 0], &vt[0, 0], &hs[0], m, d, &lw_out[i, 0])
+                i = i + _TILE
+            while i < hi:
+                _log_weights(&zeta[i, 0], &vt[0, 0], &hs[0], m, d, &lw_out[i, 0])
+                i = i + 1
     return np.asarray(lw_out)
 
 
@@ -162,19 +292,32 @@ cdef int _weighted_sum(const double *V_t, const double *hs, Py_ssize_t m, Py_ssi
     """Shared loop of resque_batch (coefs NULL: G_i = G[i]) and resque_glm_batch
     (G_i = coefs[i] A[idx[i]]); zeta NULL means regenerate from gens. Returns -1 on a failed
     allocation, else 0."""
-    cdef Py_ssize_t nb = _n_blocks(n), b, i, lo, hi, t
+    cdef Py_ssize_t nb = _n_blocks(n), b, i, lo, hi, t, s
     cdef double *lw
     cdef double *zrow
     cdef double *acc
+    cdef double *ctile
     cdef const double *zi
     cdef const double *gi
+    cdef const double *z0
+    cdef const double *z1
+    cdef const double *z2
+    cdef const double *z3
+    cdef const double *g0
+    cdef const double *g1
+    cdef const double *g2
+    cdef const double *g3
     cdef double c
     cdef int failed = 0
     lw = NULL
     zrow = NULL
+    ctile = NULL
     with parallel(num_threads=n_threads):
-        lw = <double *> malloc((m + d + 1) * sizeof(double))
-        zrow = lw + m
+        # per thread: the tile's log-weights (4 m), regenerated rows (4 d), coefficients (4)
+        # and weights (4)
+        lw = <double *> malloc((_TILE * (m + d) + 2 * _TILE + 1) * sizeof(double))
+        zrow = lw + _TILE * m
+        ctile = zrow + _TILE * d
         for b in prange(nb, schedule="dynamic"):
             if lw == NULL:
                 failed += 1
@@ -183,7 +326,36 @@ cdef int _weighted_sum(const double *V_t, const double *hs, Py_ssize_t m, Py_ssi
             hi = min(lo + _SAMPLE_BLOCK, n)
             acc = partial + b * m * p
             memset(acc, 0, m * p * sizeof(double))
-            for i in range(lo, hi):
+            i = lo
+            while i + _TILE <= hi and d > 0:
+                # pointers are scalars assigned here (thread-private), never a shared array
+                if zeta == NULL:
+                    for s in range(_TILE):      # the rows in stream order, as one at a time
+                        _draw_row(gens[b], zrow + s * d, d)
+                    z0 = zrow
+                else:
+                    z0 = zeta + i * d
+                z1 = z0 + d
+                z2 = z1 + d
+                z3 = z2 + d
+                if coefs == NULL:
+                    g0 = G + i * p
+                    g1 = g0 + p
+                    g2 = g1 + p
+                    g3 = g2 + p
+                    for s in range(_TILE):
+                        ctile[s] = 1.0
+                else:
+                    g0 = A + idx[i] * p
+                    g1 = A + idx[i + 1] * p
+                    g2 = A + idx[i + 2] * p
+                    g3 = A + idx[i + 3] * p
+                    for s in range(_TILE):
+                        ctile[s] = coefs[i + s]
+                _log_weights_tile(z0, z1, z2, z3, V_t, hs, m, d, lw)
+                _accumulate_tile(acc, lw, ctile, g0, g1, g2, g3, ctile + _TILE, m, p)
+                i = i + _TILE
+            while i < hi:
                 if zeta == NULL:
                     _draw_row(gens[b], zrow, d)
                     zi = zrow
@@ -197,6 +369,7 @@ cdef int _weighted_sum(const double *V_t, const double *hs, Py_ssize_t m, Py_ssi
                     gi = A + idx[i] * p
                     c = coefs[i]
                 _accumulate(acc, lw, c, gi, m, p)
+                i = i + 1
         free(lw)
     if failed != 0:
         return -1

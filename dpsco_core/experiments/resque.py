@@ -19,7 +19,8 @@ r"""ReSQue evaluation: ``python -m dpsco_core reproduce resque-parallel [--full]
      round), stopped at the first iteration whose output reaches ε
      (the first k iterations do not depend on the iteration cap, so this is the smallest cap
      that reaches ε). Reported: query depth (rounds), total queries and computational depth
-     at that iteration. ``accuracy_scale`` = 3000 multiplies Proposition 2's φ, δ, σ² (the
+     at that iteration. The λ grid is {1, 1/4} (default) or {1, 1/2, 1/4} (--full).
+     ``accuracy_scale`` = 3000 multiplies Proposition 2's φ, δ, σ² (the
      theory needs 1; outside it): every ball-oracle call is then ONE AC-SA stage (K = 1, the
      accuracy floor λr²/2 of Algorithm 2) with about 96/c² queries, so total queries grow like
      the depth instead of ε^-2 (100x fewer queries than at 300 for at most 30% more depth in
@@ -28,9 +29,19 @@ r"""ReSQue evaluation: ``python -m dpsco_core reproduce resque-parallel [--full]
      BallAccel); c < 1 takes longer prox steps and is outside that guarantee.
    - ``minibatch``: minibatch SGD with the SAME total queries Q as resque: the smallest number
      of rounds D (grid ratio √2) with batch ⌊Q/D⌋ that reaches ε, step scale tuned per D.
-   - ``smoothing``: randomized smoothing (DBW12: AC-SA on :math:`\hat f_\rho`, same ρ), same
-     total queries Q, smallest D by bisection of the grid, step scale tuned.
+   - ``smoothing``: randomized smoothing (DBW12: AC-SA on :math:`\hat f_\rho`, same ρ) with
+     min(Q, 2^17) total queries (more only lowers its noise), smallest D up to twice the
+     larger of minibatch's and ReSQue's depth by bisection of the grid; step scale c in {1, 2, 4} times Lan's
+     γ = min(1/(2β), ...) tuned on the first seed.
    - ``sgd``: SGD (batch 1): the smallest number of steps (= queries = rounds) reaching ε.
+
+   Tuning protocol, the same for every method: its step constant is tuned per cell over up to
+   4 times its theory value (ReSQue: λ from L/r down to L/(4r); randomized smoothing: 1 to 4
+   times Lan's step; minibatch SGD and SGD: 1/4 to 4 times R/(L√D)). Larger factors take
+   even fewer rounds on these instances, whose optimum lies on the ball's boundary (a step
+   of any large size in the right direction is projected onto it): at d = 64, ε = 0.05,
+   randomized smoothing with 16 and 64 times Lan's step needs 32 and 16 rounds, ReSQue with
+   λ = L/(8r) and L/(16r) 41 and 40; minibatch SGD does not improve beyond 2-4.
 
    The depth ratio minibatch / resque is the issue's target in the regime
    :math:`\varepsilon \in [d^{-1}, d^{-1/4}]` (column ``in_regime``).
@@ -83,8 +94,10 @@ GRIDS = {
     },
 }
 ACCURACY_SCALE = 3000.0
-SGD_STEPS = (0.25, 0.5, 1.0, 2.0)
+SGD_STEPS = (0.25, 0.5, 1.0, 2.0, 4.0)
 SMOOTHING_STEPS = (1.0, 2.0, 4.0)
+#: randomized smoothing runs with min(Q, this) queries (a larger batch only lowers its noise)
+SMOOTHING_MAX_QUERIES = 1 << 17
 MAX_ITER = 3000
 
 
@@ -188,8 +201,10 @@ def minibatch_depth(problem, epsilon, total_queries, seeds):
     return out
 
 
-def baseline_depths(problem, epsilon, total_queries, seeds, smoothing=True):
-    """Depths of minibatch SGD and randomized smoothing at ``total_queries``, and of SGD."""
+def baseline_depths(problem, epsilon, total_queries, seeds, smoothing=True, resque_depth=0):
+    """Depths of minibatch SGD and randomized smoothing at ``total_queries``, and of SGD.
+    Randomized smoothing searches up to twice the larger of minibatch's and ``resque_depth``
+    rounds (beyond, it is not competitive: "not reached")."""
     Q = int(total_queries)
     out = {"minibatch": minibatch_depth(problem, epsilon, Q, seeds)}
     t = time.perf_counter()
@@ -200,12 +215,14 @@ def baseline_depths(problem, epsilon, total_queries, seeds, smoothing=True):
     out["sgd"]["seconds"] = time.perf_counter() - t
     if smoothing:
         rho = epsilon / (math.sqrt(problem.n_features) * problem.lipschitz)
+        q_rs = min(Q, SMOOTHING_MAX_QUERIES)
+        mb = out["minibatch"]["depth"]
+        cap = 2 * int(max(mb if math.isfinite(mb) else 2048, resque_depth))
         t = time.perf_counter()
-        hits = [baselines.min_rounds(
+        hits = baselines.tuned_min_rounds(
             lambda D, b, c, s: baselines.randomized_smoothing(problem, D, b, rho, c, s),
-            problem, epsilon, Q, SMOOTHING_STEPS, 4096, seed, search="bisect")
-            for seed in seeds]
-        out["smoothing"] = _summarize(hits, len(seeds), lambda h: (Q // h[0]) * h[0])
+            problem, epsilon, q_rs, SMOOTHING_STEPS, cap, list(seeds))
+        out["smoothing"] = _summarize(hits, len(seeds), lambda h: (q_rs // h[0]) * h[0])
         out["smoothing"]["seconds"] = time.perf_counter() - t
     return out
 
@@ -248,7 +265,8 @@ def sco_rows(grid, progress=True):
                 rows.append({**base, "method": "resque_c1", **theory})
             if math.isfinite(res["queries"]):
                 other = baseline_depths(problem, eps, res["queries"], spec["seeds"],
-                                        smoothing=d <= spec["smoothing_max_d"])
+                                        smoothing=d <= spec["smoothing_max_d"],
+                                        resque_depth=res["depth"])
                 for method, r in other.items():
                     rows.append({**base, "method": method, **r})
             if bar is not None:

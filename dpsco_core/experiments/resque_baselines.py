@@ -14,7 +14,9 @@ of its number of sequential rounds D (query depth) and batch b (total queries D 
 
 :func:`min_rounds` finds, for one seed, the smallest D of a geometric grid (ratio √2) whose run
 reaches ``f - f* <= epsilon`` at a fixed total number of queries Q (b = ⌊Q/D⌋), trying every
-step scale c of a grid at each D (the baseline is tuned; its seeds are not).
+step scale c of a grid at each D (the baseline is tuned; its seeds are not);
+:func:`tuned_min_rounds` tunes c on the first seed only (for randomized smoothing, whose runs
+cost Q oracle calls each).
 """
 
 import math
@@ -23,7 +25,8 @@ import numpy as np
 
 from .._random import check_random_state, child_seed_sequences
 
-__all__ = ["minibatch_sgd", "randomized_smoothing", "min_rounds", "round_grid"]
+__all__ = ["minibatch_sgd", "randomized_smoothing", "min_rounds", "tuned_min_rounds",
+           "round_grid"]
 
 
 def _project(x, radius):
@@ -119,3 +122,18 @@ def min_rounds(run, problem, epsilon, total_queries, step_scales, max_rounds, ra
         else:
             hi, best = mid, hit
     return best
+
+
+def tuned_min_rounds(run, problem, epsilon, total_queries, step_scales, max_rounds, seeds,
+                     search="bisect"):
+    """Two-stage tuning for costly baselines: on the first seed, :func:`min_rounds` for each
+    step scale alone; then every other seed with the scale that needed the fewest rounds.
+    Returns one (D, c, excess) or None per seed."""
+    first = [min_rounds(run, problem, epsilon, total_queries, (c,), max_rounds, seeds[0],
+                        search) for c in step_scales]
+    reached = [h for h in first if h is not None]
+    if not reached:
+        return [None] * len(seeds)
+    best = min(reached, key=lambda h: h[0])
+    return [best] + [min_rounds(run, problem, epsilon, total_queries, (best[1],), max_rounds,
+                                seed, search) for seed in seeds[1:]]

@@ -154,6 +154,7 @@ def plots(est, sco, slopes, out):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         print("matplotlib is not installed: figures skipped (pip install matplotlib).")
         return
@@ -201,6 +202,7 @@ def plots(est, sco, slopes, out):
         if lo < hi:
             ax.axvspan(lo, hi, color="0.92", zorder=0)
         ax.set_xlim(xl[0], xl[1] * 1.3)
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel("1/ε   (grey: ε in [1/d, d^-1/4])", fontsize=8)
         ax.set_title(f"Nemirovski, d = {d}", fontsize=9)
     axes[0][0].legend(fontsize=7, loc="upper left")

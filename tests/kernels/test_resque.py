@@ -327,3 +327,17 @@ def test_far_query_warns_at_the_callers_line():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         resque.resque_estimate(np.full(d, 0.5), c, 1.0, zeta, G)
+
+
+@pytest.mark.parametrize("m, n", [(1, 3), (4, 4), (8, 517), (3, 1030), (6, 2048)])
+def test_register_tiles_match_twin(libm_twin, m, n):
+    """Whole 4 x 4 micro-tiles, a query tail (m mod 4) and a sample tail (n mod 4 in a block):
+    bitwise the twin's one-sample order, for 1 and 2 threads."""
+    V, Z, G = _data(m=m, n=n, d=9, p=5, seed=m + n)
+    lw_t = twin.resque_log_weights(V, Z, np.empty((n, m)), 1)
+    out_t = libm_twin.resque_batch(V, Z, G, [], np.empty((m, 5)), 1)
+    for n_threads in (1, 2):
+        lw = kernel.resque_log_weights(V, Z, np.empty((n, m)), n_threads)
+        assert lw.tobytes() == lw_t.tobytes()
+        out = kernel.resque_batch(V, Z, G, [], np.empty((m, 5)), n_threads)
+        assert out.tobytes() == out_t.tobytes()
