@@ -54,7 +54,7 @@ LIPSCHITZ = 2.0 + NOISE         # |<a, x> - y| <= 2D + s on the ball; ||grad f||
 CLIP_FACTORS = (0.5, 0.125, 0.03125)
 SECOND = {"alg3": ("n_phases", (2, 3, 4)),
           "dp_sgd_proj": ("step_factor", (1.0, 8.0, 64.0)),
-          "alg2": ("reg_constant", (0.25, 1.0, 4.0))}
+          "alg2": ("reg_constant", (4.0, 16.0, 64.0))}
 SPARSITY = 5
 
 
