@@ -31,7 +31,7 @@ Design
   ``clip_weight`` and ``axpy_row``.
 """
 
-from libc.math cimport exp, fabs, isfinite, log, pow, sqrt
+from libc.math cimport INFINITY, exp, fabs, fmax, isfinite, log, log1p, pow, sqrt
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_normal, random_standard_uniform
@@ -133,6 +133,70 @@ cdef double _project_ball(const double *theta, Py_ssize_t d, double p, double A,
     return clip
 
 
+# The l1-ball projection (mirror_maps.bregman_project_l1) bisects mu, and for each mu bisects
+# log kappa on ||t(kappa, mu)||_p. Everything that does not depend on kappa is computed once
+# per mu (_MuTables), so that each kappa evaluation is O(d) comparisons and additions, no
+# powers: t_j = sign(s_j) (kappa |s_j|)^(q-1) for a free coordinate (s_j = theta_j -+ mu),
+# hence |t_j|^p = kappa^q |s_j|^q ((q - 1) p = q), and t_j = -c_j for a clamped one.
+
+cdef struct _MuTables:
+    double *ref      # sign(-c_j) |c_j|^(p-1)           (per projection)
+    double *cp       # |c_j|^p                          (per projection)
+    double *hq       # (|theta_j - mu| / M)^q            (per mu)
+    double *lq       # (|theta_j + mu| / M)^q            (per mu)
+    double log_m     # log M, M = max_j max(|theta_j - mu|, |theta_j + mu|)
+
+
+cdef void _tables_c(const double *c, Py_ssize_t d, double p, _MuTables *tb) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef double lc
+    for j in range(d):
+        lc = log(fabs(c[j]))
+        tb.ref[j] = -_sign(c[j]) * exp((p - 1.0) * lc)
+        tb.cp[j] = exp(p * lc)
+
+
+cdef void _tables_mu(const double *theta, Py_ssize_t d, double q, double mu,
+                     _MuTables *tb) noexcept nogil:
+    cdef Py_ssize_t j
+    cdef double m = 0.0, a, b
+    for j in range(d):
+        a = fabs(theta[j] - mu)
+        b = fabs(theta[j] + mu)
+        if a > m:
+            m = a
+        if b > m:
+            m = b
+    if m == 0.0:
+        m = 1.0
+    tb.log_m = log(m)
+    for j in range(d):
+        tb.hq[j] = exp(q * log(fabs(theta[j] - mu) / m))
+        tb.lq[j] = exp(q * log(fabs(theta[j] + mu) / m))
+
+
+cdef double _log_norm(const double *theta, Py_ssize_t d, double p, double q, double lk,
+                      double mu, const _MuTables *tb) noexcept nogil:
+    """log ||t(kappa, mu)||_p (-inf for t = 0), from the tables: no powers."""
+    cdef double kappa = exp(lk), free = 0.0, clamped = 0.0, a, b
+    cdef Py_ssize_t j
+    for j in range(d):
+        if kappa * (theta[j] - mu) > tb.ref[j]:
+            free += tb.hq[j]
+        elif kappa * (theta[j] + mu) < tb.ref[j]:
+            free += tb.lq[j]
+        else:
+            clamped += tb.cp[j]
+    # ||t||_p^p = exp(q (lk + log M)) free + clamped, added in log space
+    a = q * (lk + tb.log_m) + log(free) if free > 0.0 else -INFINITY
+    b = log(clamped) if clamped > 0.0 else -INFINITY
+    if a == -INFINITY and b == -INFINITY:
+        return -INFINITY
+    if a < b:
+        a, b = b, a
+    return (a + log1p(exp(b - a))) / p
+
+
 cdef void _coordinates(const double *theta, const double *c, Py_ssize_t d, double p,
                        double log_kappa, double mu, double *t) noexcept nogil:
     """Per-coordinate minimizer of |t|^p/(p kappa) - theta_j t + mu |c_j + t| (x = c + t);
@@ -154,41 +218,76 @@ cdef void _coordinates(const double *theta, const double *c, Py_ssize_t d, doubl
         t[j] = v if isfinite(v) else -c[j]
 
 
-cdef bint _kappa_bad(const double *theta, const double *c, Py_ssize_t d, double p, double A,
-                     double R, double mu, double lk, double *t) noexcept nogil:
-    cdef double r
-    _coordinates(theta, c, d, p, lk, mu, t)
-    r = _norm_scaled(t, d, p)
-    return (r > R) or (r > 0.0 and lk + log(A) + (2.0 - p) * log(r) > 0.0)
+cdef double _kappa_gap(const double *theta, Py_ssize_t d, double p, double q, double A,
+                       double log_r_max, double mu, double lk, const _MuTables *tb) noexcept nogil:
+    """max(lk + log A + (2 - p) log ||t||, log ||t|| - log R): increasing in lk, positive
+    exactly where mirror_maps._solve_kappa's ``bad`` holds (past the free root, or outside
+    the ball); -inf for t = 0."""
+    cdef double lr = _log_norm(theta, d, p, q, lk, mu, tb)
+    if lr == -INFINITY:
+        return -INFINITY
+    return fmax(lk + log(A) + (2.0 - p) * lr, lr - log_r_max)
 
 
-cdef double _solve_kappa(const double *theta, const double *c, Py_ssize_t d, double p,
-                         double A, double R, double mu, double tol, double *t) noexcept nogil:
-    """log kappa = min(kappa_free, kappa_R) by bisection (mirror_maps._solve_kappa)."""
-    cdef double lo = -5.0, hi = 5.0, mid
-    cdef int it
-    while _kappa_bad(theta, c, d, p, A, R, mu, lo, t) and lo > -690.0:
+cdef inline double _illinois(double lo, double hi, double f_lo, double f_hi) noexcept nogil:
+    """Regula falsi point of a bracket with f_lo <= 0 < f_hi; the midpoint when a value is
+    infinite or the point is not strictly inside the bracket (safeguards)."""
+    cdef double x
+    if not (isfinite(f_lo) and isfinite(f_hi)) or f_hi - f_lo <= 0.0:
+        return 0.5 * (lo + hi)
+    x = lo - f_lo * (hi - lo) / (f_hi - f_lo)
+    if not (lo < x < hi):
+        return 0.5 * (lo + hi)
+    return x
+
+
+cdef double _solve_kappa(const double *theta, Py_ssize_t d, double p, double A, double R,
+                         double mu, double tol, const _MuTables *tb) noexcept nogil:
+    """log kappa = min(kappa_free, kappa_R): the largest lk with gap <= 0, to ``tol``.
+
+    The brackets of mirror_maps._solve_kappa, then Illinois (regula falsi) steps instead of
+    bisection: the gap is continuous and increasing, so the root is the same to the tolerance,
+    in far fewer evaluations.
+    """
+    cdef double lo = -5.0, hi = 5.0, mid, q = p / (p - 1.0), f_lo, f_hi, f_mid
+    cdef double lrm = log(R) if isfinite(R) else INFINITY
+    cdef int it, side = 0
+    f_lo = _kappa_gap(theta, d, p, q, A, lrm, mu, lo, tb)
+    while f_lo > 0.0 and lo > -690.0:
         lo -= 10.0
-    while not _kappa_bad(theta, c, d, p, A, R, mu, hi, t) and hi < 690.0:
+        f_lo = _kappa_gap(theta, d, p, q, A, lrm, mu, lo, tb)
+    f_hi = _kappa_gap(theta, d, p, q, A, lrm, mu, hi, tb)
+    while not (f_hi > 0.0) and hi < 690.0:
         hi += 10.0
-    if not _kappa_bad(theta, c, d, p, A, R, mu, hi, t):
+        f_hi = _kappa_gap(theta, d, p, q, A, lrm, mu, hi, tb)
+    if not (f_hi > 0.0):
         return hi
     for it in range(200):
-        if hi - lo <= tol:
+        # the gap grows at least as fast as lk (slope >= 1): f_lo >= -tol puts lo within tol
+        if hi - lo <= tol or f_lo >= -tol:
             break
-        mid = 0.5 * (lo + hi)
-        if _kappa_bad(theta, c, d, p, A, R, mu, mid, t):
-            hi = mid
+        mid = _illinois(lo, hi, f_lo, f_hi)
+        f_mid = _kappa_gap(theta, d, p, q, A, lrm, mu, mid, tb)
+        if f_mid > 0.0:
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo = 0.5 * f_lo
+            side = 1
         else:
-            lo = mid
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi = 0.5 * f_hi
+            side = -1
     return lo
 
 
 cdef double _l1_point(const double *theta, const double *c, Py_ssize_t d, double p, double A,
-                      double R, double mu, double *x) noexcept nogil:
+                      double R, double mu, double *x, _MuTables *tb) noexcept nogil:
     """x = c + t(kappa(mu), mu); returns ||x||_1."""
-    cdef double lk = _solve_kappa(theta, c, d, p, A, R, mu, 1e-13, x), s = 0.0
+    cdef double lk, s = 0.0
     cdef Py_ssize_t j
+    _tables_mu(theta, d, p / (p - 1.0), mu, tb)
+    lk = _solve_kappa(theta, d, p, A, R, mu, 1e-13, tb)
     _coordinates(theta, c, d, p, lk, mu, x)
     for j in range(d):
         x[j] = c[j] + x[j]
@@ -198,33 +297,57 @@ cdef double _l1_point(const double *theta, const double *c, Py_ssize_t d, double
 
 cdef bint _project_l1(const double *theta, const double *c, Py_ssize_t d, double p, double A,
                       double R, double D, double *x, double *scratch) noexcept nogil:
-    """Exact Bregman projection onto the ball and the l1 ball (mirror_maps.bregman_project_l1,
-    tol = 1e-12); ``x`` holds the radial-clip point c + u on entry, the result on exit.
-    Returns whether the l1 constraint bound (x is then not the radial-clip point)."""
-    cdef double s = 0.0, lo = 0.0, hi, mid, norm
+    """Exact Bregman projection onto the ball and the l1 ball (mirror_maps.bregman_project_l1:
+    the same bracket and tolerance 1e-12 on mu, Illinois steps on the decreasing
+    ||x(mu)||_1 - D, the feasible end kept); ``x`` holds the radial-clip point c + u on entry,
+    the result on exit. ``scratch`` has 5 d doubles. Returns whether the l1 constraint bound
+    (x is then not the radial-clip point)."""
+    cdef double s = 0.0, lo = 0.0, hi, mid, norm, f_lo, f_hi, f_mid
     cdef Py_ssize_t j
-    cdef int it
+    cdef int it, side = 0
+    cdef _MuTables tb
+    cdef double *trial = scratch
     for j in range(d):
         s += fabs(x[j])
     if s <= D:
         return False
+    f_lo = s - D                  # mu = 0: the radial-clip point (no l1 multiplier)
     if p == 2.0:
         p = 2.0 - 1e-12
+    tb.ref = scratch + d
+    tb.cp = scratch + 2 * d
+    tb.hq = scratch + 3 * d
+    tb.lq = scratch + 4 * d
+    _tables_c(c, d, p, &tb)
     hi = _max_abs(theta, d)
     if hi < 1e-300:
         hi = 1e-300
-    while _l1_point(theta, c, d, p, A, R, hi, x) > D:
+    f_hi = _l1_point(theta, c, d, p, A, R, hi, x, &tb) - D
+    while f_hi > 0.0:
+        lo, f_lo = hi, f_hi
         hi *= 2.0
+        f_hi = _l1_point(theta, c, d, p, A, R, hi, x, &tb) - D
+    # phi(mu) = ||x(mu)||_1 - D decreases: bracket with phi(lo) > 0 >= phi(hi); x = x(hi).
     for it in range(200):
-        mid = 0.5 * (lo + hi)
-        if _l1_point(theta, c, d, p, A, R, mid, scratch) > D:
-            lo = mid
-        else:
-            hi = mid
-            for j in range(d):
-                x[j] = scratch[j]
-        if hi - lo <= 1e-12 * hi:
+        # stop on the bisection's bracket width, or once x(hi) is feasible and within a
+        # relative 1e-12 of the boundary
+        if hi - lo <= 1e-12 * hi or f_hi >= -1e-12 * D:
             break
+        mid = _illinois(-hi, -lo, f_hi, f_lo)      # increasing in -mu
+        mid = -mid
+        f_mid = _l1_point(theta, c, d, p, A, R, mid, trial, &tb) - D
+        if f_mid > 0.0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi = 0.5 * f_hi
+            side = 1
+        else:
+            hi, f_hi = mid, f_mid
+            for j in range(d):
+                x[j] = trial[j]
+            if side == 1:
+                f_lo = 0.5 * f_lo
+            side = -1
     norm = 0.0
     for j in range(d):
         norm += fabs(x[j])
@@ -274,7 +397,7 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
     theta = <double *> malloc(max(d, 1) * sizeof(double))
     u = <double *> malloc(max(d, 1) * sizeof(double))
     xs = <double *> malloc(max(d, 1) * sizeof(double))
-    scratch = <double *> malloc(max(d, 1) * sizeof(double))
+    scratch = <double *> malloc(5 * max(d, 1) * sizeof(double))
     try:
         if g == NULL or theta == NULL or u == NULL or xs == NULL or scratch == NULL:
             raise MemoryError()

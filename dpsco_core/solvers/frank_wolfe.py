@@ -3,7 +3,9 @@ the private Frank-Wolfe of Talwar, Thakurta and Zhang (2015), and a projected DP
 
 Implementation notes: ``shared/notes/004_l1.md`` (sections 3, 4, 8, 9). The compiled kernel is
 ``dpsco_core._kernels._frank_wolfe`` (fused batch gradient + report-noisy-max, lazy FW step);
-its NumPy twin ``dpsco_core.reference.frank_wolfe``.
+its NumPy twin ``dpsco_core.reference.frank_wolfe``. ``vr_frank_wolfe`` and
+``projected_dp_sgd_l1`` also take a stream of +-1 rows generated per batch
+(:class:`~dpsco_core.datasets.RademacherLassoStream`; ``solvers/_row_source.py``).
 
 Calibration and ledger (note 004, section 4; "strict" is the default)
 -------------------------------------------------------------------------
