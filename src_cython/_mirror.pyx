@@ -55,19 +55,6 @@ cdef double _max_abs(const double *v, Py_ssize_t d) noexcept nogil:
     return m
 
 
-cdef double _norm_scaled(const double *v, Py_ssize_t d, double p) noexcept nogil:
-    """||v||_p = m ||v / m||_p, powers as exp(p log t) (mirror_maps._norm_scaled)."""
-    cdef double m = _max_abs(v, d), s = 0.0, t
-    cdef Py_ssize_t j
-    if m == 0.0:
-        return 0.0
-    for j in range(d):
-        t = fabs(v[j]) / m
-        if t > 0.0:
-            s += exp(p * log(t))
-    return m * pow(s, 1.0 / p)
-
-
 cdef void _scaled_link(const double *v, Py_ssize_t d, double e, double a_norm_exp,
                        double p_norm, double coef, double *out) noexcept nogil:
     """out = coef m ||v / m||_{p_norm}^{a_norm_exp} sign(v) |v / m|^e (0 for v = 0).
