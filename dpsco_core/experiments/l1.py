@@ -322,10 +322,11 @@ def _plots(rows, points, out):
 def grid(full):
     """(points, methods per sweep, evaluation seeds, tuning seeds)."""
     if full:
-        points = ([("d", 100_000, d, 1.0) for d in (100, 1000, 10_000, 100_000)]
+        points = ([("d", 100_000, d, 1.0) for d in (10, 100, 1000, 10_000, 100_000)]
                   + [("crossover", 10_000, d, 1.0)
-                     for d in (10, 30, 100, 300, 1000, 3000, 10_000)]
-                  + [("n", n, 1000, 1.0) for n in (10_000, 30_000, 100_000, 300_000)]
+                     for d in (10, 30, 100, 300, 1000, 3000, 10_000, 30_000)]
+                  + [("n", n, 1000, 1.0)
+                     for n in (1000, 3000, 10_000, 30_000, 100_000, 300_000, 1_000_000)]
                   + [("epsilon", 100_000, 1000, e) for e in (0.1, 0.3, 1.0, 3.0)])
         eval_seeds, tuning_seeds = list(range(10)), [1000, 1001]
     else:
@@ -350,7 +351,8 @@ def main(argv=None):
     from ._progress import Progress
     parser = argparse.ArgumentParser(prog="python -m dpsco_core reproduce l1")
     parser.add_argument("--full", action="store_true",
-                        help="the issue's grid: d up to 1e5 at n = 1e5, 10 seeds (~18 min)")
+                        help="the issue's grid: d = 10 .. 1e5 at n = 1e5, n = 1e3 .. 1e6, "
+                             "10 seeds (~40 min)")
     parser.add_argument("--out", default="l1_results", help="output directory")
     parser.add_argument("--threads", type=int, default=None,
                         help="kernel threads (default: all cores; results do not depend on it)")
