@@ -47,7 +47,7 @@ import scipy.sparse as sp
 from scipy.linalg.blas import daxpy
 
 from ._validation import check_int, check_scalar
-from .exceptions import DPSCOWarning
+from .exceptions import DPSCOWarning, external_stacklevel
 from .losses import LOSS_HALF_SQUARED, LOSS_HUBER, LOSS_LOGISTIC, LOSS_SQUARED
 from .penalties import (PENALTY_BOX, PENALTY_ELASTIC_NET, PENALTY_L1, PENALTY_L2,
                         PENALTY_NONE)
@@ -162,7 +162,7 @@ def solve(problem, tol=None, max_iter=None):
         warnings.warn(f"{result.method} stopped after {result.n_iter} iterations with "
                       f"{result.certificate_kind} {result.certificate:.3e} > "
                       f"{result.threshold:.3e}; F* may be inaccurate.", ConvergenceWarning,
-                      stacklevel=2)
+                      stacklevel=external_stacklevel())
     return result
 
 

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int, check_positive, check_scalar
-from ..exceptions import OrderGridWarning, UnsupportedEventError
+from ..exceptions import OrderGridWarning, UnsupportedEventError, external_stacklevel
 from ._checks import check_conversion, check_orders, check_sample_rate, round_up
 from .conversions import _rdp_to_delta, _rdp_to_epsilon
 from .events import (
@@ -455,7 +455,7 @@ def _warn_if_edge(order, orders):
         warnings.warn(
             f"The optimal Renyi order {order:g} is at the edge of the order grid "
             f"[{orders.min():g}, {orders.max():g}]; epsilon may be loose. Extend the grid.",
-            OrderGridWarning, stacklevel=3)
+            OrderGridWarning, stacklevel=external_stacklevel())
 
 
 class PureDpAccountant(PrivacyAccountant):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._config import effective_n_threads
 from .._validation import check_int, check_scalar
-from ..exceptions import TheoryWarning
+from ..exceptions import TheoryWarning, external_stacklevel
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               SingleEpochTreeAggregationDpEvent)
 from ..privacy.gdp import gdp_mu
@@ -335,5 +335,5 @@ def theory_params(preset, *, n, p, epsilon, delta, L, R, M=None, c_M=1.0):
         warnings.warn(f"theory_params({preset!r}, n={n}): batch size B = {out['batch_size']:.3g}"
                       f" and T = {out['rounds']:.3g} rounds are infeasible (B < 1 or T > n); "
                       "the paper's constants only apply for much larger n (note 003, section "
-                      "11).", TheoryWarning, stacklevel=2)
+                      "11).", TheoryWarning, stacklevel=external_stacklevel())
     return out

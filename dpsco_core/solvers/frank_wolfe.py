@@ -72,7 +72,7 @@ from .._config import effective_n_threads
 from .._kernels import _frank_wolfe, _noisy_max
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_delta, check_int, check_scalar
-from ..exceptions import DPSCOWarning
+from ..exceptions import DPSCOWarning, external_stacklevel
 from ..penalties import PENALTY_NONE
 from ..privacy.accountants import RdpAccountant
 from ..privacy.conversions import zcdp_to_epsilon
@@ -611,7 +611,7 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
     if calibration == "paper" and private and report.epsilon > epsilon * (1 + 1e-9):
         warnings.warn(f"calibration='paper' gives epsilon={report.epsilon:.4g} under the "
                       f"strict replace-one analysis (target {epsilon:g}).",
-                      PaperCalibrationWarning, stacklevel=2)
+                      PaperCalibrationWarning, stacklevel=external_stacklevel())
     stats = {"time": elapsed, "batch": b, "n_phases": T, "steps": k, "samples_used": cursor,
              "gradient_evaluations": grad_evals, "lambdas": list(lambdas),
              "calibration": calibration, "noise": noise, "ledger": ledger,

@@ -248,9 +248,13 @@ def test_bad_orders(orders):
 
 def test_order_grid_warning():
     acc = RdpAccountant([2.0, 3.0]).compose(GaussianDpEvent(100.0))
-    with pytest.warns(OrderGridWarning, match="edge"):
+    with pytest.warns(OrderGridWarning, match="edge") as record:
         eps, order = acc.get_epsilon_and_order(1e-5)
     assert order == 3.0
+    assert [r.filename for r in record] == [__file__]      # points at the caller
+    with pytest.warns(OrderGridWarning) as record:
+        acc.get_epsilon(1e-5)                              # one more public frame in between
+    assert [r.filename for r in record] == [__file__]
     with warnings.catch_warnings():
         warnings.simplefilter("error", OrderGridWarning)
         RdpAccountant().compose(SelfComposedDpEvent(GaussianDpEvent(1.0), 10)).get_epsilon(1e-5)
