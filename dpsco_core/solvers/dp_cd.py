@@ -202,7 +202,9 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     smoothness : {"exact", "private"} or array-like, default="exact"
         Source of :math:`M_j`. ``"exact"``: computed from the data and **not accounted**, as
         in the paper (the report lists this assumption). ``"private"``: the Laplace estimate
-        of section 5.2 with ``smoothness_share`` of epsilon. An array: public constants.
+        of section 5.2 with ``smoothness_share`` of epsilon, floored at 3 noise scales
+        (:mod:`dpsco_core.solvers.smoothness`: a lower floor lets noisy estimates of small
+        constants make single runs diverge). An array: public constants.
     smoothness_share : float, default=0.1
         Fraction of epsilon spent on private smoothness constants.
     smoothness_bounds : "twice_max" or array-like, default="twice_max"

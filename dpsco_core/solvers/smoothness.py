@@ -9,8 +9,19 @@ For a linear model the per-sample coordinate smoothness is :math:`M_j^{(i)} = s_
     \hat M_j = \frac1n \sum_i \min(M_j^{(i)}, b_j) + \mathrm{Lap}\Big(\frac{p\, b_j}{n\,\varepsilon'}\Big),
     \qquad j = 1, \dots, p,
 
-followed by the floor :math:`\hat M_j \leftarrow \max(\hat M_j, b_j / n)` (post-processing; the
-paper does not say how it handles non-positive estimates, note 002 section 3.4).
+followed by the floor :math:`\hat M_j \leftarrow \max(\hat M_j,\ b_j / n,\ c\, p b_j / (n
+\varepsilon'))`, :math:`c` = ``floor_scales`` (default 3) Laplace scales. The floor is
+post-processing and does not change the guarantee; the paper does not say how it handles small
+or non-positive estimates (note 002 section 3.4). Why :math:`c` noise scales and not only
+:math:`b_j / n`: DP-CD steps by :math:`1 / \hat M_j`, so an estimate pushed far below the true
+:math:`M_j` by the noise makes that coordinate's step diverge. Where the noise dominates the
+signal (features much smaller than their bound, the imbalanced problems of section 6) the floor
+:math:`b_j / n` let single seeds diverge: on imbalanced Electricity at 50 passes the mean
+relative error over 10 seeds at the tuned configuration was 0.56 (median 0.009), on imbalanced
+California at 10 passes 7,600 (median 0.011). With the floor at 3 scales the means are 0.0094
+and 0.0023 (largest seed 0.015 and 0.0072); a Laplace draw falls below :math:`-3` scales with
+probability :math:`e^{-3}/2 = 2.5\%`. One scale gave 0.0056 and 0.032 (largest 0.011 and 0.22);
+adding 1 or 3 scales to every estimate instead of flooring still diverged on some seeds.
 
 **Privacy.** Each clipped term lies in :math:`[0, b_j]`, so under replace-one (and under
 add/remove-one or zero-out with :math:`n` public) coordinate :math:`j` of the mean has
@@ -27,10 +38,14 @@ each feature", :math:`b_j = s_\ell (2 \max_i |x_{ij}|)^2`, reads the data: it is
 import numpy as np
 
 from .._random import block_bit_generators
-from .._validation import check_epsilon
+from .._validation import check_epsilon, check_scalar
 from ..privacy.events import LaplaceDpEvent, SelfComposedDpEvent
 
-__all__ = ["smoothness_bounds", "private_coordinate_smoothness", "SmoothnessRelease"]
+__all__ = ["smoothness_bounds", "private_coordinate_smoothness", "SmoothnessRelease",
+           "FLOOR_SCALES"]
+
+#: Default floor of the released constants, in Laplace noise scales (module docstring).
+FLOOR_SCALES = 3.0
 
 TWICE_MAX_ASSUMPTION = ("smoothness bounds b_j = s_loss (2 max_i |x_ij|)^2 are read from the data "
                         "and not accounted (the paper's rule)")
@@ -86,7 +101,7 @@ def _clipped_means(problem, b):
 
 
 def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conservative=False,
-                                  random_state=None):
+                                  floor_scales=FLOOR_SCALES, random_state=None):
     """Release :math:`\\hat M_j` with the Laplace mechanism (see the module docstring).
 
     Parameters
@@ -98,6 +113,9 @@ def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conse
         See :func:`smoothness_bounds`.
     conservative : bool, default=False
         Use the paper's sensitivity :math:`2 b_j / n` instead of :math:`b_j / n`.
+    floor_scales : float, default=3.0
+        Floor of the estimates in Laplace scales, in [0, inf) (post-processing; module
+        docstring). 0 keeps only the floor :math:`b_j / n`.
     random_state : None, int, SeedSequence or Generator
 
     Returns
@@ -110,7 +128,7 @@ def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conse
         True when ``bounds="twice_max"`` (an assumption the report must state).
     """
     release = SmoothnessRelease(problem, epsilon=epsilon, bounds=bounds,
-                                conservative=conservative)
+                                conservative=conservative, floor_scales=floor_scales)
     return release.draw(random_state), release.event, release.data_dependent
 
 
@@ -122,14 +140,16 @@ class SmoothnessRelease:
     bitwise :func:`private_coordinate_smoothness` with the same ``random_state``.
     """
 
-    def __init__(self, problem, *, epsilon, bounds="twice_max", conservative=False):
+    def __init__(self, problem, *, epsilon, bounds="twice_max", conservative=False,
+                 floor_scales=FLOOR_SCALES):
         epsilon = check_epsilon(epsilon)
+        floor_scales = check_scalar(floor_scales, "floor_scales", low=0.0, low_open=False)
         b, self.data_dependent = smoothness_bounds(problem, bounds)
         n, p = problem.n_samples, problem.n_features
         sensitivity = (2.0 if conservative else 1.0) * b / n
         self._scale = p * sensitivity / epsilon
         self._means = _clipped_means(problem, b)
-        self._floor = b / n
+        self._floor = np.maximum(b / n, floor_scales * self._scale)
         self.event = SelfComposedDpEvent(LaplaceDpEvent(p / epsilon), p)
 
     def draw(self, random_state):

@@ -144,6 +144,29 @@ def test_private_smoothness_is_unbiased_and_scaled():
     assert np.all(draws > 0)
 
 
+def test_private_smoothness_floor():
+    # Post-processing floor: max(b_j / n, c * Laplace scale), c = floor_scales (default 3).
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-1, 1, size=(400, 3)) * np.array([1.0, 1e-3, 1e-2])
+    prob = dp.Problem(X, rng.standard_normal(400), loss="squared")
+    bounds = np.full(3, 1.0)
+    b = 2.0 * bounds ** 2
+    scale = 3 * b / (400 * 0.5)
+    draws = np.array([private_coordinate_smoothness(prob, epsilon=0.5, bounds=bounds,
+                                                    random_state=seed)[0]
+                      for seed in range(200)])
+    assert np.all(draws >= 3 * scale)
+    assert np.all(np.any(draws[:, 1:] == 3 * scale[1:], axis=0))   # small features floored
+    low = np.array([private_coordinate_smoothness(prob, epsilon=0.5, bounds=bounds,
+                                                  floor_scales=0.0, random_state=seed)[0]
+                    for seed in range(200)])
+    assert np.all(low >= b / 400) and np.any(low < scale)
+    same = np.maximum(low, 3 * scale)                  # the floor is applied after the noise
+    np.testing.assert_array_equal(draws, same)
+    with pytest.raises(ValueError, match="floor_scales"):
+        private_coordinate_smoothness(prob, epsilon=0.5, bounds=bounds, floor_scales=-1.0)
+
+
 def test_reproducible_and_fresh():
     prob = _logistic()
     a = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, random_state=7)
