@@ -215,6 +215,8 @@ class LambdaBisection:
     :math:`\Delta(\lambda) = \|O_\lambda(y_\lambda) - y_\lambda\|` with :math:`y_\lambda` the
     Algorithm 4 point for λ. Halve λ from λ_max while Δ < r/2 (return λ_min if it gets there),
     then bisect geometrically for Δ in [r/2, 11r/12], at most ``max_bisections`` steps. The
+    answer always lies in [λ_min, λ_max]: if λ_max itself moves more than 11r/12, no λ in the
+    range reaches the window and λ_max (the smallest movement available) is returned. The
     thresholds and the BROO accuracy ``phi_fraction`` (φ = fraction · λ r²) are [UNSURE] in
     the paper's OCR (note 001, 3.3); they follow Carmon et al. 2021.
     """
@@ -242,13 +244,18 @@ class LambdaBisection:
         seeds = iter(child_seed_sequences(check_random_state(random_state), 200))
         r = self.radius
         lam = self.lam_max
-        while lam > self.lam_min and self._move(x, v, A, lam, next(seeds)) < r / 2:
+        while lam > self.lam_min:
+            move = self._move(x, v, A, lam, next(seeds))
+            if move >= r / 2:
+                break
             lam /= 2.0
         if lam <= self.lam_min:
             return self.lam_min
+        # Δ(lam) >= r/2 was just measured; lam_u = 2 lam (Δ < r/2 there) exists only after a
+        # halving: at lam_max nothing larger is allowed.
+        if move <= 11 * r / 12 or lam == self.lam_max:
+            return lam
         lam_u, lam_l = 2.0 * lam, lam
-        if self._move(x, v, A, lam_l, next(seeds)) <= 11 * r / 12:
-            return lam_l
         lam_m = math.sqrt(lam_u * lam_l)
         for _ in range(self.max_bisections):
             move = self._move(x, v, A, lam_m, next(seeds))

@@ -76,7 +76,7 @@ class _LinearProx:
 @pytest.mark.parametrize("lam_max, expected", [
     (50.0, 6.25),                        # halving 50 -> 25 -> 12.5 -> 6.25 lands in the window
     (42.0, float(np.sqrt(5.25 * 10.5))),  # 5.25 moves > 11r/12: one geometric bisection
-    (4.0, float(np.sqrt(32.0))),          # lam_max already moves > 11r/12: bracket [4, 8]
+    (5.5, 5.5),                          # lam_max is in the window: no halving
 ])
 def test_lambda_bisection_finds_the_movement_window(lam_max, expected):
     """|g| = 1, r = 0.2: the window r/2 <= |g|/lam <= 11r/12 is lam in [12/2.2, 10]."""
@@ -86,8 +86,8 @@ def test_lambda_bisection_finds_the_movement_window(lam_max, expected):
     lam = nl(np.zeros(3), np.zeros(3), 1.0, 0)
     assert lam == pytest.approx(expected, rel=1e-12)
     assert r / 2 <= min(r, 1.0 / lam) <= 11 * r / 12
-    # at most log2(lam_max/lam_min) + 1 halvings, one check, max_bisections; own child seeds
-    assert len(bo.calls) <= np.ceil(np.log2(lam_max / 0.05)) + 2 + 6
+    # at most log2(lam_max/lam_min) + 1 probes while halving, then max_bisections; own seeds
+    assert len(bo.calls) <= np.ceil(np.log2(lam_max / 0.05)) + 1 + 6
     seeds = [s for _, s in bo.calls]
     assert len({(s.entropy, s.spawn_key) for s in seeds}) == len(seeds)
     # reproducible: same state, same probes and answer
@@ -114,10 +114,22 @@ def test_lambda_bisection_falls_back_to_lam_min_and_caps_probes():
     jump = Jump([0.0, 0.0])
     lam = ba.LambdaBisection(jump, r, lam_min=0.1, lam_max=16.0, max_bisections=5)(
         np.zeros(2), np.zeros(2), 1.0, 0)
-    # halving 16 -> 8 -> 4 (moves r); bracket [4, 8]; 1 check + 5 bisections
-    assert len(jump.calls) == 3 + 1 + 5
+    # halving 16 -> 8 -> 4 (moves r, reused as the bracket's check); bracket [4, 8];
+    # 5 bisections
+    assert len(jump.calls) == 3 + 5
     assert 4.0 <= lam <= 8.0
     assert lam == pytest.approx(7.0, rel=0.1)
+
+
+def test_lambda_bisection_stays_in_its_range():
+    """lam_max = 4 already moves min(r, |g|/4) = r > 11r/12: nothing in [lam_min, lam_max]
+    reaches the window, so lam_max (one probe), never a lam above the range."""
+    r = 0.2
+    bo = _LinearProx([0.6, -0.8, 0.0])
+    lam = ba.LambdaBisection(bo, r, lam_min=0.05, lam_max=4.0, max_bisections=6)(
+        np.zeros(3), np.zeros(3), 1.0, 0)
+    assert lam == 4.0
+    assert [c[0] for c in bo.calls] == [4.0]
 
 
 def test_lambda_bisection_point_is_the_algorithm_4_point():
