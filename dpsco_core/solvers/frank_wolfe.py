@@ -434,10 +434,30 @@ def _report(event, delta, assumptions, target, approx, calibration):
         neighboring_relation=NeighboringRelation.REPLACE_ONE,
         budget_split={"optimization": 1.0},
         assumptions=tuple(DEFAULT_ASSUMPTIONS) + tuple(assumptions))
-    if calibration != "paper" and math.isfinite(target) and rep.epsilon > target * (1 + 1e-9):
+    if calibration != "paper" and math.isfinite(target) and rep.epsilon > target:
         raise RuntimeError(f"privacy calibration error: the ledger gives epsilon="
                            f"{rep.epsilon!r} > target {target!r}.")
     return rep
+
+
+def _fit_to_report(scales, reported_epsilon, target):
+    """Noise scales, raised by a relative 1e-12 (doubling) until ``reported_epsilon(scales)``,
+    the epsilon of the privacy report, is at most ``target``.
+
+    The calibrations solve for epsilon exactly in floating point; the accountants round every
+    bound up (``privacy._checks.round_up``: 1e-13 relative plus an ulp per step), so without
+    this step a report could state ``epsilon = 1.0000000000003`` for a target of 1: a budget
+    exceeded, if only by rounding. More noise never costs privacy.
+    """
+    scales = list(scales)
+    bump = 1e-12
+    for _ in range(60):
+        if reported_epsilon(scales) <= target:
+            return scales
+        scales = [s * (1.0 + bump) for s in scales]
+        bump *= 2.0
+    raise RuntimeError(f"privacy calibration error: the report stays above the target "
+                       f"epsilon {target!r}.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -557,10 +577,18 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
         else:
             lambdas = [2.0 * lipschitz * dom.radius * 2 ** t / (b * epsilon)
                        for t in range(1, T + 1)]
-        ledger = vr_frank_wolfe_ledger(b=b, T=T, lambdas=lambdas, vertex_norm=dom.vertex_norm,
-                                       lipschitz=lipschitz, epsilon=epsilon, delta=delta,
-                                       smoothness=sens_beta, diameter=dom.diameter)
-        event, worst = _worst_event(ledger, approx)
+
+        def ledger_event(lams):
+            rows = vr_frank_wolfe_ledger(b=b, T=T, lambdas=lams, vertex_norm=dom.vertex_norm,
+                                         lipschitz=lipschitz, epsilon=epsilon, delta=delta,
+                                         smoothness=sens_beta, diameter=dom.diameter)
+            return rows, _worst_event(rows, approx)[0]
+
+        if calibration == "strict":
+            lambdas = _fit_to_report(
+                lambdas, lambda lams: _report(ledger_event(lams)[1], delta, (), math.inf, approx,
+                                              calibration).epsilon, epsilon)
+        ledger, event = ledger_event(lambdas)
     else:
         lambdas, ledger, event = [0.0] * T, [], NonPrivateDpEvent()
 
@@ -673,13 +701,19 @@ def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, 
                 else:
                     hi = mid
             eps_it = lo
-        scale = 2.0 * sens / eps_it
-        event = SelfComposedDpEvent(EpsilonDeltaDpEvent(eps_it), T)
-        report = PrivacyReport.from_event(
-            event, delta=delta if delta is not None else 0.0,
-            accountant="rdp" if delta is not None else "basic-composition",
-            neighboring_relation=NeighboringRelation.REPLACE_ONE,
-            budget_split={"optimization": 1.0})
+
+        def ttz_report(scales):
+            return PrivacyReport.from_event(
+                SelfComposedDpEvent(EpsilonDeltaDpEvent(2.0 * sens / scales[0]), T),
+                delta=delta if delta is not None else 0.0,
+                accountant="rdp" if delta is not None else "basic-composition",
+                neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                budget_split={"optimization": 1.0})
+
+        scale = _fit_to_report([2.0 * sens / eps_it], lambda sc: ttz_report(sc).epsilon,
+                               epsilon)[0]
+        report = ttz_report([scale])
+        event = report.event
     else:
         scale, event = 0.0, NonPrivateDpEvent()
         report = PrivacyReport.from_event(event, delta=delta or 0.0,

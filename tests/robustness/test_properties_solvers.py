@@ -161,7 +161,7 @@ def _check_solver_result(res, epsilon, X, y, X_before, y_before):
     _same(X, X_before)
     _same(y, y_before)
     if math.isfinite(epsilon):
-        assert res.privacy.epsilon <= epsilon * (1 + 1e-9)
+        assert res.privacy.epsilon <= epsilon
     else:
         assert res.privacy.epsilon == math.inf
 

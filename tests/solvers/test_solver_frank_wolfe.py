@@ -93,7 +93,7 @@ def test_vertex_set_domain(lasso):
     C = np.vstack([np.eye(d), -np.eye(d)]) * 0.5
     res = fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, domain=C, random_state=0)
     assert np.abs(res.coef).sum() <= 0.5 * (1 + 1e-12)
-    assert res.privacy.epsilon <= 1.0 * (1 + 1e-12)
+    assert res.privacy.epsilon <= 1.0
 
 
 def _erm_optimum(prob, radius, iters=3000):
@@ -132,9 +132,10 @@ def test_pure_strict_ledger_and_report(lasso):
     L, D, eps = 3.0, 1.0, 0.7
     res = fw.vr_frank_wolfe(prob, epsilon=eps, lipschitz=L, radius=D, random_state=0)
     b, T = res.stats["batch"], res.stats["n_phases"]
-    # Strict pure calibration: lambda_t = 8 D L 2^t / (b eps) (note 004, section 4).
+    # Strict pure calibration: lambda_t = 8 D L 2^t / (b eps) (note 004, section 4), raised
+    # by a few 1e-12 so that the rounded-up report stays within eps.
     np.testing.assert_allclose(res.stats["lambdas"], [8 * D * L * 2 ** t / (b * eps)
-                                                      for t in range(1, T + 1)], rtol=1e-12)
+                                                      for t in range(1, T + 1)], rtol=1e-10)
     # Recompute the ledger independently: a sample at depth j of phase t is used by 2^(t-j)
     # leaves, each (2 Delta_j / lambda_t)-DP; Delta_0 = 2DL/b, Delta_j = 4DL 2^j / b.
     worst = 0.0
@@ -144,7 +145,7 @@ def test_pure_strict_ledger_and_report(lasso):
             delta_j = 2 * D * L / b if j == 0 else 4 * D * L * 2 ** j / b
             worst = max(worst, 2 ** (t - j) * 2 * delta_j / lam)
     assert res.privacy.epsilon == pytest.approx(worst, rel=1e-12)
-    assert res.privacy.epsilon <= eps * (1 + 1e-12)
+    assert res.privacy.epsilon <= eps
     again = PrivacyReport.from_event(res.privacy.event, delta=res.privacy.delta,
                                      accountant="basic-composition",
                                      neighboring_relation=res.privacy.neighboring_relation)
@@ -183,7 +184,7 @@ def test_smoothness_shrinks_strict_noise(lasso):
     assert all(lb <= la for la, lb in zip(a.stats["lambdas"], b.stats["lambdas"]))
     assert b.stats["lambdas"][-1] < a.stats["lambdas"][-1]
     assert any("smooth" in s for s in b.privacy.assumptions)
-    assert b.privacy.epsilon <= 1.0 * (1 + 1e-12)
+    assert b.privacy.epsilon <= 1.0
 
 
 def test_approx_ledger_with_shuffling():
@@ -218,7 +219,7 @@ def test_approx_run_report(lasso):
     prob, _ = lasso
     delta = 1.0 / prob.n_samples ** 1.1
     res = fw.vr_frank_wolfe(prob, epsilon=1.0, delta=delta, lipschitz=3.0, random_state=0)
-    assert res.privacy.epsilon <= 1.0 * (1 + 1e-12) and res.privacy.delta == delta
+    assert res.privacy.epsilon <= 1.0 and res.privacy.delta == delta
     worst = max(res.stats["ledger"], key=lambda r: r["epsilon"])
     assert res.privacy.event.epsilon == worst["epsilon"]
     assert any("shuffl" in s for s in res.privacy.assumptions)
