@@ -33,7 +33,7 @@ Methods (epsilon = 1, delta = n^-1.1, tuned as in :mod:`.l1`: clip factor in ``C
 of L times one parameter of the method's own):
 
 * B: ``alg3`` (Algorithm 3, ``vr_frank_wolfe``), ``ttz`` (``ttz_frank_wolfe``, full-batch,
-  iterations ``{1/16, 1/4, 1} x (n eps)^(2/3)``), ``dp_sgd_proj``, ``alg2``, and x = 0.
+  iterations ``{1/64, 1/16, 1/4} x (n eps)^(2/3)``), ``dp_sgd_proj``, ``alg2``, and x = 0.
 * C: ``alg2`` (the paper's method for non-smooth losses), ``dp_sgd_proj``, ``ttz`` (it accepts
   the absolute loss, whose derivative is bounded; its guarantee assumes a bounded curvature
   constant, which the absolute loss does not have: an empirical baseline), and x = 0.
@@ -51,7 +51,8 @@ import numpy as np
 
 from . import l1
 
-__all__ = ["PROBLEMS", "SWEEPS", "HOLDOUT", "grid", "report_problems"]
+__all__ = ["PROBLEMS", "SWEEPS", "METHODS", "HOLDOUT", "RelabelledStream", "grid",
+           "report_problems"]
 
 HOLDOUT = 50_000
 _LABELS = {"logistic": "B: logistic", "absolute": "C: absolute loss (non-smooth)",
@@ -170,9 +171,8 @@ def _simplex_data(n, d, seed):
     support = np.flatnonzero(x_true)
     # Same noise xi as problem A: y = y_A - <a, x_A> + <a, x_true>.
     y = y_a + X[:, support] @ (x_true - stream.x_true)[support]
-    data = RelabelledStream(stream, y, "half_squared", x_true,
+    return RelabelledStream(stream, y, "half_squared", x_true,
                             lambda x: 0.5 * np.sum((x - x_true) ** 2))
-    return data
 
 
 PROBLEMS = {"logistic": l1.L1Problem(_logistic_data, lipschitz=1.0),
