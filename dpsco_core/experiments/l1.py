@@ -37,8 +37,33 @@ step).
 
 Sweeps: ``d`` (the issue's target: n = 1e5, epsilon = 1, d = 100 .. 100,000; alg3 against
 dp_sgd_proj), ``crossover`` (Algorithm 2 against 3 along d at n = 1e4, compared with
-``d ~ (n epsilon)^(2/3)``), ``n`` and ``epsilon`` (fitted log-log slopes). Writes ``l1.csv``,
-``l1.md`` and PNG plots.
+``d ~ (n epsilon)^(2/3)``), ``n`` and ``epsilon`` (fitted log-log slopes), and ``problems``:
+problems B, C and D of note 004 section 7.1 at n = 1e4, d in {100, 1000} ({10, 100, 1000}
+with ``--full``), module :mod:`.l1_problems`:
+
+* B ``logistic``: logistic regression over the unit l1 ball, labels from
+  ``sigmoid(<a, x_true>)`` (well-specified), ``L = 1``; methods alg3, ``ttz``, dp_sgd_proj,
+  alg2, zero;
+* C ``absolute``: median regression ``|<a, x> - y|`` on problem A's data (non-smooth, the
+  target of Algorithm 2), ``L = 1``; methods alg2, ttz, dp_sgd_proj, zero (Algorithm 3 needs
+  smooth losses);
+* D ``simplex``: the LASSO with ``x_true`` in the simplex ``{x >= 0, sum x = 1}`` over the
+  simplex (Algorithm 3's general-polytope path), ``L = 2.5``; methods alg3 and ttz with
+  ``domain="simplex"``, and ``uniform``, x = 1/d.
+
+Excess population loss: D exactly ``||x - x_true||^2 / 2``; B and C on 50,000 held-out
+feature vectors per (d, seed), the same for every method, with the labels integrated in closed
+form given the features (B: mean KL divergence between the label laws at x_true and x; C:
+``E|t - xi| - E|xi|``, a Huber function of ``t = <a, x - x_true>``). ``ttz`` is TTZ15's
+private Frank-Wolfe (:func:`~dpsco_core.solvers.frank_wolfe.ttz_frank_wolfe`: full-batch
+gradients, so n gradients per iteration and not single-pass, report-noisy-max,
+replace-one, RDP over the iterations; clip ``kappa L`` as Algorithm 3), tuned over its number of
+iterations ``{1/64, 1/16, 1/4} x`` its default ``(n epsilon)^(2/3)`` (a first run with
+``{1/16, 1/4, 1}`` chose 1/16 everywhere, the edge). Every problem is an
+:class:`L1Problem` (data maker, L, domain, trivial baseline) passed to the same runner and
+tuning as problem A.
+
+Writes ``l1.csv``, ``l1.md`` and PNG plots (for the sweeps of problem A).
 """
 
 import argparse
@@ -48,68 +73,115 @@ import os
 import time
 import warnings
 
+from typing import Callable, NamedTuple
+
 import numpy as np
 
 __all__ = ["main", "grid", "run_sweeps", "report", "fit_slope", "crossover", "alg3_phases",
-           "CLIP_FACTORS", "SECOND"]
+           "L1Problem", "LASSO", "CLIP_FACTORS", "SECOND"]
 
 NOISE = 0.5
 LIPSCHITZ = 2.0 + NOISE         # |<a, x> - y| <= 2D + s on the ball; ||grad f||_inf <= L
 CLIP_FACTORS = (0.5, 0.125, 0.03125)
 SECOND = {"alg3": ("phase_offset", (-1, 0, 1)),
           "dp_sgd_proj": ("step_factor", (1.0, 8.0, 64.0)),
-          "alg2": ("reg_constant", (4.0, 16.0, 64.0))}
+          "alg2": ("reg_constant", (4.0, 16.0, 64.0)),
+          "ttz": ("iter_factor", (1 / 64, 1 / 16, 1 / 4))}
 SPARSITY = 5
 TARGET_D_FROM = 100             # the issue's target: growth from d = 100 to d = 100,000
 
 
-def _run(method, stream, epsilon, kappa, second, seed, n_threads=None):
-    """One run of ``method`` on ``stream``; returns the output x."""
-    from dpsco_core.solvers.frank_wolfe import projected_dp_sgd_l1, vr_frank_wolfe
+class L1Problem(NamedTuple):
+    """One problem of the reproduction.
+
+    ``make(n, d, seed)`` returns the data: a sign-row stream (``sign_rows``, ``n_words``,
+    ``loss``; what ``vr_frank_wolfe`` and ``projected_dp_sgd_l1`` take) with ``rows`` (the
+    dense rows, or ``dense()``, a cached ``Problem``, for the full-batch solvers) and
+    ``excess_loss(x)``. ``lipschitz``: the l-infinity bound L of a per-sample gradient on the
+    domain (the clips are multiples of it); ``domain``: "l1" (unit ball) or "simplex";
+    ``baseline``: the trivial output, "zero" (x = 0) or "uniform" (x = 1/d).
+    """
+    make: Callable
+    lipschitz: float = LIPSCHITZ
+    domain: str = "l1"
+    baseline: str = "zero"
+
+
+def _dense(stream):
+    """The data as a dense ``Problem`` (for Algorithm 2 and TTZ, which take no stream)."""
+    if hasattr(stream, "dense"):
+        return stream.dense()
+    import dpsco_core as dp
+    return dp.Problem(*stream.rows(np.arange(stream.n_samples)), loss=stream.loss)
+
+
+def _ttz_iters(n, epsilon, factor):
+    """A multiple of ttz_frank_wolfe's default n_iter, ceil((n epsilon)^(2/3)) capped at 2000."""
+    return max(1, int(round(factor * min(2000, math.ceil((n * epsilon) ** (2.0 / 3.0))))))
+
+
+def _run(method, stream, epsilon, kappa, second, seed, n_threads=None, problem=None):
+    """One run of ``method`` on ``stream`` (data of ``problem``, default :data:`LASSO`);
+    returns the output x."""
+    from dpsco_core.solvers.frank_wolfe import (projected_dp_sgd_l1, ttz_frank_wolfe,
+                                                vr_frank_wolfe)
     from dpsco_core.solvers.mirror_descent import localized_mirror_descent
+    problem = LASSO if problem is None else problem
     n, d = stream.n_samples, stream.n_features
     delta = 1.0 / n ** 1.1
+    lip = kappa * problem.lipschitz
     if method == "alg3":
-        return vr_frank_wolfe(stream, epsilon=epsilon, delta=delta, lipschitz=kappa * LIPSCHITZ,
-                              n_phases=alg3_phases(n, d, epsilon, kappa, second),
+        return vr_frank_wolfe(stream, epsilon=epsilon, delta=delta, lipschitz=lip,
+                              domain=problem.domain,
+                              n_phases=alg3_phases(n, d, epsilon, kappa, second,
+                                                   lipschitz=problem.lipschitz,
+                                                   n_vertices=_vertices(problem, d)),
                               random_state=seed, record_history=False,
                               n_threads=n_threads).coef
+    if method == "ttz":
+        return ttz_frank_wolfe(_dense(stream), epsilon=epsilon, delta=delta, lipschitz=lip,
+                               domain=problem.domain, n_iter=_ttz_iters(n, epsilon, second),
+                               random_state=seed, n_threads=n_threads).coef
+    if problem.domain != "l1":
+        raise ValueError(f"{method} runs over the l1 ball only; got domain {problem.domain!r}.")
     if method == "dp_sgd_proj":
-        clip = kappa * LIPSCHITZ * math.sqrt(d)
+        clip = lip * math.sqrt(d)
         return projected_dp_sgd_l1(stream, epsilon=epsilon, delta=delta, clip=clip, epochs=1,
                                    batch_size=BATCH,
                                    step=second * _dp_sgd_default_step(n, d, epsilon, delta, clip),
                                    random_state=seed, n_threads=n_threads).coef
     if method == "alg2":
-        import dpsco_core as dp
-        X, y = stream.rows(np.arange(n))
-        return localized_mirror_descent(dp.Problem(X, y, loss="half_squared"), epsilon=epsilon,
-                                        delta=delta, lipschitz=kappa * LIPSCHITZ,
-                                        budget_schedule="parallel", reg_constant=second,
-                                        random_state=seed).coef
+        return localized_mirror_descent(_dense(stream), epsilon=epsilon, delta=delta,
+                                        lipschitz=lip, budget_schedule="parallel",
+                                        reg_constant=second, random_state=seed).coef
     raise ValueError(f"unknown method {method!r}")
+
+
+def _vertices(problem, d):
+    return 2 * d if problem.domain == "l1" else d
 
 
 BATCH = 256
 _SIGMA = {}
 
 
-def alg3_phases(n, d, epsilon, kappa, offset):
+def alg3_phases(n, d, epsilon, kappa, offset, *, lipschitz=LIPSCHITZ, n_vertices=None):
     """Algorithm 3's phase count T for a tuning offset: the schedule's own T (note 004
     section 8, which uses all n samples) plus ``offset``, lowered until (b, T) fits in n.
+    The clip is ``kappa lipschitz``; ``n_vertices`` is the polytope's (default 2d, the ball).
 
     A grid around the schedule's T rather than fixed values: the schedule's T grows with n
     (1 at n = 1e3, 5 at n = 1e6 here) and a fixed grid cuts it off at one end.
     """
     from dpsco_core.solvers.frank_wolfe import vr_frank_wolfe_schedule
     delta = 1.0 / n ** 1.1
-    lip = kappa * LIPSCHITZ
-    T = max(1, vr_frank_wolfe_schedule(n, d, epsilon=epsilon, delta=delta,
-                                       lipschitz=lip)[1] + int(offset))
+    lip = kappa * lipschitz
+    T = max(1, vr_frank_wolfe_schedule(n, d, n_vertices=n_vertices, epsilon=epsilon,
+                                       delta=delta, lipschitz=lip)[1] + int(offset))
     while T > 1:
         try:
-            vr_frank_wolfe_schedule(n, d, epsilon=epsilon, delta=delta, lipschitz=lip,
-                                    n_phases=T)
+            vr_frank_wolfe_schedule(n, d, n_vertices=n_vertices, epsilon=epsilon, delta=delta,
+                                    lipschitz=lip, n_phases=T)
             break
         except ValueError:
             T -= 1
@@ -141,23 +213,34 @@ def _stream(n, d, seed):
                                  random_state=seed).materialize()
 
 
+LASSO = L1Problem(_stream)      # problem A (module docstring)
+
+
+def _baseline(problem, d):
+    return np.zeros(d) if problem.baseline == "zero" else np.full(d, 1.0 / d)
+
+
 def run_sweeps(points, methods, eval_seeds, tuning_seeds, *, clip_factors=CLIP_FACTORS,
-               second=SECOND, n_threads=None, progress=None):
+               second=SECOND, n_threads=None, progress=None, problems=None):
     """Tune and run every method at every point ``(sweep, n, d, epsilon)``.
 
-    Returns ``(rows, chosen)``: one row per (point, method, evaluation seed) with the excess
-    loss, and the chosen configuration per (point, method) with its tuning loss.
+    ``problems`` maps a sweep to its :class:`L1Problem` (default :data:`LASSO`). Returns
+    ``(rows, chosen)``: one row per (point, method, evaluation seed) with the excess loss (the
+    trivial baseline included, as method "zero" or "uniform"), and the chosen configuration
+    per (point, method) with its tuning loss.
     """
     rows, chosen = [], {}
+    problems = {} if problems is None else problems
     for sweep, n, d, epsilon in points:
         meths = methods[sweep]
+        prob = problems.get(sweep, LASSO)
         tuning = {m: {c: [] for c in _configs(m, clip_factors, second)[0]} for m in meths}
         for seed in tuning_seeds:
-            stream = _stream(n, d, seed)
+            stream = prob.make(n, d, seed)
             for m in meths:
                 for cfg in tuning[m]:
                     tuning[m][cfg].append(stream.excess_loss(_run(m, stream, epsilon, *cfg,
-                                                                  seed, n_threads)))
+                                                                  seed, n_threads, prob)))
                     if progress:
                         progress()
             del stream
@@ -168,17 +251,21 @@ def run_sweeps(points, methods, eval_seeds, tuning_seeds, *, clip_factors=CLIP_F
                 "tuning_excess": float(np.mean(tuning[m][best]))}
             if m == "alg3":
                 chosen[(sweep, n, d, epsilon, m)]["n_phases"] = alg3_phases(
-                    n, d, epsilon, best[0], best[1])
+                    n, d, epsilon, best[0], best[1], lipschitz=prob.lipschitz,
+                    n_vertices=_vertices(prob, d))
+            if m == "ttz":
+                chosen[(sweep, n, d, epsilon, m)]["n_iter"] = _ttz_iters(n, epsilon, best[1])
         for seed in eval_seeds:
-            stream = _stream(n, d, seed)
+            stream = prob.make(n, d, seed)
             base = {"sweep": sweep, "n": n, "d": d, "epsilon": epsilon, "seed": seed}
-            rows.append({**base, "method": "zero", "excess": stream.excess_loss(np.zeros(d)),
+            rows.append({**base, "method": prob.baseline,
+                         "excess": stream.excess_loss(_baseline(prob, d)),
                          "time": 0.0, "config": ""})
             for m in meths:
                 cfg = chosen[(sweep, n, d, epsilon, m)]
                 kappa, value = cfg["clip_factor"], cfg[_configs(m, clip_factors, second)[1]]
                 t0 = time.perf_counter()
-                x = _run(m, stream, epsilon, kappa, value, seed, n_threads)
+                x = _run(m, stream, epsilon, kappa, value, seed, n_threads, prob)
                 rows.append({**base, "method": m, "excess": stream.excess_loss(x),
                              "time": time.perf_counter() - t0,
                              "config": f"kappa={kappa:g} {_configs(m, clip_factors, second)[1]}"
@@ -239,12 +326,27 @@ _THEORY = {  # predicted log-log slopes of the excess loss (note 004 sections 1,
 _VAR = {"d": 2, "crossover": 2, "n": 1, "epsilon": 3}
 
 
+def _table_row(summ, chosen, sweep, methods, point):
+    """``| n | d | epsilon | mean +- s.e. (chosen configuration) | ... |`` of one point."""
+    cells = []
+    for m in methods:
+        mu, se, _ = summ[(sweep, m, *point)]
+        cfg = chosen.get((sweep, *point, m))
+        extra = "" if cfg is None else " (" + ", ".join(
+            f"{k}={v:g}" for k, v in cfg.items() if k != "tuning_excess") + ")"
+        cells.append(f"{mu:.3g} +- {se:.1g}{extra}")
+    return "| " + " | ".join(str(v) for v in point) + " | " + " | ".join(cells) + " |"
+
+
 def report(rows, chosen, points):
     """The Markdown report: tables, chosen configurations, slopes, target factors, crossover."""
+    from .l1_problems import SWEEPS, report_problems
     summ = summarize(rows)
-    lines = ["Excess population loss ||x - x_true||^2 / 2, mean +- standard error over the "
-             "evaluation seeds; 'zero' is x = 0. Configurations tuned per point on separate "
-             "seeds (kappa: clip factor).", ""]
+    lines = []
+    if any(p[0] in _VAR for p in points):
+        lines += ["Excess population loss ||x - x_true||^2 / 2, mean +- standard error over "
+                  "the evaluation seeds; 'zero' is x = 0. Configurations tuned per point on "
+                  "separate seeds (kappa: clip factor).", ""]
     for sweep in ("d", "crossover", "n", "epsilon"):
         pts = [p for p in points if p[0] == sweep]
         if not pts:
@@ -256,14 +358,7 @@ def report(rows, chosen, points):
                   "| n | d | epsilon | " + " | ".join(methods) + " |",
                   "|---" * (3 + len(methods)) + "|"]
         for _, n, d, e in pts:
-            cells = []
-            for m in methods:
-                mu, se, _ = summ[(sweep, m, n, d, e)]
-                cfg = chosen.get((sweep, n, d, e, m))
-                extra = "" if cfg is None else " (" + ", ".join(
-                    f"{k}={v:g}" for k, v in cfg.items() if k != "tuning_excess") + ")"
-                cells.append(f"{mu:.3g} +- {se:.1g}{extra}")
-            lines.append(f"| {n} | {d} | {e} | " + " | ".join(cells) + " |")
+            lines.append(_table_row(summ, chosen, sweep, methods, (n, d, e)))
         idx = _VAR[sweep]
         var = "d" if sweep == "crossover" else sweep
         lines += ["", f"| method | fitted slope vs {var} | theory |", "|---|---|---|"]
@@ -302,6 +397,11 @@ def report(rows, chosen, points):
                          f"; predicted d ~ (n epsilon)^(2/3) = {(n * e) ** (2 / 3):.0f} "
                          f"(n={n}, epsilon={e}; constants and log factors unknown).")
             lines.append("")
+    if any(p[0] in SWEEPS for p in points):
+        lines += ["Problems B, C, D (sweep 'problems'): excess population loss, mean +- "
+                  "standard error over the evaluation seeds; 'zero' is x = 0, 'uniform' x = 1/d. "
+                  "Configurations tuned per point on separate seeds (kappa: clip factor).", "",
+                  report_problems(rows, chosen, points)]
     return "\n".join(lines)
 
 
@@ -370,7 +470,9 @@ def grid(full):
         eval_seeds, tuning_seeds = [0, 1, 2], [1000]
     methods = {"d": ("alg3", "dp_sgd_proj"), "crossover": ("alg2", "alg3"),
                "n": ("alg3", "dp_sgd_proj"), "epsilon": ("alg3", "dp_sgd_proj")}
-    return points, methods, eval_seeds, tuning_seeds
+    from .l1_problems import grid as problem_grid
+    more_points, more_methods = problem_grid(full)
+    return points + more_points, {**methods, **more_methods}, eval_seeds, tuning_seeds
 
 
 def _count_runs(points, methods, eval_seeds, tuning_seeds):
@@ -386,16 +488,20 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m dpsco_core reproduce l1")
     parser.add_argument("--full", action="store_true",
                         help="the issue's grid: d = 10 .. 1e5 at n = 1e5, n = 1e3 .. 1e6, "
-                             "10 seeds (~40 min)")
+                             "10 seeds (~40 min; problems B, C, D: ~15 min more)")
     parser.add_argument("--out", default="l1_results", help="output directory")
     parser.add_argument("--threads", type=int, default=None,
                         help="kernel threads (default: all cores; results do not depend on it)")
-    parser.add_argument("--only", nargs="+", choices=("d", "crossover", "n", "epsilon"),
-                        help="run only these sweeps (same seeds, hence the same numbers)")
+    parser.add_argument("--only", nargs="+",
+                        choices=("d", "crossover", "n", "epsilon", "problems"),
+                        help="run only these sweeps (same seeds, hence the same numbers); "
+                             "'problems': problems B, C, D (module l1_problems)")
     args = parser.parse_args(argv)
+    from .l1_problems import PROBLEMS
     points, methods, eval_seeds, tuning_seeds = grid(args.full)
     if args.only:
-        points = [p for p in points if p[0] in args.only]
+        points = [p for p in points
+                  if (p[0] in args.only) or (p[0] in PROBLEMS and "problems" in args.only)]
     os.makedirs(args.out, exist_ok=True)
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -403,7 +509,8 @@ def main(argv=None):
         with Progress(_count_runs(points, methods, eval_seeds, tuning_seeds),
                       "reproduce l1") as bar:
             rows, chosen = run_sweeps(points, methods, eval_seeds, tuning_seeds,
-                                      n_threads=args.threads, progress=bar.advance)
+                                      n_threads=args.threads, progress=bar.advance,
+                                      problems=PROBLEMS)
     with open(os.path.join(args.out, "l1.csv"), "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()

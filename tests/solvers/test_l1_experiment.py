@@ -40,3 +40,39 @@ def test_fit_slope_and_crossover():
     # first method below the second until between d = 10 and 100, equal logs at sqrt(1000)
     assert abs(l1.crossover([1, 10, 100], [1, 1, 100], [2, 10, 10]) - 10 ** 1.5) < 1e-9
     assert l1.crossover([1, 10], [1, 1], [2, 2]) is None
+
+
+def test_problems_sweep_tiny():
+    from dpsco_core.experiments import l1_problems as lp
+    points = [(p, 1000, d, 1.0) for d in (8, 20) for p in lp.SWEEPS]
+    second = {"alg3": ("phase_offset", (0,)), "dp_sgd_proj": ("step_factor", (1.0,)),
+              "alg2": ("reg_constant", (16.0,)), "ttz": ("iter_factor", (1 / 16, 1 / 4))}
+    rows, chosen = l1.run_sweeps(points, lp.METHODS, [0, 1], [7], clip_factors=(0.5,),
+                                 second=second, problems=lp.PROBLEMS)
+    assert len(rows) == 2 * 2 * (5 + 4 + 3) and all(r["excess"] >= 0 for r in rows)
+    assert {r["method"] for r in rows if r["sweep"] == "simplex"} == {"alg3", "ttz", "uniform"}
+    assert chosen[("logistic", 1000, 8, 1.0, "ttz")]["n_iter"] in (6, 25)
+    text = l1.report(rows, chosen, points)
+    assert "problem B: logistic" in text and "problem D" in text and "sweep over" not in text
+
+
+def test_problem_excess_is_zero_at_x_true_and_matches_closed_forms():
+    from dpsco_core.experiments import l1_problems as lp
+    for name, prob in lp.PROBLEMS.items():
+        data = prob.make(500, 30, 3)
+        assert data.excess_loss(data.x_true) == 0.0
+        assert data.excess_loss(l1._baseline(prob, 30)) > 0.0
+        X, y = data.rows(np.arange(500))
+        assert data.dense().n_samples == 500 and np.array_equal(data.dense().y, y)
+    simplex = lp.PROBLEMS["simplex"].make(500, 30, 3)
+    assert np.all(simplex.x_true >= 0) and abs(simplex.x_true.sum() - 1.0) < 1e-12
+    X, y = simplex.rows(np.arange(500))
+    lasso = l1._stream(500, 30, 3)
+    # same noise as problem A: y - <a, x_true> is A's xi
+    assert np.allclose(y - X @ simplex.x_true, lasso.rows(np.arange(500))[1]
+                       - X @ lasso.x_true, atol=1e-12)
+    # C: the held-out excess of a small shift t e_j is t^2 (the Huber branch |t| <= 1/2)
+    absolute = lp.PROBLEMS["absolute"].make(500, 30, 3)
+    x = absolute.x_true.copy()
+    x[0] += 0.1
+    assert abs(absolute.excess_loss(x) - 0.01) < 1e-6
