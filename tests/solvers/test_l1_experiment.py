@@ -1,6 +1,7 @@
 """The l1 reproduction's plumbing on a tiny grid (the science runs in ``reproduce l1``)."""
 
 import numpy as np
+import pytest
 
 from dpsco_core.experiments import l1
 
@@ -42,6 +43,7 @@ def test_fit_slope_and_crossover():
     assert l1.crossover([1, 10], [1, 1], [2, 2]) is None
 
 
+@pytest.mark.filterwarnings("ignore::dpsco_core.exceptions.OrderGridWarning")  # tiny n
 def test_problems_sweep_tiny():
     from dpsco_core.experiments import l1_problems as lp
     points = [(p, 1000, d, 1.0) for d in (8, 20) for p in lp.SWEEPS]
