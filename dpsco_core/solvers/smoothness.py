@@ -9,8 +9,9 @@ For a linear model the per-sample coordinate smoothness is :math:`M_j^{(i)} = s_
     \hat M_j = \frac1n \sum_i \min(M_j^{(i)}, b_j) + \mathrm{Lap}\Big(\frac{p\, b_j}{n\,\varepsilon'}\Big),
     \qquad j = 1, \dots, p,
 
-followed by the floor :math:`\hat M_j \leftarrow \max(\hat M_j,\ b_j / n,\ c\, p b_j / (n
-\varepsilon'))`, :math:`c` = ``floor_scales`` (default 3) Laplace scales. The floor is
+followed by the floor :math:`\hat M_j \leftarrow \max(\hat M_j,\ b_j / n,\ c\, \lambda_j)`, with
+:math:`\lambda_j` the scale of the Laplace noise drawn (:math:`p b_j / (n \varepsilon')`, twice
+that with ``conservative=True``) and :math:`c` = ``floor_scales`` (default 3). The floor is
 post-processing and does not change the guarantee; the paper does not say how it handles small
 or non-positive estimates (note 002 section 3.4). Why :math:`c` noise scales and not only
 :math:`b_j / n`: DP-CD steps by :math:`1 / \hat M_j`, so an estimate pushed far below the true
