@@ -49,7 +49,7 @@ r"""ReSQue evaluation: ``python -m dpsco_core reproduce resque-parallel [--full]
 Outputs in ``--out``: ``resque.csv`` (one row per estimator ratio and per method and cell),
 ``resque.md`` (tables and fitted slopes next to Table I) and, with matplotlib,
 ``estimator.png`` and ``depth.png``. The default grid takes a few minutes on 2 cores;
-``--full`` (d up to 256, smaller ε, the benign problems at every d) about 20.
+``--full`` (d up to 256, smaller ε, the benign problems at every d) about 13 (at load 4 to 5).
 """
 
 import argparse
@@ -295,7 +295,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m dpsco_core reproduce resque-parallel",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="resque-out", help="output directory")
-    parser.add_argument("--full", action="store_true", help="the issue's grid (~20 min)")
+    parser.add_argument("--full", action="store_true", help="the issue's grid (~13 min)")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long grid (tests)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
