@@ -31,6 +31,16 @@ class DivergenceWarning(DPSCOWarning):
     """
 
 
+class PrivacyLeakWarning(DPSCOWarning):
+    """A quantity read from the private data is used or released without being accounted.
+
+    Examples: a clip threshold, step size, smoothness or Lipschitz constant computed from the
+    data; a label set read from ``y``; a non-private diagnostic kept on a fitted estimator. The
+    reported epsilon then holds only conditionally (``PrivacyReport.unconditional`` is False).
+    Pass the quantity as a public argument, or use the private variant, to silence it.
+    """
+
+
 class PrivacyBudgetError(ValueError):
     """A requested privacy budget cannot be met with the given parameters."""
 

@@ -70,6 +70,10 @@ class PrivacyReport:
         The event tree the report was computed from.
     orders : tuple of float or None
         The Renyi orders used (None: the default grid).
+    conditions : tuple of str
+        Facts about *this run* that make the guarantee conditional: constants read from the
+        private data and not accounted, non-private diagnostics released beside the output.
+        Empty for an unconditional guarantee (see :attr:`unconditional`).
     """
 
     epsilon: float
@@ -84,6 +88,12 @@ class PrivacyReport:
     assumptions: Tuple[str, ...] = DEFAULT_ASSUMPTIONS
     event: Optional[DpEvent] = None
     orders: Optional[Tuple[float, ...]] = None
+    conditions: Tuple[str, ...] = ()
+
+    @property
+    def unconditional(self):
+        """True when the (epsilon, delta) guarantee rests on no data-dependent condition."""
+        return not self.conditions
 
     def __post_init__(self):
         split = dict(self.budget_split)
@@ -98,13 +108,15 @@ class PrivacyReport:
         object.__setattr__(self, "mechanisms", tuple(self.mechanisms))
         object.__setattr__(self, "noise_multipliers", tuple(self.noise_multipliers))
         object.__setattr__(self, "assumptions", tuple(self.assumptions))
+        object.__setattr__(self, "conditions", tuple(self.conditions))
         if self.orders is not None:
             object.__setattr__(self, "orders", tuple(float(a) for a in self.orders))
 
     @classmethod
     def from_event(cls, event, *, delta, accountant="rdp",
                    neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE, orders=None,
-                   conversion="improved", budget_split=None, assumptions=DEFAULT_ASSUMPTIONS):
+                   conversion="improved", budget_split=None, assumptions=DEFAULT_ASSUMPTIONS,
+                   conditions=()):
         """Build the report of ``event`` by running an accountant over it.
 
         Parameters
@@ -123,6 +135,8 @@ class PrivacyReport:
             RDP -> DP conversion (ignored by basic composition).
         budget_split : mapping of str to float, optional
         assumptions : tuple of str, default=DEFAULT_ASSUMPTIONS
+        conditions : tuple of str, default=()
+            Data-dependent conditions of this run (see the class docstring).
 
         Returns
         -------
@@ -158,7 +172,7 @@ class PrivacyReport:
             neighboring_relation=neighboring_relation, mechanisms=mechanisms,
             accountant=accountant, conversion=conversion_name, noise_multipliers=multipliers,
             releases=releases, budget_split=budget_split or {}, assumptions=assumptions,
-            event=event, orders=used_orders)
+            event=event, orders=used_orders, conditions=tuple(conditions))
 
     def __reduce__(self):
         # The read-only mapping cannot be pickled; rebuild from a plain dict instead.

@@ -54,7 +54,7 @@ def check_privacy_budget(epsilon, delta):
 
 
 def report_from_event(event, *, delta, relation, budget_split, assumptions, target_epsilon,
-                      extra_orders=(), conversion="mironov"):
+                      extra_orders=(), conversion="mironov", conditions=()):
     """Run the RDP accountant over ``event`` and check the result against the target.
 
     The Renyi order grid is dp-accounting's default plus ``extra_orders`` (for example the
@@ -73,7 +73,8 @@ def report_from_event(event, *, delta, relation, budget_split, assumptions, targ
     report = PrivacyReport.from_event(event, delta=delta, accountant="rdp",
                                       neighboring_relation=relation, orders=orders,
                                       conversion=conversion, budget_split=budget_split,
-                                      assumptions=tuple(DEFAULT_ASSUMPTIONS) + tuple(assumptions))
+                                      assumptions=tuple(DEFAULT_ASSUMPTIONS) + tuple(assumptions),
+                                      conditions=tuple(conditions))
     if math.isfinite(target_epsilon) and report.epsilon > target_epsilon:
         raise RuntimeError(f"privacy calibration error: the accountant gives epsilon="
                            f"{report.epsilon!r} > target {target_epsilon!r}.")
