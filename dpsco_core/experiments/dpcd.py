@@ -20,9 +20,13 @@ Protocol (appendix G.1), with our choices where the paper is silent (printed by 
 - Algorithms: DP-CD, DP-CD with private smoothness constants (imbalanced problems: 10% of
   epsilon, Laplace, bounds "twice the max", section 5.2), proximal DP-SGD (Poisson sampling,
   expected batch 256, step gamma / beta).
-- Neighbouring relation: **add/remove-one for all three** (the Poisson-subsampled Gaussian
-  analysis of DP-SGD is for add/remove; DP-CD then has sensitivity C_j / n with n public,
-  half its replace-one sensitivity, so our DP-CD has half the paper's noise scale).
+- Neighbouring relation: **zero-out** for DP-CD, DP-CD-priv-cst and DP-SGD (one record
+  replaced by a record that contributes nothing; the dataset's own n stays public, so both
+  DP-CD's analysis, sensitivity C_j / n, and the Poisson-subsampled Gaussian analysis of DP-SGD,
+  sensitivity C, hold as they are), and **DP-CD-replace-one**: DP-CD under the paper's
+  replace-one relation (sensitivity 2 C_j / n, the paper's noise), tuned on its own grid.
+  Before issue 15 all three ran under add/remove-one with the private n as normaliser, which
+  gave DP-CD half the noise its guarantee needs.
 - Grids: passes {2, 5, 10, 20, 50}; steps (DP-CD [1e-2, 10], DP-SGD [1e-6, 1], log-spaced)
   x clips ([1e-3, 1e6], log-spaced): 10 x 100 with ``--full``, 8 x 28 by default;
   5 seeds per configuration for selection (3 reduced); the configuration with the lowest mean
@@ -51,11 +55,14 @@ from ..problems import Problem
 from ._progress import Progress
 
 PASSES = (2, 5, 10, 20, 50)
-RELATION = "add_or_remove_one"
+#: The neighbouring relation of each algorithm (module docstring).
+RELATIONS = {"DP-CD": "zero_out", "DP-CD-priv-cst": "zero_out", "DP-SGD": "zero_out",
+             "DP-CD-replace-one": "replace_one"}
 SGD_BATCH = 256
-ALGORITHMS = ("DP-CD", "DP-CD-priv-cst", "DP-SGD")
-COLOURS = {"DP-CD": "tab:blue", "DP-CD-priv-cst": "tab:green", "DP-SGD": "tab:orange"}
-MARKERS = {"DP-CD": "o", "DP-CD-priv-cst": "s", "DP-SGD": "^"}
+ALGORITHMS = ("DP-CD", "DP-CD-replace-one", "DP-CD-priv-cst", "DP-SGD")
+COLOURS = {"DP-CD": "tab:blue", "DP-CD-replace-one": "tab:purple", "DP-CD-priv-cst": "tab:green",
+           "DP-SGD": "tab:orange"}
+MARKERS = {"DP-CD": "o", "DP-CD-replace-one": "D", "DP-CD-priv-cst": "s", "DP-SGD": "^"}
 
 # Table 2 of the paper: mean (and +-) relative error per pass count {2, 5, 10, 20, 50}.
 PAPER_TABLE2 = {
@@ -204,12 +211,13 @@ def _relative(setting, objective):
 
 # -- runners -------------------------------------------------------------------------------
 
-def _cd_grid(setting, passes, steps, clips, n_seeds, seed, threads, smoothness="exact"):
+def _cd_grid(setting, passes, steps, clips, n_seeds, seed, threads, smoothness="exact",
+             relation=RELATIONS["DP-CD"]):
     from ..solvers.dp_cd import dp_cd_grid
     start = time.perf_counter()
     grid = dp_cd_grid(setting.problem, epsilon=setting.epsilon, delta=setting.delta,
                       passes=passes, steps=steps, clips=clips, n_seeds=n_seeds, average=False,
-                      smoothness=smoothness, neighboring_relation=RELATION, random_state=seed,
+                      smoothness=smoothness, neighboring_relation=relation, random_state=seed,
                       n_threads=threads)
     per_run = (time.perf_counter() - start) / grid.objective.size
     return _relative(setting, grid.objective), per_run
@@ -220,18 +228,24 @@ def _priv_cst_run(setting, passes, step, clip, seed, history=False):
     start = time.perf_counter()
     res = dp_cd(setting.problem, epsilon=setting.epsilon, delta=setting.delta, passes=passes,
                 step=step, clip=clip, average=False, smoothness="private",
-                neighboring_relation=RELATION, random_state=seed, record_history=history)
+                neighboring_relation=RELATIONS["DP-CD-priv-cst"], random_state=seed,
+                record_history=history)
     elapsed = time.perf_counter() - start
     return res, elapsed
 
 
-def _cd_run(setting, passes, step, clip, seed, history=False):
+def _cd_run(setting, passes, step, clip, seed, history=False, relation=RELATIONS["DP-CD"]):
     from ..solvers.dp_cd import dp_cd
     start = time.perf_counter()
     res = dp_cd(setting.problem, epsilon=setting.epsilon, delta=setting.delta, passes=passes,
-                step=step, clip=clip, average=False, neighboring_relation=RELATION,
+                step=step, clip=clip, average=False, neighboring_relation=relation,
                 random_state=seed, record_history=history)
     return res, time.perf_counter() - start
+
+
+def _cd_replace_one_run(setting, passes, step, clip, seed, history=False):
+    return _cd_run(setting, passes, step, clip, seed, history,
+                   relation=RELATIONS["DP-CD-replace-one"])
 
 
 def _sgd_run(setting, passes, step, clip, seed, history=False):
@@ -239,12 +253,14 @@ def _sgd_run(setting, passes, step, clip, seed, history=False):
     start = time.perf_counter()
     res = dp_sgd(setting.problem, epsilon=setting.epsilon, delta=setting.delta, passes=passes,
                  batch_size=min(SGD_BATCH, setting.problem.n_samples), step=step, clip=clip,
-                 neighboring_relation=RELATION, random_state=seed, record_history=history,
+                 neighboring_relation=RELATIONS["DP-SGD"], random_state=seed,
+                 record_history=history,
                  n_threads=1)
     return res, time.perf_counter() - start
 
 
-RUNNERS = {"DP-CD": _cd_run, "DP-CD-priv-cst": _priv_cst_run, "DP-SGD": _sgd_run}
+RUNNERS = {"DP-CD": _cd_run, "DP-CD-replace-one": _cd_replace_one_run,
+           "DP-CD-priv-cst": _priv_cst_run, "DP-SGD": _sgd_run}
 
 
 def _seed(*parts):
@@ -267,12 +283,13 @@ def tune(setting, algorithm, grid, threads, writer, bar):
     steps = grid.sgd_steps if algorithm == "DP-SGD" else grid.cd_steps
     best = {}
     for passes in grid.passes:
-        if algorithm in ("DP-CD", "DP-CD-priv-cst"):
-            # Both DP-CD variants run through the grid kernel (the private one with a Laplace
+        if algorithm != "DP-SGD":
+            # The DP-CD variants run through the grid kernel (the private one with a Laplace
             # release of the smoothness constants per run, from the run's own stream).
             rel, per_run = _cd_grid(setting, passes, steps, grid.clips, grid.tune_seeds,
                                     _seed(setting.key, algorithm, passes), threads,
-                                    "private" if algorithm == "DP-CD-priv-cst" else "exact")
+                                    "private" if algorithm == "DP-CD-priv-cst" else "exact",
+                                    RELATIONS[algorithm])
             # rel has shape (n_steps, n_clips, n_seeds)
             for i, step in enumerate(steps):
                 for j, clip in enumerate(grid.clips):
@@ -348,7 +365,10 @@ def write_table2(path, settings, results, grid):
                                              for p in grid.passes) + " |"
     lines = ["# Table 2: relative error to the non-private optimum (mean ± std over the "
              "tuning seeds of the best configuration, last iterate)", "",
-             f"Relation: {RELATION.replace('_', '-')} for every algorithm; hyperparameters "
+             "Relations: " + ", ".join(f"{alg} {rel.replace('_', '-')}"
+                                       for alg, rel in RELATIONS.items())
+             + ". The paper's DP-CD values (replace-one) are shown beside both DP-CD rows; "
+             "hyperparameters "
              "selected on the non-private objective (not covered by the privacy guarantee). "
              "Lowest of our row in bold.", "",
              head, "|---|---|" + "---|---|" * len(grid.passes)]
@@ -363,7 +383,7 @@ def write_table2(path, settings, results, grid):
             for idx, p in enumerate(grid.passes):
                 cell = _fmt(best[p]["mean"], best[p]["std"])
                 cell = f"**{cell}**" if idx == low else cell
-                paper = PAPER_TABLE2.get((s.key, alg))
+                paper = PAPER_TABLE2.get((s.key, "DP-CD" if alg.startswith("DP-CD-r") else alg))
                 paper_cell = _fmt(*paper[PASSES.index(p)]) if paper and p in PASSES else "-"
                 cells += [cell, paper_cell]
             title = f"{s.title}, ε={s.epsilon:g}"
@@ -466,8 +486,14 @@ def summary_lines(settings, results):
         cd_best = min(v["mean"] for v in cd["best"].values())
         sgd_best = min(v["mean"] for v in sgd["best"].values())
         ratio = sgd_best / cd_best if cd_best > 0 else float("inf")
-        lines.append(f"- {s.title}: best DP-CD {cd_best:.4g}, best DP-SGD {sgd_best:.4g}, "
-                     f"DP-SGD / DP-CD = {ratio:.3g}x")
+        line = (f"- {s.title}: best DP-CD (zero-out) {cd_best:.4g}, best DP-SGD (zero-out) "
+                f"{sgd_best:.4g}, DP-SGD / DP-CD = {ratio:.3g}x")
+        cd_r1 = results.get((s.key, "DP-CD-replace-one"))
+        if cd_r1:
+            r1_best = min(v["mean"] for v in cd_r1["best"].values())
+            line += (f"; best DP-CD (replace-one) {r1_best:.4g}, DP-SGD / DP-CD (replace-one) = "
+                     f"{(sgd_best / r1_best if r1_best > 0 else float('inf')):.3g}x")
+        lines.append(line)
     return lines
 
 

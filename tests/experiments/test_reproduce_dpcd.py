@@ -21,12 +21,17 @@ def test_reproduce_dpcd_smoke(tmp_path, capsys):
     with open(out / "runs.csv") as fh:
         rows = list(csv.DictReader(fh))
     algorithms = {(r["problem"], r["algorithm"]) for r in rows}
-    assert algorithms == {("california_raw", "DP-CD"), ("california_raw", "DP-CD-priv-cst"),
-                          ("california_raw", "DP-SGD"), ("electricity_std", "DP-CD"),
+    assert algorithms == {("california_raw", "DP-CD"), ("california_raw", "DP-CD-replace-one"),
+                          ("california_raw", "DP-CD-priv-cst"), ("california_raw", "DP-SGD"),
+                          ("electricity_std", "DP-CD"), ("electricity_std", "DP-CD-replace-one"),
                           ("electricity_std", "DP-SGD")}
     assert all(float(r["relative_error"]) >= -1e-9 for r in rows)
     table2 = (out / "table2.md").read_text()
     assert "| California (imbalanced), ε=1 | DP-CD |" in table2 and "0.1708" in table2
+    assert "| California (imbalanced), ε=1 | DP-CD-replace-one |" in table2
+    # the experiment states each algorithm's neighbouring relation
+    assert "DP-CD zero-out" in table2 and "DP-CD-replace-one replace-one" in table2
+    assert "DP-SGD zero-out" in table2
     assert "(paper)" in (out / "table3.md").read_text()
     for name in ("figure1.png", "figure2.png", "figure3.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
