@@ -6,8 +6,11 @@ What it computes (note 002, sections 2, 2.1 and 9): ``n_outer`` outer iterations
 ``n_inner`` post-update iterates (``average=True``, line 9 of Algorithm 1, lazy O(1) per update,
 note 9.3) or at the last iterate. One update, on coordinate j:
 
-    g_j  = (1/n) sum_i clip(x_ij * l'(z_i, y_i), clip[j]) + noise_scale[j] * N(0, 1)
+    g_j  = (1/m) sum_i clip(x_ij * l'(z_i, y_i), clip[j]) + noise_scale[j] * N(0, 1)
     w_j <- prox_{step[j] psi_j}(w_j - step[j] * g_j)
+
+where m is ``normaliser``: the dataset's n by default, a public record count under the
+add/remove-one relation (the caller passes it; see ``dpsco_core.solvers._common.normaliser``).
 
 with ``clip(v, c) = max(-c, min(c, v))`` and the margins ``z = X w`` cached and updated in O(n)
 (O(nnz of the column) for CSC) after each change of w_j; they are recomputed from scratch at
@@ -64,6 +67,7 @@ cdef struct Settings:
     bint average
     bint cyclic
     Py_ssize_t update_offset   # global index of the first update (cyclic selection)
+    double normaliser          # m: the clipped sum is divided by it
 
 
 cdef inline double _clip_term(double term, double c, Py_ssize_t *n_clipped) noexcept nogil:
@@ -213,7 +217,7 @@ cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *
     """All outer iterations of one run; returns the number of clipped per-sample terms."""
     cdef Py_ssize_t t, k, i, j, idx, n_clipped = 0, update = s.update_offset
     cdef double acc, g, w_new, delta
-    cdef double inv_n = 1.0 / s.n
+    cdef double inv_n = 1.0 / s.normaliser
     cdef const double *col
     for t in range(s.n_outer):
         _margins(data, indices, indptr, coef, s, z)
@@ -263,7 +267,7 @@ cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *
 cdef Settings _settings(Py_ssize_t n, Py_ssize_t p, int loss_kind, double loss_param,
                         int penalty_kind, double penalty_p1, double penalty_p2,
                         Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
-                        Py_ssize_t update_offset) except *:
+                        Py_ssize_t update_offset, object normaliser) except *:
     if n < 1 or p < 1:
         raise ValueError(f"X must have at least one row and one column; got ({n}, {p})")
     if n_outer < 0 or n_inner < 1:
@@ -281,6 +285,9 @@ cdef Settings _settings(Py_ssize_t n, Py_ssize_t p, int loss_kind, double loss_p
     s.average = average
     s.cyclic = cyclic
     s.update_offset = update_offset
+    s.normaliser = <double> n if normaliser is None else <double> normaliser
+    if not 0.0 < s.normaliser < float("inf"):
+        raise ValueError(f"normaliser must be in (0, inf); got {normaliser!r}")
     return s
 
 
@@ -312,14 +319,16 @@ def cd_dense(const double[::1, :] X,       # IN  (n, p) Fortran-ordered
              Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
              Py_ssize_t update_offset,
              object bit_generator,         # one numpy BitGenerator, advanced in place
-             double[::1] margin_out):      # OUT (n,) scratch: the margins X @ coef at the end
+             double[::1] margin_out,       # OUT (n,) scratch: the margins X @ coef at the end
+             object normaliser=None):      # m > 0 dividing the clipped sum (None: n)
     """Run DP-CD on dense data; ``coef`` is updated in place. Returns the clipped-term count.
 
     ``margin_out`` holds X @ coef of the last iterate before averaging (a scratch buffer).
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
     cdef Settings s = _settings(n, p, loss_kind, loss_param, penalty_kind, penalty_p1,
-                                penalty_p2, n_outer, n_inner, average, cyclic, update_offset)
+                                penalty_p2, n_outer, n_inner, average, cyclic, update_offset,
+                                normaliser)
     _check_vectors(n, p, y, step, clip, noise_scale, coef)
     if margin_out.shape[0] != n:
         raise ValueError(f"margin_out has length {margin_out.shape[0]}, X has {n} rows")
@@ -351,11 +360,13 @@ def cd_csc(const double[::1] data,         # IN  (nnz,) CSC values
            double[::1] coef,               # IN/OUT (p,)
            Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
            Py_ssize_t update_offset, object bit_generator,
-           double[::1] margin_out):        # OUT (n,)
+           double[::1] margin_out,         # OUT (n,)
+           object normaliser=None):        # m > 0 (None: n_rows)
     """Run DP-CD on CSC data (sorted or unsorted indices, no duplicates); see ``cd_dense``."""
     cdef Py_ssize_t p = indptr.shape[0] - 1
     cdef Settings s = _settings(n_rows, p, loss_kind, loss_param, penalty_kind, penalty_p1,
-                                penalty_p2, n_outer, n_inner, average, cyclic, update_offset)
+                                penalty_p2, n_outer, n_inner, average, cyclic, update_offset,
+                                normaliser)
     _check_csc(n_rows, p, data.shape[0], indices.shape[0], indptr.shape[0])
     _check_vectors(n_rows, p, y, step, clip, noise_scale, coef)
     if margin_out.shape[0] != n_rows:
@@ -419,11 +430,12 @@ def cd_grid_dense(const double[::1, :] X, const double[::1] y,
                   Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
                   object bit_generators,             # IN  R generators, one per run
                   int64_t[::1] n_clipped_out,        # OUT (R,)
-                  int n_threads):
+                  int n_threads,
+                  object normaliser=None):           # m > 0 (None: n)
     """R independent DP-CD runs on dense data, in parallel over runs (see ``cd_dense``)."""
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1], n_runs = coef.shape[0]
     cdef Settings s = _settings(n, p, loss_kind, loss_param, penalty_kind, penalty_p1,
-                                penalty_p2, n_outer, n_inner, average, cyclic, 0)
+                                penalty_p2, n_outer, n_inner, average, cyclic, 0, normaliser)
     _check_grid(n, p, n_runs, y, step, clip, noise_scale, coef, n_clipped_out)
     if n_runs == 0:
         return
@@ -446,11 +458,12 @@ def cd_grid_csc(const double[::1] data, const index_t[::1] indices, const index_
                 const double[:, ::1] step, const double[:, ::1] clip,
                 const double[:, ::1] noise_scale, double[:, ::1] coef,
                 Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
-                object bit_generators, int64_t[::1] n_clipped_out, int n_threads):
+                object bit_generators, int64_t[::1] n_clipped_out, int n_threads,
+                object normaliser=None):
     """R independent DP-CD runs on CSC data, in parallel over runs (see ``cd_csc``)."""
     cdef Py_ssize_t p = indptr.shape[0] - 1, n_runs = coef.shape[0]
     cdef Settings s = _settings(n_rows, p, loss_kind, loss_param, penalty_kind, penalty_p1,
-                                penalty_p2, n_outer, n_inner, average, cyclic, 0)
+                                penalty_p2, n_outer, n_inner, average, cyclic, 0, normaliser)
     _check_csc(n_rows, p, data.shape[0], indices.shape[0], indptr.shape[0])
     _check_grid(n_rows, p, n_runs, y, step, clip, noise_scale, coef, n_clipped_out)
     if n_runs == 0:

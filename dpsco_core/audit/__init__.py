@@ -7,14 +7,17 @@
 * :mod:`~dpsco_core.audit.solver_cases`: the same for the solvers (DP-CD updates, DP-SGD
   steps, a vr_frank_wolfe leaf), calibrated by the solver itself and replayed through
   its kernel.
+* :mod:`~dpsco_core.audit.neighbour_cases`: black-box audits of ``dp_cd`` and ``dp_sgd``
+  under each neighbouring relation with an outlier neighbour, through the public solvers.
 """
 
 from ._core import (AuditResult, audit, clopper_pearson_upper, epsilon_lower_bound,
                     sampler_from_mechanism)
 from .cases import AuditCase, gaussian_case, laplace_case, report_noisy_max_case, run_case
+from .neighbour_cases import dp_cd_relation_case, dp_sgd_relation_case
 from .solver_cases import dp_cd_case, dp_sgd_case, vr_frank_wolfe_leaf_case
 
 __all__ = ["AuditResult", "audit", "clopper_pearson_upper", "epsilon_lower_bound",
            "sampler_from_mechanism", "AuditCase", "run_case", "gaussian_case", "laplace_case",
            "report_noisy_max_case", "dp_cd_case", "dp_sgd_case",
-           "vr_frank_wolfe_leaf_case"]
+           "vr_frank_wolfe_leaf_case", "dp_cd_relation_case", "dp_sgd_relation_case"]

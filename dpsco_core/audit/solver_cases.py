@@ -150,19 +150,21 @@ def dp_cd_case(*, epsilon, delta, n_updates=1, n_features=2, noise_factor=1.0, c
 
 def dp_sgd_case(*, epsilon, delta, sample_rate, passes, clip=1.0, noise_factor=1.0,
                 clipping=True):
-    r"""DP-SGD with Poisson sampling (add/remove-one): the canary inserted or removed.
+    r"""DP-SGD with Poisson sampling (zero-out): the canary present or zeroed.
 
     The solver ``dp_sgd`` is run once on the canary dataset (the canary
     :math:`x = 1, y = -` :data:`CANARY_LABEL` and 15 zero records) with
-    ``sample_rate``, ``passes``, ``clip`` and ``neighboring_relation="add_or_remove_one"``;
+    ``sample_rate``, ``passes``, ``clip`` and ``neighboring_relation="zero_out"`` (the
+    "absent" input below is the zero record, and the normalisation replayed is the solver's
+    ``q n`` with n public; the add/remove-one version, with ``public_n``, is audited black-box
+    in :mod:`~dpsco_core.audit.neighbour_cases`);
     its ``stats`` give the noise scale (absolute, on the clipped sum), the step, the
     normalisation ``q n`` and the number of steps, and its report the claimed guarantee.
 
     Batched sampler: one call of the kernel ``_batch.sgd_csr`` runs ``k`` independent trials
     at once on the CSR identity (row r is the canary of coordinate r: ``x_r = e_r``,
-    ``y_r = -CANARY_LABEL``) for the input "present", or on ``k`` empty rows (gradient 0: a
-    record that contributes nothing, distributed as an absent one since the normalisation
-    ``q n`` is a public constant) for "absent". Row r enters each Poisson batch
+    ``y_r = -CANARY_LABEL``) for the input "present", or on ``k`` empty rows (gradient 0: the
+    zero record of the zero-out relation) for "absent". Row r enters each Poisson batch
     independently with probability q, and coordinate r depends only on row r and on its own
     noise draws (the loss, the clipping by the row norm and the penalty-free prox are all
     coordinate-wise for these rows), so the coordinates are ``k`` independent runs of the
@@ -181,7 +183,7 @@ def dp_sgd_case(*, epsilon, delta, sample_rate, passes, clip=1.0, noise_factor=1
     problem = Problem(X, y, loss="squared")
     result = solvers.dp_sgd(problem, epsilon=epsilon, delta=delta, passes=passes,
                             sample_rate=sample_rate, clip=clip,
-                            neighboring_relation="add_or_remove_one", random_state=0,
+                            neighboring_relation="zero_out", random_state=0,
                             record_history=False)
     stats = result.stats
     noise_scale, clip_used = _broken(stats["noise_scale"], noise_factor, clipping, clip)

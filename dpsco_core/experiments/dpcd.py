@@ -497,7 +497,7 @@ def summary_lines(settings, results):
     return lines
 
 
-def run(out, grid_kind="reduced", threads=None, problems=None, stream=None):
+def run(out, grid_kind="reduced", threads=None, problems=None, stream=None, algorithms=None):
     from .._config import effective_n_threads
 
     threads = effective_n_threads(threads)
@@ -511,10 +511,14 @@ def run(out, grid_kind="reduced", threads=None, problems=None, stream=None):
     for s in settings:
         print(f"  {s.key}: n = {s.problem.n_samples}, p = {s.problem.n_features}, epsilon = "
               f"{s.epsilon:g}, delta = 1/n^2, {s.rule}, F* = {s.optimum:.8g}", flush=True)
+    wanted = ALGORITHMS if algorithms is None else tuple(algorithms)
+    unknown = sorted(set(wanted) - set(ALGORITHMS))
+    if unknown:
+        raise ValueError(f"unknown algorithms {unknown}; choose from {list(ALGORITHMS)}")
     plan = []
     for s in settings:
         for alg in ALGORITHMS:
-            if alg == "DP-CD-priv-cst" and not s.imbalanced:
+            if alg not in wanted or (alg == "DP-CD-priv-cst" and not s.imbalanced):
                 continue
             n_steps = len(grid.sgd_steps if alg == "DP-SGD" else grid.cd_steps)
             runs = n_steps * len(grid.clips) * grid.tune_seeds + grid.final_seeds
@@ -592,6 +596,10 @@ def main(argv=None):
     parser.add_argument("--problems", nargs="*", default=None,
                         help="subset of: electricity_raw electricity_std california_raw "
                              "california_std sparse_lasso")
+    parser.add_argument("--algorithms", nargs="*", default=None,
+                        help="subset of: " + " ".join(ALGORITHMS) + " (each algorithm's runs "
+                             "have their own seeds, so a subset reproduces its rows of the "
+                             "full run)")
     args = parser.parse_args(argv)
     kind = "smoke" if args.smoke else ("full" if args.full else "reduced")
     start = time.perf_counter()
@@ -599,6 +607,6 @@ def main(argv=None):
         retime(args.table3_from, kind, args.problems)
         print(f"done in {time.perf_counter() - start:.1f} s")
         return 0
-    run(args.out, kind, args.threads, args.problems)
+    run(args.out, kind, args.threads, args.problems, algorithms=args.algorithms)
     print(f"done in {time.perf_counter() - start:.1f} s")
     return 0

@@ -67,8 +67,11 @@ class _Columns:
 
 
 def _run(cols, y, loss_kind, loss_param, penalty_kind, p1, p2, step, clip, noise_scale, coef,
-         n_outer, n_inner, average, cyclic, update_offset, rng):
+         n_outer, n_inner, average, cyclic, update_offset, rng, normaliser=None):
     n, p = cols.n, cols.p
+    m = float(n if normaliser is None else normaliser)
+    if not 0.0 < m < np.inf:
+        raise ValueError(f"normaliser must be in (0, inf); got {normaliser!r}")
     n_clipped = 0
     update = update_offset
     z = np.zeros(n)
@@ -86,7 +89,7 @@ def _run(cols, y, loss_kind, loss_param, penalty_kind, p1, p2, step, clip, noise
             n_clipped += int(over.sum())
             terms = np.where(over, np.where(terms > 0.0, clip[j], -clip[j]), terms)
             acc = _lane_sum(terms)
-            g = acc * (1.0 / n) + g
+            g = acc * (1.0 / m) + g
             w_new = _prox_scalar(penalty_kind, coef[j] - step[j] * g, step[j], p1, p2)
             delta = w_new - coef[j]
             if delta == 0.0:
@@ -103,47 +106,48 @@ def _run(cols, y, loss_kind, loss_param, penalty_kind, p1, p2, step, clip, noise
 
 def cd_dense(X, y, loss_kind, loss_param, penalty_kind, penalty_p1, penalty_p2, step, clip,
              noise_scale, coef, n_outer, n_inner, average, cyclic, update_offset, bit_generator,
-             margin_out):
+             margin_out, normaliser=None):
     """Twin of the kernel's ``cd_dense``."""
     cols = _Columns(X.shape[0], X.shape[1], dense=np.asarray(X))
     n_clipped, z = _run(cols, np.asarray(y), loss_kind, loss_param, penalty_kind, penalty_p1,
                         penalty_p2, step, clip, noise_scale, coef, n_outer, n_inner, average,
-                        cyclic, update_offset, np.random.Generator(bit_generator))
+                        cyclic, update_offset, np.random.Generator(bit_generator), normaliser)
     margin_out[:] = z
     return n_clipped
 
 
 def cd_csc(data, indices, indptr, n_rows, y, loss_kind, loss_param, penalty_kind, penalty_p1,
            penalty_p2, step, clip, noise_scale, coef, n_outer, n_inner, average, cyclic,
-           update_offset, bit_generator, margin_out):
+           update_offset, bit_generator, margin_out, normaliser=None):
     """Twin of the kernel's ``cd_csc``."""
     cols = _Columns(n_rows, len(indptr) - 1, data=np.asarray(data), indices=np.asarray(indices),
                     indptr=np.asarray(indptr))
     n_clipped, z = _run(cols, np.asarray(y), loss_kind, loss_param, penalty_kind, penalty_p1,
                         penalty_p2, step, clip, noise_scale, coef, n_outer, n_inner, average,
-                        cyclic, update_offset, np.random.Generator(bit_generator))
+                        cyclic, update_offset, np.random.Generator(bit_generator), normaliser)
     margin_out[:] = z
     return n_clipped
 
 
 def cd_grid_dense(X, y, loss_kind, loss_param, penalty_kind, penalty_p1, penalty_p2, step, clip,
                   noise_scale, coef, n_outer, n_inner, average, cyclic, bit_generators,
-                  n_clipped_out, n_threads):
+                  n_clipped_out, n_threads, normaliser=None):
     """Twin of the kernel's ``cd_grid_dense``: the runs one after the other."""
     margin = np.empty(X.shape[0])
     for r, bit_generator in enumerate(bit_generators):
         n_clipped_out[r] = cd_dense(X, y, loss_kind, loss_param, penalty_kind, penalty_p1,
                                     penalty_p2, step[r], clip[r], noise_scale[r], coef[r],
-                                    n_outer, n_inner, average, cyclic, 0, bit_generator, margin)
+                                    n_outer, n_inner, average, cyclic, 0, bit_generator, margin,
+                                    normaliser)
 
 
 def cd_grid_csc(data, indices, indptr, n_rows, y, loss_kind, loss_param, penalty_kind,
                 penalty_p1, penalty_p2, step, clip, noise_scale, coef, n_outer, n_inner,
-                average, cyclic, bit_generators, n_clipped_out, n_threads):
+                average, cyclic, bit_generators, n_clipped_out, n_threads, normaliser=None):
     """Twin of the kernel's ``cd_grid_csc``."""
     margin = np.empty(n_rows)
     for r, bit_generator in enumerate(bit_generators):
         n_clipped_out[r] = cd_csc(data, indices, indptr, n_rows, y, loss_kind, loss_param,
                                   penalty_kind, penalty_p1, penalty_p2, step[r], clip[r],
                                   noise_scale[r], coef[r], n_outer, n_inner, average, cyclic,
-                                  0, bit_generator, margin)
+                                  0, bit_generator, margin, normaliser)

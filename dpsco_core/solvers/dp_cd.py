@@ -18,8 +18,9 @@ from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
 from ..result import History, Result
-from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
-                      report_from_event, sensitivity_factor)
+from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
+                      objective_or_inf, public_n_assumptions, report_from_event,
+                      sensitivity_factor)
 from .smoothness import TWICE_MAX_ASSUMPTION, SmoothnessRelease, private_coordinate_smoothness
 
 __all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
@@ -86,7 +87,7 @@ def _check_coef(coef_init, p):
     return coef
 
 
-def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq):
+def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq, m=None):
     """M_j, the event of their release (None if not private), assumptions, budget used."""
     if isinstance(smoothness, str) and smoothness == "exact":
         return problem.coordinate_smoothness(), None, [EXACT_SMOOTHNESS_ASSUMPTION], 0.0
@@ -95,7 +96,8 @@ def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq):
         if not math.isfinite(epsilon):
             raise ValueError("smoothness='private' needs a finite epsilon.")
         M, event, data_dependent = private_coordinate_smoothness(
-            problem, epsilon=share * epsilon, bounds=bounds, random_state=seed_seq)
+            problem, epsilon=share * epsilon, bounds=bounds, random_state=seed_seq,
+            normaliser=m)
         return M, event, [TWICE_MAX_ASSUMPTION] if data_dependent else [], share
     if isinstance(smoothness, str):
         raise ValueError("smoothness must be 'exact', 'private' or an array of public "
@@ -116,11 +118,14 @@ def _calibrate(epsilon, delta, releases, calibration):
     return s, SelfComposedDpEvent(GaussianDpEvent(s), releases)
 
 
-def _noise_scales(s, relation, clips, n):
-    """sigma_j = s Delta_j with Delta_j = factor C_j / n; exactly 0 without noise (C_j may be inf)."""
+def _noise_scales(s, relation, clips, m):
+    """sigma_j = s Delta_j with Delta_j = factor C_j / m; exactly 0 without noise (C_j may be inf).
+
+    ``m`` is the public normaliser of :func:`~dpsco_core.solvers._common.normaliser`.
+    """
     if s == 0.0:
         return np.zeros_like(clips)
-    return s * sensitivity_factor(relation) * clips / n
+    return s * sensitivity_factor(relation) * clips / m
 
 
 def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assumptions):
@@ -154,7 +159,7 @@ def _check_clip(clip, epsilon, name="clip"):
 def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, step=1.0,
           clip=1.0, average=True, selection="random", calibration="rdp",
           smoothness="exact", smoothness_share=0.1, smoothness_bounds="twice_max",
-          neighboring_relation="replace_one", coef_init=None, random_state=None,
+          neighboring_relation="replace_one", public_n=None, coef_init=None, random_state=None,
           record_history=True):
     r"""Differentially private proximal coordinate descent (DP-CD).
 
@@ -165,13 +170,15 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
 
     .. math::
 
-        w_j \leftarrow \mathrm{prox}_{\gamma_j \psi_j}\Big(w_j - \gamma_j \Big(\frac1n
+        w_j \leftarrow \mathrm{prox}_{\gamma_j \psi_j}\Big(w_j - \gamma_j \Big(\frac1m
         \sum_{i=1}^n \mathrm{clip}\big(x_{ij}\,\ell'(\langle x_i, w\rangle, y_i), C_j\big)
         + \mathcal N(0, \sigma_j^2)\Big)\Big),
 
     with :math:`\gamma_j = \gamma / M_j`, :math:`C_j = \sqrt{M_j / \sum_k M_k}\, C` (section
-    5.1) and :math:`\sigma_j = s \Delta_j`, where :math:`\Delta_j = 2 C_j / n` (replace-one)
-    or :math:`C_j / n` (add/remove-one, zero-out). Each outer iteration ends at the average of
+    5.1), :math:`\sigma_j = s \Delta_j` and the public normaliser :math:`m`: the dataset's
+    :math:`n` under replace-one (:math:`\Delta_j = 2 C_j / n`) and zero-out
+    (:math:`\Delta_j = C_j / n`), the caller's ``public_n`` under add/remove-one
+    (:math:`\Delta_j = C_j / m`; see ``neighboring_relation``). Each outer iteration ends at the average of
     its K post-update iterates (``average=True``, line 9) or at its last iterate.
 
     Parameters
@@ -211,8 +218,16 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
         Bounds for the private constants: the paper's data-dependent rule (flagged in the
         report) or public per-feature bounds :math:`B_j \ge |x_{ij}|`.
     neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}, default="replace_one"
-        The relation of the guarantee (the paper: replace-one). With add/remove-one and
-        zero-out the kernel's division by n uses n as a public constant.
+        The relation of the guarantee (the paper: replace-one). Under replace-one and zero-out
+        neighbours have the same size and the clipped sums are divided by the dataset's own n.
+        Under add/remove-one the size is private: the sums are divided by ``public_n`` and the
+        noise is calibrated to :math:`C_j / m` with :math:`m` = ``public_n`` (dividing by the
+        private n would let one added row move the released gradient by up to
+        :math:`2 C_j / (n + 1)`; the rule is in :mod:`dpsco_core.solvers._common`).
+    public_n : int, optional
+        Public record count (a bound or estimate that does not come from the data), required
+        under add/remove-one; under the other relations None or n. A value far from n biases
+        the gradients by n / public_n (accuracy, not privacy).
     coef_init : array-like of shape (n_features,), optional
         Starting point (default 0). It must not depend on the private data.
     random_state : None, int, SeedSequence or Generator
@@ -267,6 +282,7 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     epsilon, delta = check_privacy_budget(epsilon, delta)
     relation = check_relation(neighboring_relation)
     n, p = problem.n_samples, problem.n_features
+    m = normaliser(relation, n, public_n)
     n_outer, n_inner = dp_cd_schedule(p, passes=passes, n_outer=n_outer, n_inner=n_inner,
                                       average=average)
     step = check_scalar(step, "step", low=0.0)
@@ -279,12 +295,13 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     seed_seq = check_random_state(random_state)
     kernel_seq, smoothness_seq = _run_streams(seed_seq)
     M, smoothness_event, assumptions, share = _smoothness(
-        problem, smoothness, smoothness_share, smoothness_bounds, epsilon, smoothness_seq)
+        problem, smoothness, smoothness_share, smoothness_bounds, epsilon, smoothness_seq, m)
+    assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
     steps, clips = dp_cd_constants(M, step=step, clip=clip)
 
     releases = n_outer * n_inner
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
-    noise_scales = _noise_scales(s, relation, clips, n)
+    noise_scales = _noise_scales(s, relation, clips, m)
 
     start = time.perf_counter()
     bit_generator = block_bit_generators(kernel_seq, 1)[0]
@@ -294,13 +311,14 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
         run = lambda k_outer, offset: _cd.cd_csc(  # noqa: E731
             X.data, X.indices, X.indptr, n, problem.y, problem.loss.kind, problem.loss.param,
             problem.penalty.kind, *problem.penalty.params, steps, clips, noise_scales, coef,
-            k_outer, n_inner, average, selection == "cyclic", offset, bit_generator, margins)
+            k_outer, n_inner, average, selection == "cyclic", offset, bit_generator, margins,
+            normaliser=m)
     else:
         X = problem.X_fortran()
         run = lambda k_outer, offset: _cd.cd_dense(  # noqa: E731
             X, problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
             *problem.penalty.params, steps, clips, noise_scales, coef, k_outer, n_inner,
-            average, selection == "cyclic", offset, bit_generator, margins)
+            average, selection == "cyclic", offset, bit_generator, margins, normaliser=m)
     history_passes, history_objective = [0.0], [objective_or_inf(problem, coef)]
     n_clipped = 0
     if record_history:
@@ -336,6 +354,7 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
         "clipped_fraction": n_clipped / max(1, updates * (problem.X.nnz if problem.is_sparse
                                                           else n * p) / p),
         "calibration": calibration,
+        "normaliser": m,
     }
     history = History(np.asarray(history_passes), np.asarray(history_objective))
     return Result(coef=coef, privacy=report, history=history, stats=stats)
@@ -373,8 +392,8 @@ class GridResult:
 def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None, n_outer=None,
                n_inner=None, average=True, selection="random", calibration="rdp",
                smoothness="exact", smoothness_share=0.1, smoothness_bounds="twice_max",
-               neighboring_relation="replace_one", random_state=None, n_threads=None,
-               evaluate=True):
+               neighboring_relation="replace_one", public_n=None, random_state=None,
+               n_threads=None, evaluate=True):
     """Many independent DP-CD runs, one per (step, clip, seed), in parallel over runs.
 
     The hyperparameter grids of the paper's experiments (Appendix G.1) in one call: the
@@ -385,8 +404,8 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
 
     Parameters
     ----------
-    problem, epsilon, delta, passes, n_outer, n_inner, average, selection, calibration, neighboring_relation
-        As in :func:`dp_cd`.
+    problem, epsilon, delta, passes, n_outer, n_inner, average, selection, calibration, neighboring_relation, public_n
+        As in :func:`dp_cd` (under add/remove-one every run divides by ``public_n``).
     steps, clips : array-like of float
         Step scales gamma and clip scales C (the grid is their outer product).
     n_seeds : int, default=1
@@ -417,6 +436,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     epsilon, delta = check_privacy_budget(epsilon, delta)
     relation = check_relation(neighboring_relation)
     n, p = problem.n_samples, problem.n_features
+    m = normaliser(relation, n, public_n)
     n_outer, n_inner = dp_cd_schedule(p, passes=passes, n_outer=n_outer, n_inner=n_inner,
                                       average=average)
     _check_options(selection, calibration)
@@ -438,7 +458,8 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
         share = check_scalar(smoothness_share, "smoothness_share", low=0.0, high=1.0)
         if not math.isfinite(epsilon):
             raise ValueError("smoothness='private' needs a finite epsilon.")
-        release = SmoothnessRelease(problem, epsilon=share * epsilon, bounds=smoothness_bounds)
+        release = SmoothnessRelease(problem, epsilon=share * epsilon, bounds=smoothness_bounds,
+                                    normaliser=m)
         run_M = [release.draw(kernel_and_smoothness[1]) for kernel_and_smoothness in streams]
         smoothness_event = release.event
         assumptions = [TWICE_MAX_ASSUMPTION] if release.data_dependent else []
@@ -447,6 +468,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
         M, smoothness_event, assumptions, _ = _smoothness(problem, smoothness, 0.0, None,
                                                           epsilon, None)
         run_M = [M] * n_runs
+    assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
 
     releases = n_outer * n_inner
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
@@ -457,7 +479,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
             for k in range(n_seeds):
                 r = (i * clip_grid.size + j) * n_seeds + k
                 run_steps[r], run_clips[r] = dp_cd_constants(run_M[r], step=step, clip=clip)
-    run_noise = _noise_scales(s, relation, run_clips, n)
+    run_noise = _noise_scales(s, relation, run_clips, m)
     generators = [block_bit_generators(kernel_seq, 1)[0] for kernel_seq, _ in streams]
     coef = np.zeros((n_runs, p))
     n_clipped = np.zeros(n_runs, dtype=np.int64)
@@ -465,7 +487,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     start = time.perf_counter()
     args = (problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
             *problem.penalty.params, run_steps, run_clips, run_noise, coef, n_outer, n_inner,
-            average, selection == "cyclic", generators, n_clipped, threads)
+            average, selection == "cyclic", generators, n_clipped, threads, m)
     if problem.is_sparse:
         X = problem.X_csc()
         _cd.cd_grid_csc(X.data, X.indices, X.indptr, n, *args)
@@ -485,5 +507,5 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
                       steps=step_grid, clips=clip_grid, seed_sequences=seed_seqs,
                       privacy=report,
                       stats={"time": elapsed, "n_threads": threads, "noise_multiplier": s,
-                             "n_outer": n_outer, "n_inner": n_inner,
+                             "n_outer": n_outer, "n_inner": n_inner, "normaliser": m,
                              "clipped": n_clipped.reshape(shape)})

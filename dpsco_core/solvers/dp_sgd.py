@@ -18,16 +18,15 @@ from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..result import History, Result
-from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
-                      report_from_event, sensitivity_factor)
+from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
+                      objective_or_inf, public_n_assumptions, report_from_event,
+                      sensitivity_factor)
 
 __all__ = ["dp_sgd", "dp_sgd_schedule"]
 
 SMOOTHNESS_ASSUMPTION = ("the global smoothness constant beta of the step gamma / beta is "
                          "computed from the data and not accounted (given, as in the paper's "
                          "DP-SGD baseline)")
-PUBLIC_N_ASSUMPTION = ("the normalisation by the expected batch size q n treats n as a public "
-                       "constant")
 POISSON_ASSUMPTION = ("Poisson batches are drawn as geometric gaps between sampled rows (exactly "
                       "Bernoulli(q) membership per row and step, in real arithmetic)")
 SHUFFLE_ASSUMPTION = ("shuffled fixed-size batches: no amplification by sampling is claimed; "
@@ -39,6 +38,8 @@ def dp_sgd_schedule(n_samples, passes, *, sampling="poisson", batch_size=None,
                     sample_rate=None):
     """Sampling parameters of a DP-SGD run: ``(q, b, steps, steps_per_pass)``.
 
+    ``n_samples`` is the public record count (the solver passes
+    :func:`~dpsco_core.solvers._common.normaliser`: ``public_n`` under add/remove-one).
     Poisson: rate ``q`` (``sample_rate``, or ``batch_size / n`` for an expected batch size),
     ``b = q n`` (the normalisation), ``steps = ceil(passes / q)``. Shuffle: batch size ``b``
     (``batch_size``, or ``round(sample_rate n)``), ``n // b`` batches per epoch,
@@ -69,8 +70,10 @@ def dp_sgd_schedule(n_samples, passes, *, sampling="poisson", batch_size=None,
 
 
 def _relation(neighboring_relation, sampling):
+    # Default: zero-out for Poisson (the same sampled-Gaussian RDP as add/remove-one, with the
+    # dataset's n public, so no public_n is needed), replace-one for shuffle.
     if neighboring_relation is None:
-        return (NeighboringRelation.ADD_OR_REMOVE_ONE if sampling == "poisson"
+        return (NeighboringRelation.ZERO_OUT if sampling == "poisson"
                 else NeighboringRelation.REPLACE_ONE)
     relation = check_relation(neighboring_relation)
     if sampling == "poisson" and relation is NeighboringRelation.REPLACE_ONE:
@@ -88,8 +91,9 @@ def _relation(neighboring_relation, sampling):
 
 
 def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None, step=1.0,
-           clip=1.0, sampling="poisson", neighboring_relation=None, conversion="improved",
-           coef_init=None, random_state=None, n_threads=None, record_history=True):
+           clip=1.0, sampling="poisson", neighboring_relation=None, public_n=None,
+           conversion="improved", coef_init=None, random_state=None, n_threads=None,
+           record_history=True):
     r"""Differentially private proximal SGD with per-sample clipping (the DP-SGD baseline).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` by
@@ -102,8 +106,9 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
         w \leftarrow \mathrm{prox}_{\eta \psi}(w - \eta g),
 
     with :math:`\mathrm{clip}(v, C) = v \min(1, C / \|v\|_2)`, :math:`\eta = \gamma / \beta`
-    (:math:`\beta` = ``problem.smoothness()``), :math:`b = q n` (Poisson: the expected batch
-    size) or the batch size (shuffle), and :math:`\sigma = s\, \Delta` with :math:`s` the
+    (:math:`\beta` = ``problem.smoothness()``), :math:`b = q m` (Poisson: the expected batch
+    size, with :math:`m` the public record count: the dataset's n under zero-out, ``public_n``
+    under add/remove-one) or the batch size (shuffle), and :math:`\sigma = s\, \Delta` with :math:`s` the
     calibrated noise multiplier and :math:`\Delta` the sensitivity of the clipped sum
     (:math:`C` under add/remove-one and zero-out, :math:`2C` under replace-one). The last
     iterate is returned.
@@ -121,7 +126,8 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
         Data passes, > 0: ``ceil(passes / q)`` steps (Poisson) or ``ceil(passes * (n // b))``
         (shuffle).
     batch_size : int, optional
-        In [1, n]: the expected batch size ``q n`` (Poisson) or the batch size (shuffle).
+        In [1, m]: the expected batch size ``q m`` (Poisson; m = n, or ``public_n`` under
+        add/remove-one) or the batch size (shuffle).
     sample_rate : float, optional
         In (0, 1]: the Poisson rate ``q`` (shuffle: ``b = round(q n)``). Give exactly one of
         ``batch_size`` and ``sample_rate``.
@@ -134,10 +140,19 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
         analysed mechanism). ``"shuffle"``: a secret permutation per epoch cut into
         ``n // b`` batches of size b (the last ``n mod b`` rows of each permutation are
         skipped); accounted without amplification (see Notes).
-    neighboring_relation : {"add_or_remove_one", "zero_out", "replace_one"}, optional
-        Default: ``"add_or_remove_one"`` for Poisson (the standard analysis), ``"replace_one"``
-        for shuffle. Poisson + ``"replace_one"`` and shuffle + ``"add_or_remove_one"`` raise
-        ValueError (no valid analysis is implemented).
+    neighboring_relation : {"zero_out", "add_or_remove_one", "replace_one"}, optional
+        Default: ``"zero_out"`` for Poisson (a record replaced by one that contributes nothing:
+        the sampled-Gaussian analysis holds as under add/remove-one and the dataset's n is
+        public), ``"replace_one"`` for shuffle. ``"add_or_remove_one"`` (Poisson only) needs
+        ``public_n``: n is then private, and the rate ``batch_size / public_n`` and the
+        normalisation ``q * public_n`` use the public count (dividing by the private
+        expected batch ``q n`` would change the released gradient's scale between
+        neighbours; the rule is in :mod:`dpsco_core.solvers._common`). Poisson +
+        ``"replace_one"`` and shuffle + ``"add_or_remove_one"`` raise ValueError (no valid
+        analysis is implemented).
+    public_n : int, optional
+        Public record count, required under add/remove-one (a bound or estimate that does
+        not come from the data); under the other relations None or n.
     conversion : {"improved", "mironov"}, default="improved"
         RDP -> (epsilon, delta) conversion, for the calibration and the report.
     coef_init : array-like of shape (n_features,), optional
@@ -188,8 +203,9 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
 
     Every iterate may be released. Clipping is enforced by the kernel. Not accounted: the
     smoothness constant :math:`\beta` (given, as in the paper; stated in the report),
-    hyperparameter tuning, feature standardisation. Under add/remove-one the normalisation
-    :math:`q n` uses n as a public constant.
+    hyperparameter tuning, feature standardisation. Under add/remove-one the rate and the
+    normalisation :math:`q m` use the caller's public count :math:`m` = ``public_n``, never
+    the private n.
 
     References
     ----------
@@ -210,9 +226,10 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
     problem = check_problem(problem)
     epsilon, delta = check_privacy_budget(epsilon, delta)
     n, p = problem.n_samples, problem.n_features
-    q, norm, steps, steps_per_pass = dp_sgd_schedule(
-        n, passes, sampling=sampling, batch_size=batch_size, sample_rate=sample_rate)
     relation = _relation(neighboring_relation, sampling)
+    m = normaliser(relation, n, public_n)
+    q, norm, steps, steps_per_pass = dp_sgd_schedule(
+        m, passes, sampling=sampling, batch_size=batch_size, sample_rate=sample_rate)
     conversion = check_conversion(conversion)
     step = check_scalar(step, "step", low=0.0)
     clip = check_scalar(clip, "clip", low=0.0, allow_inf=True)
@@ -232,8 +249,7 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
     assumptions = [SMOOTHNESS_ASSUMPTION]
     batch_size_int = int(norm) if sampling == "shuffle" else 0
     if sampling == "poisson":
-        assumptions += [POISSON_ASSUMPTION] + (
-            [PUBLIC_N_ASSUMPTION] if relation is NeighboringRelation.ADD_OR_REMOVE_ONE else [])
+        assumptions += [POISSON_ASSUMPTION, *public_n_assumptions(relation, m)]
     else:
         assumptions.append(SHUFFLE_ASSUMPTION)
     epochs = -(-steps // steps_per_pass)

@@ -737,10 +737,12 @@ def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, 
 
 
 def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs=1.0,
-                        batch_size=256, step=None, random_state=None, n_threads=None):
+                        batch_size=256, step=None, neighboring_relation="zero_out",
+                        public_n=None, random_state=None, n_threads=None):
     r"""Baseline: DP-SGD with Euclidean projection onto the l1 ball.
 
-    Poisson sampling at rate :math:`q = B/n`, per-example l2 clipping at C, Gaussian noise
+    Poisson sampling at rate :math:`q = B/m` (m: the public record count: the dataset's n
+    under zero-out, ``public_n`` under add/remove-one), per-example l2 clipping at C, Gaussian noise
     :math:`N(0, \sigma^2 C^2 I)` on the clipped sum divided by B, step :math:`\eta`, projection
     onto :math:`\{\|x\|_1 \le D\}` (``dpsco_core.projections.project_l1_ball``); returns the
     average iterate. Default :math:`\eta = D / (G \sqrt{K})` with :math:`G^2 = C^2 +
@@ -750,14 +752,17 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
 
     Notes
     -----
-    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP under add/remove-one (the relation of
-    the sampled-Gaussian RDP analysis, Mironov, Talwar and Zhang 2019), noise multiplier from
-    :func:`~dpsco_core.privacy.calibrate_sampled_gaussian`; n is public; clipping is enforced
-    (the derivative of row i is clipped at :math:`C / \|a_i\|_2`).
+    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP under ``neighboring_relation``:
+    zero-out (default; n public) or add/remove-one with ``public_n`` (the rate, the steps and
+    the divisor B come from the public count, never from the private n; the rule of
+    :mod:`dpsco_core.solvers._common`), the relations of the sampled-Gaussian RDP analysis
+    (Mironov, Talwar and Zhang 2019); noise multiplier from
+    :func:`~dpsco_core.privacy.calibrate_sampled_gaussian`; clipping is enforced (the
+    derivative of row i is clipped at :math:`C / \|a_i\|_2`).
     """
     from ..privacy.calibration import calibrate_sampled_gaussian
     from ..projections import project_l1_ball
-    from ._common import report_from_event
+    from ._common import check_relation, normaliser, public_n_assumptions, report_from_event
 
     if not is_sign_stream(problem):
         problem = check_problem(problem)
@@ -767,16 +772,22 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
     delta = check_delta(delta)
     radius = check_scalar(radius, "radius", low=0.0)
     clip = check_scalar(clip, "clip", low=0.0)
+    relation = check_relation(neighboring_relation)
+    if relation is NeighboringRelation.REPLACE_ONE:
+        raise ValueError("neighboring_relation='replace_one' is not supported by "
+                         "projected_dp_sgd_l1 (Poisson sampling): use 'zero_out' or "
+                         "'add_or_remove_one' with public_n.")
     n, d = problem.n_samples, problem.n_features
-    B = check_int(batch_size, "batch_size", low=1, high=n)
-    q = B / n
+    m = normaliser(relation, n, public_n)
+    B = check_int(batch_size, "batch_size", low=1, high=m)
+    q = B / m
     K = max(1, int(round(check_scalar(epochs, "epochs", low=0.0) / q)))
     sigma = calibrate_sampled_gaussian(target_epsilon=epsilon, target_delta=delta,
                                        sample_rate=q, steps=K)
     event = SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), K)
-    report = report_from_event(event, delta=delta,
-                               relation=NeighboringRelation.ADD_OR_REMOVE_ONE,
-                               budget_split={"optimization": 1.0}, assumptions=(),
+    report = report_from_event(event, delta=delta, relation=relation,
+                               budget_split={"optimization": 1.0},
+                               assumptions=public_n_assumptions(relation, m),
                                target_epsilon=epsilon, conversion="improved")
     if step is None:
         G = math.sqrt(clip ** 2 + d * (sigma * clip / B) ** 2)

@@ -15,12 +15,17 @@ by the expected batch b (public). The default C is the paper's l2 bound of an L-
 gradient: :math:`L \sqrt d` (l1: :math:`\|g\|_2 \le \sqrt d \|g\|_\infty`) or
 :math:`L d^{1/2 - 1/q}` (lp, q > 2; L for q <= 2). The noise multiplier comes from the RDP
 accountant (:func:`~dpsco_core.privacy.calibrate_sampled_gaussian`) in place of the paper's
-constant 100 (note 4). The relation is **add/remove-one** (that of the sampled-Gaussian RDP
-analysis), as for :func:`~dpsco_core.solvers.dp_sgd`.
+constant 100 (note 4). The relation is **zero-out** by default (a record replaced by one that
+contributes nothing: the sampled-Gaussian RDP analysis holds as under add/remove-one, and the
+dataset's n is public), or **add/remove-one** with a public record count ``public_n``: every
+count of the schedule (rates, batches, steps, phase sizes) is then computed from ``public_n``,
+never from the private n (the rule of :mod:`dpsco_core.solvers._common`); replace-one is not
+offered (no Poisson-subsampled analysis), as for :func:`~dpsco_core.solvers.dp_sgd`.
 
 Localization (Algorithm 2/6) runs its phases on **disjoint** data: every sample is assigned to
 one phase (or to none) by an independent categorical draw with probabilities
-:math:`n_i / n`, so that adding or removing one sample changes one phase's chunk only (a
+:math:`n_i / n` (n: the public count), so that adding, removing or zeroing one sample changes
+one phase's chunk only (a
 permutation cut into contiguous chunks would shift every later chunk under add/remove). A
 later phase sees an earlier chunk only through :math:`x_{i-1}`, which is post-processing of a
 released output; hence the run is :math:`(\max_i \varepsilon_i, \delta)`-DP (parallel
@@ -55,7 +60,8 @@ from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDp
                               PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..problems import Problem
 from ..result import History, Result
-from ._common import check_problem, report_from_event
+from ._common import (check_problem, check_relation, normaliser, public_n_assumptions,
+                      report_from_event)
 
 __all__ = ["noisy_mirror_descent", "localized_mirror_descent", "localized_schedule",
            "strongly_convex_reduction"]
@@ -68,6 +74,17 @@ _PARALLEL = ("every sample is used by at most one phase (independent phase assig
 # --------------------------------------------------------------------------------------------
 # Checks and constants
 # --------------------------------------------------------------------------------------------
+
+def _poisson_relation(neighboring_relation):
+    """Zero-out or add/remove-one: the relations of the Poisson-sampled Gaussian analysis."""
+    relation = check_relation(neighboring_relation)
+    if relation is NeighboringRelation.REPLACE_ONE:
+        raise ValueError("neighboring_relation='replace_one' is not supported: the "
+                         "Poisson-subsampled Gaussian analysis holds under 'zero_out' and "
+                         "'add_or_remove_one' (with public_n) only.")
+    return relation
+
+
 
 def _check_problem(problem):
     problem = check_problem(problem)
@@ -169,7 +186,8 @@ def _run_entropic(problem, rows, *, steps, q, expected_batch, sigma, clip, step,
 
 def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, geometry="l1",
                          batch_size=None, steps=None, step=None, clip=None,
-                         mirror_map="pnorm", random_state=None):
+                         mirror_map="pnorm", neighboring_relation="zero_out", public_n=None,
+                         random_state=None):
     r"""Noisy stochastic mirror descent (Algorithm 1; Algorithm 5 for lp): DP-ERM over a ball.
 
     Minimizes :math:`\hat F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over
@@ -204,6 +222,12 @@ def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, 
         Per-example l2 clip C (default :math:`L\sqrt d` for l1; module docstring).
     mirror_map : {"pnorm", "entropic"}, default="pnorm"
         ``"entropic"``: EG+- over the 2d vertices (l1 only; a practical option, note 2.2).
+    neighboring_relation : {"zero_out", "add_or_remove_one"}, default="zero_out"
+        Zero-out: n is public and every count below uses it. Add/remove-one: n is private;
+        ``public_n`` replaces n in the batch, the steps, the rate :math:`q = b / m` and the
+        normalisation (module docstring).
+    public_n : int, optional
+        Public record count m, required under add/remove-one; else None or n.
     random_state : None, int, SeedSequence or Generator
 
     Returns
@@ -217,9 +241,11 @@ def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, 
 
     Notes
     -----
-    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP, add/remove-one; T compositions of
-    the Poisson-sampled Gaussian mechanism with noise multiplier :math:`\sigma` calibrated by
-    the RDP accountant; n is public; clipping is enforced.
+    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP under zero-out (n public) or
+    add/remove-one (with the public count ``public_n`` in place of n); T compositions of the
+    Poisson-sampled Gaussian mechanism with noise multiplier :math:`\sigma` calibrated by the
+    RDP accountant, on the clipped sum (sensitivity C) divided by the public expected batch b;
+    clipping is enforced.
 
     References
     ----------
@@ -232,7 +258,11 @@ def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, 
     lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0)
     if mirror_map not in ("pnorm", "entropic"):
         raise ValueError(f"mirror_map must be 'pnorm' or 'entropic'; got {mirror_map!r}.")
-    n, d = problem.n_samples, problem.n_features
+    relation = _poisson_relation(neighboring_relation)
+    # m: the public count every derived quantity uses (the private n under add/remove-one
+    # never enters the schedule).
+    n = normaliser(relation, problem.n_samples, public_n)
+    d = problem.n_features
     p, norm_p, cd = _geometry(geometry, d)
     if mirror_map == "entropic" and norm_p != 1.0:
         raise ValueError("mirror_map='entropic' needs geometry='l1'.")
@@ -253,15 +283,15 @@ def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, 
         step = cd * radius / math.sqrt(T) / math.sqrt(lipschitz ** 2 + 2 * sm ** 2 * logd)
     step = check_scalar(step, "step", low=0.0)
     event = _event(sigma, q, T)
-    report = report_from_event(event, delta=delta,
-                               relation=NeighboringRelation.ADD_OR_REMOVE_ONE,
-                               budget_split={"optimization": 1.0}, assumptions=(),
+    report = report_from_event(event, delta=delta, relation=relation,
+                               budget_split={"optimization": 1.0},
+                               assumptions=public_n_assumptions(relation, n),
                                target_epsilon=epsilon, conversion="improved")
     rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
     start = time.perf_counter()
     l1 = radius if norm_p == 1.0 else None
     ball = math.inf if norm_p == 1.0 else radius
-    coef = _run_md(problem, np.arange(n), x_start=np.zeros(d), p=p, scale=1.0 / (p - 1.0),
+    coef = _run_md(problem, np.arange(problem.n_samples), x_start=np.zeros(d), p=p, scale=1.0 / (p - 1.0),
                    center=np.zeros(d), reg=0.0, ball=ball, l1_radius=l1, steps=T, q=q,
                    expected_batch=b, sigma=sigma, clip=C, step=step, strongly_convex=0.0,
                    mirror_map=mirror_map, radius=radius, rng=rng)
@@ -330,7 +360,7 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
 def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0,
                              geometry="l1", budget_schedule="paper", reg_constant=1.0,
                              n_min=16, max_steps=None, clip=None, start=None,
-                             random_state=None):
+                             neighboring_relation="zero_out", public_n=None, random_state=None):
     r"""Localized noisy mirror descent (Algorithm 2; Algorithm 6 for lp): private SCO.
 
     Phase i runs Algorithm 1 on its own chunk of :math:`\approx n_i = n/2^i` samples on the
@@ -366,6 +396,11 @@ def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1
         Per-example l2 clip (default: module docstring).
     start : array of shape (n_features,), optional
         x_0 (default 0); must lie in X.
+    neighboring_relation : {"zero_out", "add_or_remove_one"}, default="zero_out"
+        As in :func:`noisy_mirror_descent`: under add/remove-one the schedule (phase sizes,
+        batches, steps, rates, assignment probabilities) is computed from ``public_n``.
+    public_n : int, optional
+        Public record count, required under add/remove-one; else None or n.
     random_state : None, int, SeedSequence or Generator
 
     Returns
@@ -375,9 +410,10 @@ def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1
 
     Notes
     -----
-    **Privacy guarantee.** :math:`(\max_i \varepsilon_i, \delta)`-DP, add/remove-one: phases
-    on disjoint chunks (parallel composition), each T_i Poisson-sampled Gaussian steps with the
-    RDP accountant; clipping enforced; n is public. The report is the worst phase's.
+    **Privacy guarantee.** :math:`(\max_i \varepsilon_i, \delta)`-DP under zero-out (n
+    public) or add/remove-one (the schedule from ``public_n``): phases on disjoint chunks
+    (parallel composition), each T_i Poisson-sampled Gaussian steps with the RDP accountant;
+    clipping enforced. The report is the worst phase's.
 
     References
     ----------
@@ -391,7 +427,9 @@ def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1
     lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0)
     reg_constant = check_scalar(reg_constant, "reg_constant", low=0.0)
     n_min = check_int(n_min, "n_min", low=1)
-    n, d = problem.n_samples, problem.n_features
+    relation = _poisson_relation(neighboring_relation)
+    n = normaliser(relation, problem.n_samples, public_n)   # public: schedule and probabilities
+    d = problem.n_features
     p, norm_p, _ = _geometry(geometry, d)
     phases = localized_schedule(n, d, epsilon=epsilon, delta=delta, radius=radius,
                                 lipschitz=lipschitz, geometry=geometry,
@@ -407,7 +445,7 @@ def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1
     assign_seq, run_seq = child_seed_sequences(seed, 2)
     # Independent phase assignment (module docstring): phase i with probability n_i / n.
     probs = np.array([ph["n"] for ph in phases], dtype=float) / n
-    u = np.random.Generator(block_bit_generators(assign_seq, 1)[0]).random(n)
+    u = np.random.Generator(block_bit_generators(assign_seq, 1)[0]).random(problem.n_samples)
     label = np.searchsorted(np.cumsum(probs), u, side="right")
     l1 = radius if norm_p == 1.0 else None
     start_time = time.perf_counter()
@@ -428,9 +466,9 @@ def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1
                     strongly_convex=lam, mirror_map="pnorm", radius=radius, rng=rng)
         if worst is None or ph["epsilon"] > worst["epsilon"]:
             worst = ph
-    report = report_from_event(worst["event"], delta=delta,
-                               relation=NeighboringRelation.ADD_OR_REMOVE_ONE,
-                               budget_split={"optimization": 1.0}, assumptions=(_PARALLEL,),
+    report = report_from_event(worst["event"], delta=delta, relation=relation,
+                               budget_split={"optimization": 1.0},
+                               assumptions=(_PARALLEL, *public_n_assumptions(relation, n)),
                                target_epsilon=epsilon, conversion="improved")
     stats = {"time": time.perf_counter() - start_time, "phases": phases, "p": p, "clip": C,
              "budget_schedule": budget_schedule,
@@ -459,22 +497,30 @@ def strongly_convex_reduction(problem, *, solver=localized_mirror_descent, round
     the previous output, so the run has the guarantee of its worst round (parallel
     composition); under add/remove-one the chunk assignment must not depend on the data set
     size, so each sample draws its round independently (as in
-    :func:`localized_mirror_descent`). The report is the worst round's report.
+    :func:`localized_mirror_descent`), and the rounds and each round's public count
+    (``public_n`` times the round's proportion, passed to ``solver``) come from the caller's
+    ``public_n`` in ``solver_kwargs``, never from the private n. The report is the worst
+    round's report.
     """
     problem = _check_problem(problem)
-    n = problem.n_samples
+    relation = check_relation(solver_kwargs.get("neighboring_relation", "zero_out"))
+    public_n = solver_kwargs.pop("public_n", None)
+    n = normaliser(relation, problem.n_samples, public_n)
     k = check_int(rounds if rounds is not None else
                   max(1, math.ceil(math.log2(max(math.log(n), 2.0)))), "rounds", low=1)
     weights = np.array([2.0 ** i for i in range(1, k + 1)])
     probs = weights / weights.sum()
     seed = check_random_state(random_state)
     assign_seq, run_seq = child_seed_sequences(seed, 2)
-    u = np.random.Generator(block_bit_generators(assign_seq, 1)[0]).random(n)
+    u = np.random.Generator(block_bit_generators(assign_seq, 1)[0]).random(problem.n_samples)
     label = np.minimum(np.searchsorted(np.cumsum(probs), u, side="right"), k - 1)
     x, results = solver_kwargs.pop("start", None), []
     for i in range(k):
         rows = np.flatnonzero(label == i)
         sub = Problem(problem.X[rows], problem.y[rows], loss=problem.loss)
+        if relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
+            # the round's public count: its expected size under the public n
+            solver_kwargs["public_n"] = max(2, int(round(probs[i] * n)))
         res = solver(sub, start=x, random_state=child_seed_sequences(run_seq, 1, offset=i)[0],
                      **solver_kwargs)
         x = res.coef

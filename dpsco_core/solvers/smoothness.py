@@ -24,9 +24,10 @@ and 0.0023 (largest seed 0.015 and 0.0072); a Laplace draw falls below :math:`-3
 probability :math:`e^{-3}/2 = 2.5\%`. One scale gave 0.0056 and 0.032 (largest 0.011 and 0.22);
 adding 1 or 3 scales to every estimate instead of flooring still diverged on some seeds.
 
-**Privacy.** Each clipped term lies in :math:`[0, b_j]`, so under replace-one (and under
-add/remove-one or zero-out with :math:`n` public) coordinate :math:`j` of the mean has
-sensitivity :math:`b_j / n`; its Laplace noise of scale :math:`p b_j / (n \varepsilon')` makes it
+**Privacy.** Each clipped term lies in :math:`[0, b_j]`, so under replace-one and zero-out
+coordinate :math:`j` of the mean has sensitivity :math:`b_j / n`; under add/remove-one the sum
+is divided by the caller's public count :math:`m` instead of the private n (``normaliser``,
+the rule of :mod:`dpsco_core.solvers._common`) and :math:`n` reads :math:`m` below; its Laplace noise of scale :math:`p b_j / (n \varepsilon')` makes it
 :math:`\varepsilon'/p`-DP, and the :math:`p` coordinates compose to :math:`\varepsilon'`-DP
 (pure). The paper uses the conservative sensitivity :math:`2 b_j / n`
 (``conservative=True`` reproduces it, with twice the noise).
@@ -86,9 +87,8 @@ def smoothness_bounds(problem, bounds):
     return s_loss * arr**2, False
 
 
-def _clipped_means(problem, b):
+def _clipped_means(problem, b, n):
     s_loss = problem.loss.smoothness
-    n = problem.n_samples
     if problem.is_sparse:
         X = problem.X_csc()
         terms = X.copy()
@@ -102,7 +102,7 @@ def _clipped_means(problem, b):
 
 
 def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conservative=False,
-                                  floor_scales=FLOOR_SCALES, random_state=None):
+                                  floor_scales=FLOOR_SCALES, random_state=None, normaliser=None):
     """Release :math:`\\hat M_j` with the Laplace mechanism (see the module docstring).
 
     Parameters
@@ -118,6 +118,10 @@ def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conse
         Floor of the estimates in Laplace scales, in [0, inf) (post-processing; module
         docstring). 0 keeps only the floor :math:`b_j / n`.
     random_state : None, int, SeedSequence or Generator
+    normaliser : int, optional
+        The public count m the clipped sums are divided by (sensitivity :math:`b_j / m`): the
+        solver's :func:`~dpsco_core.solvers._common.normaliser`, which is the caller's
+        ``public_n`` under add/remove-one; None: the dataset's n (replace-one, zero-out).
 
     Returns
     -------
@@ -129,7 +133,8 @@ def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conse
         True when ``bounds="twice_max"`` (an assumption the report must state).
     """
     release = SmoothnessRelease(problem, epsilon=epsilon, bounds=bounds,
-                                conservative=conservative, floor_scales=floor_scales)
+                                conservative=conservative, floor_scales=floor_scales,
+                                normaliser=normaliser)
     return release.draw(random_state), release.event, release.data_dependent
 
 
@@ -142,14 +147,17 @@ class SmoothnessRelease:
     """
 
     def __init__(self, problem, *, epsilon, bounds="twice_max", conservative=False,
-                 floor_scales=FLOOR_SCALES):
+                 floor_scales=FLOOR_SCALES, normaliser=None):
         epsilon = check_epsilon(epsilon)
         floor_scales = check_scalar(floor_scales, "floor_scales", low=0.0, low_open=False)
         b, self.data_dependent = smoothness_bounds(problem, bounds)
-        n, p = problem.n_samples, problem.n_features
+        # n: the public normaliser (never the private size under add/remove-one; see
+        # dpsco_core.solvers._common).
+        n = problem.n_samples if normaliser is None else normaliser
+        p = problem.n_features
         sensitivity = (2.0 if conservative else 1.0) * b / n
         self._scale = p * sensitivity / epsilon
-        self._means = _clipped_means(problem, b)
+        self._means = _clipped_means(problem, b, n)
         self._floor = np.maximum(b / n, floor_scales * self._scale)
         self.event = SelfComposedDpEvent(LaplaceDpEvent(p / epsilon), p)
 

@@ -219,6 +219,8 @@ def test_dp_cd_on_arbitrary_inputs(data, selection, average, relation):
             warnings.simplefilter("ignore")
             res = solvers.dp_cd(problem, selection=selection, average=average,
                                 neighboring_relation=relation, coef_init=coef_init,
+                                public_n=(problem.n_samples if relation == "add_or_remove_one"
+                                          else None),
                                 random_state=0, record_history=False, **params)
     except Exception as exc:   # noqa: BLE001
         _clear(exc)

@@ -69,13 +69,17 @@ def test_noise_scales_and_report(relation, factor, calibration):
     prob = _lasso()
     n, p = prob.n_samples, prob.n_features
     eps, delta = 1.0, 1.0 / n ** 2
+    # add/remove-one: the normaliser is the public count, not the dataset's n (issue 15)
+    m = n + 7 if relation == "add_or_remove_one" else n
+    public_n = m if relation == "add_or_remove_one" else None
     res = dp.dp_cd(prob, epsilon=eps, delta=delta, passes=3, clip=2.0, random_state=1,
-                   calibration=calibration, neighboring_relation=relation)
+                   calibration=calibration, neighboring_relation=relation, public_n=public_n)
     s = dp_cd_noise_multiplier(epsilon=eps, delta=delta, releases=3 * p,
                                method="tight" if calibration == "rdp" else "theorem")
     assert res.stats["noise_multiplier"] == s
-    np.testing.assert_allclose(res.stats["noise_scales"], s * factor * res.stats["clips"] / n,
+    np.testing.assert_allclose(res.stats["noise_scales"], s * factor * res.stats["clips"] / m,
                                rtol=1e-15)
+    assert res.stats["normaliser"] == m
     assert np.sum(res.stats["clips"] ** 2) == pytest.approx(4.0)
     report = res.privacy
     assert report.releases == 3 * p

@@ -40,9 +40,12 @@ def _recomputed(report, conversion="improved"):
 @pytest.mark.parametrize("conversion", ["improved", "mironov"])
 def test_poisson_noise_and_report(lasso, relation, conversion):
     n = lasso.n_samples
+    # add/remove-one: rate and normalisation from the public count (issue 15); public_n = n
+    # here keeps the expected numbers
+    public_n = n if relation == "add_or_remove_one" else None
     res = dp_sgd(lasso, epsilon=1.5, delta=1e-5, passes=2, batch_size=30, clip=0.8,
-                 neighboring_relation=relation, conversion=conversion, random_state=0,
-                 record_history=False)
+                 neighboring_relation=relation, public_n=public_n, conversion=conversion,
+                 random_state=0, record_history=False)
     q, steps = 30 / n, 20
     s = calibrate_sampled_gaussian(target_epsilon=1.5, target_delta=1e-5, sample_rate=q,
                                    steps=steps, conversion=conversion)
@@ -76,8 +79,8 @@ def test_shuffle_noise_and_report(lasso, relation, factor):
 def test_default_relations(lasso):
     kw = dict(epsilon=1.0, delta=1e-5, passes=1, batch_size=50, random_state=0,
               record_history=False)
-    assert dp_sgd(lasso, **kw).privacy.neighboring_relation is \
-        NeighboringRelation.ADD_OR_REMOVE_ONE
+    # Poisson: zero-out (the dataset's n public); add/remove-one would need public_n
+    assert dp_sgd(lasso, **kw).privacy.neighboring_relation is NeighboringRelation.ZERO_OUT
     assert dp_sgd(lasso, sampling="shuffle", **kw).privacy.neighboring_relation is \
         NeighboringRelation.REPLACE_ONE
 

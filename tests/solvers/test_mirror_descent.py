@@ -151,8 +151,9 @@ def test_alg1_report_recomputed_from_events(lasso):
     prob, _ = lasso
     res = md.noisy_mirror_descent(prob, epsilon=1.0, delta=1e-5, lipschitz=2.5, steps=50,
                                   batch_size=50, random_state=0)
+    assert res.privacy.neighboring_relation is NeighboringRelation.ZERO_OUT
     again = PrivacyReport.from_event(res.privacy.event, delta=1e-5,
-                                     neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE)
+                                     neighboring_relation=NeighboringRelation.ZERO_OUT)
     assert again.epsilon == pytest.approx(res.privacy.epsilon, rel=1e-9)
     assert res.privacy.epsilon <= 1.0
     assert np.abs(res.coef).sum() <= 1 + 1e-9
@@ -175,7 +176,7 @@ def test_alg2_bookkeeping_and_report(lasso, schedule):
     # Every phase's guarantee from its event alone; the report is the worst one.
     eps_phases = [PrivacyReport.from_event(
         ph["event"], delta=delta,
-        neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE).epsilon for ph in phases]
+        neighboring_relation=NeighboringRelation.ZERO_OUT).epsilon for ph in phases]
     assert max(eps_phases) == pytest.approx(res.privacy.epsilon, rel=1e-9)
     for ph, e in zip(phases, eps_phases):
         assert e <= ph["epsilon"] * (1 + 1e-9)
