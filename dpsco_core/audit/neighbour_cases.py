@@ -128,7 +128,8 @@ def dp_sgd_relation_case(relation, *, epsilon, delta, sample_rate=1.0, passes=1.
     normaliser and the step are the same on both inputs. That is exactly the property under
     test: a normaliser read from the data (``q n`` with the private n) differs between the
     inputs and shows up. Under add/remove-one the neighbour holds one outlier per coordinate
-    and both inputs pass ``public_n = 2 k`` (the size of D). The statistic is coordinate r of the last iterate
+    and both inputs pass ``public_n = 2 k`` (the size of D). The statistic is coordinate r of
+    the last iterate
     divided by the run's step :math:`\\eta = \\gamma / \\beta` (``stats["step"]``; the
     data-dependent :math:`\\beta` is audited elsewhere): the released noisy mean gradients.
     """

@@ -178,8 +178,8 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     5.1), :math:`\sigma_j = s \Delta_j` and the public normaliser :math:`m`: the dataset's
     :math:`n` under replace-one (:math:`\Delta_j = 2 C_j / n`) and zero-out
     (:math:`\Delta_j = C_j / n`), the caller's ``public_n`` under add/remove-one
-    (:math:`\Delta_j = C_j / m`; see ``neighboring_relation``). Each outer iteration ends at the average of
-    its K post-update iterates (``average=True``, line 9) or at its last iterate.
+    (:math:`\Delta_j = C_j / m`; see ``neighboring_relation``). Each outer iteration ends at
+    the average of its K post-update iterates (``average=True``, line 9) or at its last iterate.
 
     Parameters
     ----------
@@ -404,7 +404,9 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
 
     Parameters
     ----------
-    problem, epsilon, delta, passes, n_outer, n_inner, average, selection, calibration, neighboring_relation, public_n
+    problem, epsilon, delta, passes, n_outer, n_inner, average, selection, calibration
+        As in :func:`dp_cd`.
+    neighboring_relation, public_n
         As in :func:`dp_cd` (under add/remove-one every run divides by ``public_n``).
     steps, clips : array-like of float
         Step scales gamma and clip scales C (the grid is their outer product).

@@ -108,7 +108,8 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
     with :math:`\mathrm{clip}(v, C) = v \min(1, C / \|v\|_2)`, :math:`\eta = \gamma / \beta`
     (:math:`\beta` = ``problem.smoothness()``), :math:`b = q m` (Poisson: the expected batch
     size, with :math:`m` the public record count: the dataset's n under zero-out, ``public_n``
-    under add/remove-one) or the batch size (shuffle), and :math:`\sigma = s\, \Delta` with :math:`s` the
+    under add/remove-one) or the batch size (shuffle), and :math:`\sigma = s\, \Delta` with
+    :math:`s` the
     calibrated noise multiplier and :math:`\Delta` the sensitivity of the clipped sum
     (:math:`C` under add/remove-one and zero-out, :math:`2C` under replace-one). The last
     iterate is returned.

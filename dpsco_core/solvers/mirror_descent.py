@@ -291,7 +291,8 @@ def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, 
     start = time.perf_counter()
     l1 = radius if norm_p == 1.0 else None
     ball = math.inf if norm_p == 1.0 else radius
-    coef = _run_md(problem, np.arange(problem.n_samples), x_start=np.zeros(d), p=p, scale=1.0 / (p - 1.0),
+    coef = _run_md(problem, np.arange(problem.n_samples), x_start=np.zeros(d), p=p,
+                   scale=1.0 / (p - 1.0),
                    center=np.zeros(d), reg=0.0, ball=ball, l1_radius=l1, steps=T, q=q,
                    expected_batch=b, sigma=sigma, clip=C, step=step, strongly_convex=0.0,
                    mirror_map=mirror_map, radius=radius, rng=rng)

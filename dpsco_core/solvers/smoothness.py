@@ -27,7 +27,8 @@ adding 1 or 3 scales to every estimate instead of flooring still diverged on som
 **Privacy.** Each clipped term lies in :math:`[0, b_j]`, so under replace-one and zero-out
 coordinate :math:`j` of the mean has sensitivity :math:`b_j / n`; under add/remove-one the sum
 is divided by the caller's public count :math:`m` instead of the private n (``normaliser``,
-the rule of :mod:`dpsco_core.solvers._common`) and :math:`n` reads :math:`m` below; its Laplace noise of scale :math:`p b_j / (n \varepsilon')` makes it
+the rule of :mod:`dpsco_core.solvers._common`) and :math:`n` reads :math:`m` below; its
+Laplace noise of scale :math:`p b_j / (n \varepsilon')` makes it
 :math:`\varepsilon'/p`-DP, and the :math:`p` coordinates compose to :math:`\varepsilon'`-DP
 (pure). The paper uses the conservative sensitivity :math:`2 b_j / n`
 (``conservative=True`` reproduces it, with twice the noise).
