@@ -207,3 +207,36 @@ def test_shape_checks():
         kernel.cd_csc(Xs.data, Xs.indices[:-1], Xs.indptr, X.shape[0], y, 0, 1.0, 1, 0.1, 0.0,
                       step, clip, noise, np.zeros(p), 1, 1, True, False, 0, gen,
                       np.empty(X.shape[0]))
+
+
+@pytest.mark.parametrize("layout", ["dense", "csc", "grid"])
+def test_normaliser_divides_the_clipped_sum_as_the_twin_does(layout):
+    # Issue 15: under add/remove-one the solver passes a public count m; the clipped sum is
+    # divided by m (not the dataset's n), bitwise as in the twin; m = n is the default.
+    X, y, _ = _data(3, n=57, p=4)
+    step, clip, noise = _args(X, 0)
+    out = {}
+    for impl in (kernel, twin):
+        for m in (None, 57, 80.0):
+            coef = np.zeros((1, 4)) if layout == "grid" else np.zeros(4)
+            gen = np.random.PCG64DXSM(11)
+            if layout == "dense":
+                impl.cd_dense(X, y, 0, 1.0, 0, 0.0, 0.0, step, clip, noise, coef, 2, 9, False,
+                              False, 0, gen, np.empty(57), normaliser=m)
+            elif layout == "csc":
+                Xs = sp.csc_matrix(X)
+                impl.cd_csc(Xs.data, Xs.indices, Xs.indptr, 57, y, 0, 1.0, 0, 0.0, 0.0, step,
+                            clip, noise, coef, 2, 9, False, False, 0, gen, np.empty(57),
+                            normaliser=m)
+            else:
+                impl.cd_grid_dense(X, y, 0, 1.0, 0, 0.0, 0.0, step[None], clip[None],
+                                   noise[None], coef, 2, 9, False, False, [gen],
+                                   np.zeros(1, dtype=np.int64), 1, normaliser=m)
+            out[impl.__name__, m] = coef.ravel()
+    for m in (None, 57, 80.0):
+        np.testing.assert_array_equal(out[kernel.__name__, m], out[twin.__name__, m])
+    np.testing.assert_array_equal(out[kernel.__name__, None], out[kernel.__name__, 57])
+    assert not np.array_equal(out[kernel.__name__, 57], out[kernel.__name__, 80.0])
+    with pytest.raises(ValueError, match="normaliser"):
+        kernel.cd_dense(X, y, 0, 1.0, 0, 0.0, 0.0, step, clip, noise, np.zeros(4), 1, 1,
+                        False, False, 0, np.random.PCG64DXSM(0), np.empty(57), normaliser=0.0)
