@@ -299,7 +299,7 @@ def _check_selection_rate(hits, runs, p0, what):
 def test_ttz_frank_wolfe_noise():
     # TTZ15: scores have sensitivity 2 R L / n (replace-one); noise lambda = 2 Delta / eps_it,
     # eps_it = eps / T (pure, basic composition). One iteration: x_1 = selected vertex.
-    n, d, R, eps = 100, 3, 1.0, 0.2
+    n, d, R, eps = 100, 3, 1.0, 0.04          # lambda = 1 = the score gap / 2
     prob = _fw_problem(n, d)
     lam = 2.0 * (2.0 * R * 1.0 / n) / eps
     runs = 600
