@@ -49,8 +49,8 @@ def demo(seed=0):
     l_mean = laplace(true_mean, random_state=rng)
     print(f"  true mean                      {true_mean:.6f}")
     print(f"  Gaussian, (1, 1/n^2 = {delta_cal:.2e})-DP  {g_mean:.6f}   "
-          f"sigma = {gauss.noise_scale:.3e} (analytic calibration, noise multiplier "
-          f"{gauss.noise_multiplier:.3f})")
+          f"sigma = {gauss.noise_scale:.3e} (exact discrete Gaussian, zCDP calibration, noise "
+          f"multiplier {gauss.noise_multiplier:.3f})")
     print(f"  Laplace, 1-DP                  {l_mean:.6f}   b = {laplace.noise_scale:.3e}")
 
     X_el, y_el = datasets.load_electricity()

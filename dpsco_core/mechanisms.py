@@ -12,10 +12,19 @@ neighbouring relation the caller has in mind (replace-one, add/remove-one, ...):
 holds for exactly those neighbours. A solver that clips enforces its sensitivity; a user who
 passes a sensitivity here is trusted on it.
 
-Floating-point caveat: noise is sampled in double precision and analysed as if real-valued.
-Mironov (2012) showed that the low-order bits of floating-point Laplace samples can leak the
-input when noisy values are released; report-noisy-max releases only an index. Exact
-(discrete) samplers are a separate option of the privacy-audit work.
+Floating-point noise. Mironov (2012) showed that the low-order bits of floating-point Laplace
+samples leak the input when noisy values are released: the doubles reachable from one input
+differ from those reachable from a neighbour, so some outputs identify the input exactly (an
+audit of the floating-point Laplace and Gaussian mechanisms on the event "output in
+(-0.5, 0.5) and not a multiple of 2^-53" gives epsilon lower bounds of 13.5 and 12.2 for a
+claimed 1). The Gaussian and Laplace mechanisms therefore draw *exact* noise by default
+(``secure=True``, :mod:`dpsco_core._secure`): the query is rounded to a power-of-two grid and
+discrete Gaussian or discrete Laplace noise (Canonne, Kamath and Steinke 2020) is added in
+integer arithmetic, so that every output is a multiple of the grid whichever the input.
+``secure=False`` is the explicit opt-out: faster (see ``bench/README.md``), analysed as if the
+noise were real-valued, and with no guarantee for the low-order bits of its outputs.
+Report-noisy-max releases only an index (its floating-point noise is never released); the
+value that ``return_value=True`` adds is drawn by the exact discrete Laplace sampler.
 """
 
 import math
@@ -130,14 +139,28 @@ class GaussianMechanism:
         Target :math:`(\varepsilon, \delta)`. Give both, or ``noise_multiplier`` instead.
     noise_multiplier : float, optional
         :math:`z = \sigma / \Delta_2` (> 0), when the noise is set by a solver's accountant.
-    calibration : {"analytic", "classic"}, default="analytic"
-        ``"analytic"``: the smallest :math:`\sigma` for which the mechanism is
+    calibration : {"analytic", "classic"} or None, default=None
+        How :math:`\sigma` follows from ``(epsilon, delta)``. None: ``"zcdp"`` with the exact
+        sampler (the default), ``"analytic"`` with ``secure=False``. ``"zcdp"`` (exact sampler
+        only, chosen automatically): the smallest :math:`z` whose
+        :math:`\rho = 1/(2 z^2)`-zCDP converts to :math:`(\varepsilon, \delta)` by
+        Canonne, Kamath and Steinke (2020), Corollary 13 (about 8% more noise than
+        ``"analytic"`` at :math:`(1, 10^{-5})`). For ``secure=False`` only: ``"analytic"``, the smallest :math:`\sigma` for which the mechanism is
         :math:`(\varepsilon, \delta)`-DP (Balle and Wang 2018, Theorem 8; computed as
         :math:`\sigma = \Delta_2 / \mu(\varepsilon, \delta)` through the exact Gaussian-DP
         profile, Dong, Roth and Su 2019, Corollary 2.13, which is the same curve). Valid for
         every :math:`\varepsilon > 0`. ``"classic"``: :math:`\sigma = \Delta_2
         \sqrt{2 \ln(1.25/\delta)} / \varepsilon` (Dwork and Roth 2014, Theorem A.1), valid
         only for :math:`\varepsilon < 1` (raises otherwise) and always at least as noisy.
+    secure : bool, default=True
+        ``True``: exact discrete Gaussian noise (Canonne, Kamath and Steinke 2020) on a
+        power-of-two grid, :mod:`dpsco_core._secure`; every output is a multiple of the grid,
+        so its low-order bits carry nothing about the input. ``False``: floating-point noise
+        (faster, see ``bench/README.md``), analysed as if real-valued. *What the opt-out
+        costs*: the stated guarantee then holds for the ideal real-valued mechanism only; the
+        doubles it outputs are not hardened (Mironov 2012), and an audit on the event "output in
+        (-0.5, 0.5) and not a multiple of 2^-53" refutes every finite epsilon (a lower bound
+        of 12.2 for a claimed 1 from 10^6 releases per input, bounded only by the trials).
 
     Attributes
     ----------
@@ -157,22 +180,36 @@ class GaussianMechanism:
     e^{\varepsilon} \Phi(-\varepsilon/\mu - \mu/2)`, and :math:`(\alpha, \alpha / (2 z^2))`-RDP.
     The neighbouring relation is the one under which ``sensitivity`` was computed.
 
+    With ``secure=True`` (default) the query is rounded to the grid :math:`2^k \mathbb{Z}`,
+    which inflates the sensitivity to :math:`\Delta_2' = \Delta_2 (1 + 2^{-10})`, and the
+    discrete Gaussian of variance at least :math:`(z \Delta_2')^2` is :math:`1/(2 z^2)`-zCDP
+    (Canonne, Kamath and Steinke 2020) for *every* pair of neighbours: ``event`` is that ``ZCDpEvent`` and
+    ``get_epsilon`` its CKS20 conversion. ``noise_scale`` is :math:`z \Delta_2`; the noise
+    drawn is :math:`(1 + 2^{-10})` times larger, rounded up on the grid.
+
     Examples
     --------
     >>> from dpsco_core.mechanisms import GaussianMechanism
     >>> mech = GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5)
     >>> round(mech.noise_scale, 4)
+    4.0451
+    >>> round(GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5,
+    ...                         secure=False).noise_scale, 4)
     3.7306
     >>> noisy = mech([1.0, 2.0, 3.0], random_state=0)   # random
     """
 
     def __init__(self, *, sensitivity, epsilon=None, delta=None, noise_multiplier=None,
-                 calibration="analytic", secure=False):
+                 calibration=None, secure=True):
         self.sensitivity = check_positive(sensitivity, "sensitivity")
         self.secure = _check_secure(secure)
-        if calibration not in ("analytic", "classic"):
+        if calibration is None:
+            calibration = "zcdp" if self.secure else "analytic"
+        accepted = ("zcdp",) if self.secure else ("analytic", "classic")
+        if calibration not in accepted:
             raise ValueError(
-                f"calibration must be one of {{'analytic', 'classic'}}; got {calibration!r}.")
+                f"calibration must be one of {set(accepted)} (or None) with secure="
+                f"{self.secure}; got {calibration!r}.")
         self.calibration = calibration
         if noise_multiplier is not None:
             if epsilon is not None or delta is not None:
@@ -218,8 +255,9 @@ class GaussianMechanism:
         return gdp_epsilon(self.mu, check_delta(delta))
 
     def __call__(self, x, *, random_state=None, n_threads=None):
-        """Return ``x + N(0, noise_scale^2 I)`` as a new float64 array of the shape of ``x``
-        (``secure=True``: exact discrete Gaussian noise on a power-of-two grid)."""
+        """Return ``x`` plus Gaussian noise of scale ``noise_scale`` as a new float64 array of
+        the shape of ``x``: exact discrete Gaussian noise on a power-of-two grid by default,
+        ``N(0, noise_scale^2 I)`` in floating point with ``secure=False``."""
         params = None
         if self.secure:
             from ._secure import gaussian_parameters
@@ -229,7 +267,7 @@ class GaussianMechanism:
 
     def __repr__(self):
         return (f"GaussianMechanism(sensitivity={self.sensitivity!r}, "
-                f"noise_multiplier={self.noise_multiplier!r})")
+                f"noise_multiplier={self.noise_multiplier!r}, secure={self.secure!r})")
 
 
 class LaplaceMechanism:
@@ -241,6 +279,15 @@ class LaplaceMechanism:
         l1 sensitivity :math:`\Delta_1 = \sup \|f(D) - f(D')\|_1` over neighbours (> 0).
     epsilon : float
         Privacy parameter (> 0).
+    secure : bool, default=True
+        ``True``: exact discrete Laplace noise (Canonne, Kamath and Steinke 2020) on a
+        power-of-two grid, :mod:`dpsco_core._secure`; every output is a multiple of the grid,
+        so its low-order bits carry nothing about the input. ``False``: floating-point Laplace
+        noise (faster, see ``bench/README.md``), analysed as if real-valued. *What the opt-out
+        costs*: the guarantee then holds for the ideal real-valued mechanism only; its doubles
+        leak the input through their low-order bits (Mironov 2012): an audit on the event
+        "output in (-0.5, 0.5) and not a multiple of 2^-53" gives a lower bound of 13.5 for a
+        claimed epsilon of 1 (10^6 releases per input), no finite epsilon holds.
 
     Attributes
     ----------
@@ -254,6 +301,10 @@ class LaplaceMechanism:
     **Privacy guarantee.** :math:`\varepsilon`-DP (pure) for neighbours :math:`D \sim D'` with
     :math:`\|f(D) - f(D')\|_1 \le \Delta_1` (Dwork, McSherry, Nissim and Smith 2006; Dwork and
     Roth 2014, Theorem 3.6), under the relation for which ``sensitivity`` was computed.
+    With ``secure=True`` (default) the query is rounded to the grid :math:`2^k \mathbb{Z}`
+    (sensitivity inflated to :math:`\Delta_1 (1 + 2^{-10})`) and the discrete Laplace scale is
+    rounded up, so the same :math:`\varepsilon` holds exactly (the discrete Laplace mechanism of Canonne,
+    Kamath and Steinke 2020, at the inflated sensitivity).
 
     Examples
     --------
@@ -262,7 +313,7 @@ class LaplaceMechanism:
     4.0
     """
 
-    def __init__(self, *, sensitivity, epsilon, secure=False):
+    def __init__(self, *, sensitivity, epsilon, secure=True):
         self.sensitivity = check_positive(sensitivity, "sensitivity")
         self.secure = _check_secure(secure)
         self.epsilon = check_epsilon(epsilon)
@@ -271,8 +322,9 @@ class LaplaceMechanism:
         self.event = LaplaceDpEvent(_check_noise_scale(1.0 / self.epsilon, "1 / epsilon"))
 
     def __call__(self, x, *, random_state=None, n_threads=None):
-        """Return ``x + Lap(noise_scale)`` (i.i.d. coordinates) as a new float64 array
-        (``secure=True``: exact discrete Laplace noise on a power-of-two grid)."""
+        """Return ``x`` plus i.i.d. Laplace noise of scale ``noise_scale`` as a new float64
+        array: exact discrete Laplace noise on a power-of-two grid by default,
+        floating-point ``Lap(noise_scale)`` with ``secure=False``."""
         params = None
         if self.secure:
             from ._secure import laplace_parameters
@@ -281,7 +333,8 @@ class LaplaceMechanism:
                             params)
 
     def __repr__(self):
-        return f"LaplaceMechanism(sensitivity={self.sensitivity!r}, epsilon={self.epsilon!r})"
+        return (f"LaplaceMechanism(sensitivity={self.sensitivity!r}, epsilon={self.epsilon!r}, "
+                f"secure={self.secure!r})")
 
 
 class ReportNoisyMax:
@@ -307,6 +360,11 @@ class ReportNoisyMax:
         ``"gumbel"`` (scale :math:`\Delta/\varepsilon`). Not accepted with ``"exponential"``,
         for which we rely only on the general (non-monotone) proof. A false declaration voids
         the guarantee.
+    secure : bool, default=False
+        ``True``: exact permute-and-flip on grid scores (integer coins, Canonne, Kamath and
+        Steinke 2020 samplers). ``False`` keeps the floating-point selection, which releases
+        only an index (the noise values themselves never leave the kernel), analysed as if the
+        noise were real-valued. The value of ``return_value=True`` is exact either way.
 
     Attributes
     ----------
@@ -324,8 +382,8 @@ class ReportNoisyMax:
     :math:`2\Delta/\varepsilon` for any scores (for the signed vertices of an l1 ball the
     paired scores move in opposite directions, so the monotone factor never applies there).
     The noisy maximum itself is *not* released by the index: with ``return_value=True`` the
-    value returned is the selected score plus *fresh* Laplace noise of scale
-    :math:`b` (a Laplace mechanism on one score, :math:`\Delta/b`-DP), and the pair is
+    value returned is the selected score plus *fresh* exact discrete Laplace noise of scale
+    at least :math:`b` on a grid (a Laplace mechanism on one score, :math:`\Delta/b`-DP), and the pair is
     :math:`(\varepsilon + \Delta/b)`-DP by composition (``event_with_value``). Returning the
     maximum of the noisy scores directly would not be :math:`\varepsilon`-DP.
 
@@ -402,8 +460,18 @@ class ReportNoisyMax:
                                                 _threads_for(len(generators), n_threads))
         if not return_value:
             return int(index)
-        value_rng = np.random.Generator(block_bit_generators(value_seq, 1)[0])
-        return int(index), float(scores[index] + value_rng.laplace(0.0, self.noise_scale))
+        # The value is released, so its noise is exact (discrete Laplace on a grid, the
+        # Laplace mechanism's default); a floating-point Laplace value would leak its input
+        # through the low-order bits (module docstring).
+        value = _noisy_array(scores[index:index + 1], "scores", self.noise_scale,
+                             _noise.LAPLACE, value_seq, 1, self._value_grid)
+        return int(index), float(value[0])
+
+    def _value_grid(self, d):
+        """Exact Laplace parameters of the value: scale b, i.e. (epsilon / factor)-DP."""
+        from ._secure import laplace_parameters
+        factor = 1.0 if self.monotonic else 2.0
+        return laplace_parameters(self.sensitivity, self.epsilon / factor, d)
 
     def _call_secure(self, scores, return_value, select_seq, value_seq, n_threads):
         """Permute-and-flip with exact coins on grid scores (see the class Notes)."""
@@ -427,18 +495,19 @@ class ReportNoisyMax:
 
 
 def gaussian_mechanism(x, *, sensitivity, epsilon=None, delta=None, noise_multiplier=None,
-                       calibration="analytic", secure=False, random_state=None,
+                       calibration=None, secure=True, random_state=None,
                        n_threads=None):
-    """Release ``x + N(0, sigma^2 I)``; see :class:`GaussianMechanism` for the calibration."""
+    """Release ``x`` plus Gaussian noise (exact by default); see :class:`GaussianMechanism`."""
     mech = GaussianMechanism(sensitivity=sensitivity, epsilon=epsilon, delta=delta,
                              noise_multiplier=noise_multiplier, calibration=calibration,
                              secure=secure)
     return mech(x, random_state=random_state, n_threads=n_threads)
 
 
-def laplace_mechanism(x, *, sensitivity, epsilon, secure=False, random_state=None,
+def laplace_mechanism(x, *, sensitivity, epsilon, secure=True, random_state=None,
                       n_threads=None):
-    """Release ``x + Lap(sensitivity / epsilon)``: epsilon-DP; see :class:`LaplaceMechanism`."""
+    """Release ``x + Lap(sensitivity / epsilon)`` (exact by default): epsilon-DP; see
+    :class:`LaplaceMechanism`."""
     mech = LaplaceMechanism(sensitivity=sensitivity, epsilon=epsilon, secure=secure)
     return mech(x, random_state=random_state, n_threads=n_threads)
 

@@ -338,7 +338,9 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
         n_clipped = _clip_rows(u, r_i)
         u_bar = u.mean(axis=0)
         if z > 0.0 and sensitivity > 0.0:
-            mech = GaussianMechanism(sensitivity=sensitivity, noise_multiplier=z)
+            # Floating-point noise, accounted as the Gaussian event above (the report states
+            # the floating-point assumption); the output is a projected iterate.
+            mech = GaussianMechanism(sensitivity=sensitivity, noise_multiplier=z, secure=False)
             u_bar = mech(u_bar, random_state=noise_seed, n_threads=1)
             noise_scale = mech.noise_scale
         else:

@@ -26,15 +26,24 @@ from .events import (
     ZCDpEvent,
 )
 
-__all__ = ["PrivacyReport", "ACCOUNTANTS", "DEFAULT_ASSUMPTIONS"]
+__all__ = ["PrivacyReport", "ACCOUNTANTS", "DEFAULT_ASSUMPTIONS", "FLOATING_POINT_ASSUMPTION"]
 
 #: Accountant names accepted by :meth:`PrivacyReport.from_event`.
 ACCOUNTANTS = ("rdp", "basic-composition", "gdp")
 
+#: The solvers draw their Gaussian and Laplace noise (and report-noisy-max's) in double
+#: precision; only the standalone mechanisms of :mod:`dpsco_core.mechanisms` use the exact
+#: samplers by default.
+FLOATING_POINT_ASSUMPTION = (
+    "the noise is sampled in double-precision floating point and analysed as if it were "
+    "real-valued: (epsilon, delta) is the guarantee of the ideal real-valued mechanism; the "
+    "low-order bits of the released values are not hardened against floating-point attacks "
+    "(Mironov 2012), unlike the exact samplers of dpsco_core.mechanisms")
+
 #: Assumptions that hold for every dpsco-core solver (OpenDP-style explicit list).
 DEFAULT_ASSUMPTIONS = (
     "clipping is enforced by the kernels, not assumed from a stated bound",
-    "floating-point noise is analysed as if it were real-valued",
+    FLOATING_POINT_ASSUMPTION,
 )
 
 

@@ -34,9 +34,23 @@ def _gaussian(factor):
 
 
 def _laplace(factor):
-    mech = LaplaceMechanism(sensitivity=1.0, epsilon=1.0)
+    # The exact sampler's scale follows from (sensitivity, epsilon), not from noise_scale: the
+    # broken twin is calibrated for epsilon / factor and claims epsilon = 1.
+    mech = LaplaceMechanism(sensitivity=1.0, epsilon=1.0 / factor)
+    return dataclasses.replace(A.laplace_case(mech), epsilon=1.0), N_ADDITIVE
+
+
+def _laplace_float(factor):
+    mech = LaplaceMechanism(sensitivity=1.0, epsilon=1.0, secure=False)
     mech.noise_scale *= factor
     return A.laplace_case(mech), N_ADDITIVE
+
+
+def _gaussian_float(factor):
+    honest = GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=DELTA, secure=False)
+    mech = GaussianMechanism(sensitivity=1.0, noise_multiplier=honest.noise_multiplier * factor,
+                             secure=False)
+    return dataclasses.replace(A.gaussian_case(mech, delta=DELTA), epsilon=1.0), N_ADDITIVE
 
 
 def _rnm(noise, factor):
@@ -51,6 +65,8 @@ def _builders(factor):
     return {
         "gaussian": lambda: _gaussian(factor),
         "laplace": lambda: _laplace(factor),
+        "gaussian-float": lambda: _gaussian_float(factor),
+        "laplace-float": lambda: _laplace_float(factor),
         "rnm-laplace": _rnm("laplace", factor),
         "rnm-gumbel": _rnm("gumbel", factor),
         "rnm-exponential": _rnm("exponential", factor),

@@ -7,7 +7,7 @@ import pytest
 
 from dpsco_core import mechanisms as mech
 from dpsco_core.privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
-                                       LaplaceDpEvent)
+                                       LaplaceDpEvent, ZCDpEvent)
 from dpsco_core.privacy.gdp import gdp_delta
 
 
@@ -18,7 +18,7 @@ def test_analytic_gaussian_is_tight(epsilon, delta):
     # The analytic calibration is the exact Gaussian privacy profile: the mechanism with
     # sensitivity 1 and noise sigma has delta(epsilon) = target delta (up to root-finding),
     # never above it.
-    g = mech.GaussianMechanism(sensitivity=1.0, epsilon=epsilon, delta=delta)
+    g = mech.GaussianMechanism(sensitivity=1.0, epsilon=epsilon, delta=delta, secure=False)
     achieved = gdp_delta(1.0 / g.noise_scale, epsilon)
     assert achieved <= delta
     assert achieved >= delta * (1 - 1e-6)
@@ -27,24 +27,31 @@ def test_analytic_gaussian_is_tight(epsilon, delta):
 
 def test_analytic_gaussian_reference_value():
     # Balle and Wang (2018), Figure/Table: epsilon = 1, delta = 1e-5 gives sigma ~= 3.73.
-    g = mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5)
+    g = mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5, secure=False)
     assert g.noise_scale == pytest.approx(3.7306, abs=1e-3)
-    g2 = mech.GaussianMechanism(sensitivity=2.0, epsilon=1.0, delta=1e-5)
+    g2 = mech.GaussianMechanism(sensitivity=2.0, epsilon=1.0, delta=1e-5, secure=False)
     assert g2.noise_scale == pytest.approx(2 * g.noise_scale, rel=1e-12)
 
 
 def test_classic_gaussian_formula_and_range():
-    g = mech.GaussianMechanism(sensitivity=3.0, epsilon=0.5, delta=1e-5, calibration="classic")
+    g = mech.GaussianMechanism(sensitivity=3.0, epsilon=0.5, delta=1e-5, calibration="classic",
+                               secure=False)
     assert g.noise_scale == pytest.approx(3.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5)
-    analytic = mech.GaussianMechanism(sensitivity=3.0, epsilon=0.5, delta=1e-5)
+    analytic = mech.GaussianMechanism(sensitivity=3.0, epsilon=0.5, delta=1e-5, secure=False)
     assert g.noise_scale >= analytic.noise_scale
     with pytest.raises(ValueError, match="epsilon must be in \\(0, 1\\)"):
-        mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5, calibration="classic")
+        mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5, calibration="classic",
+                               secure=False)
+    # The float calibrations are not the exact sampler's: asking for one there is an error.
+    with pytest.raises(ValueError, match="calibration must be one of"):
+        mech.GaussianMechanism(sensitivity=1.0, epsilon=0.5, delta=1e-5, calibration="classic")
 
 
 def test_gaussian_from_noise_multiplier():
-    g = mech.GaussianMechanism(sensitivity=2.0, noise_multiplier=1.5)
+    g = mech.GaussianMechanism(sensitivity=2.0, noise_multiplier=1.5, secure=False)
     assert g.noise_scale == 3.0 and g.event == GaussianDpEvent(1.5)
+    exact = mech.GaussianMechanism(sensitivity=2.0, noise_multiplier=1.5)
+    assert exact.noise_scale == 3.0 and exact.event == ZCDpEvent(0.5 / 1.5 ** 2)
     with pytest.raises(ValueError, match="not both"):
         mech.GaussianMechanism(sensitivity=1.0, noise_multiplier=1.0, epsilon=1.0, delta=1e-5)
     with pytest.raises(ValueError, match="both epsilon and delta"):
@@ -127,6 +134,66 @@ def test_exponential_mechanism_frequencies():
                          minlength=3)
     p = np.exp(scores) / np.exp(scores).sum()
     assert np.all(np.abs(counts / n - p) <= 4.5 * np.sqrt(p * (1 - p) / n))
+
+
+# -- floating-point noise (issue 15, section 6) ----------------------------------------------
+
+def _low_bit_event(out):
+    """Mironov's event: an output in (-0.5, 0.5) that is not a multiple of 2^-53."""
+    out = np.asarray(out)
+    return (np.abs(out) < 0.5) & (np.ldexp(out, 53) != np.rint(np.ldexp(out, 53)))
+
+
+@pytest.mark.parametrize("build", [
+    lambda **kw: mech.LaplaceMechanism(sensitivity=1.0, epsilon=1.0, **kw),
+    lambda **kw: mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5, **kw)],
+    ids=["laplace", "gaussian"])
+def test_default_outputs_are_on_the_exact_grid(build):
+    # The default mechanisms draw exact noise: every output is a multiple of the grid 2^k of
+    # dpsco_core._secure, whatever the input, so the low bits
+    # carry nothing. With x = 0 the floating-point path shows the event on most outputs in
+    # (-0.5, 0.5); with x = 1 never (1 + noise is a multiple of 2^-53 there), which is the
+    # issue's distinguishing test (lower bounds 13.5 and 12.2 for a claimed 1).
+    default = build()
+    assert default.secure
+    for x in (0.0, 1.0, 1.0 / 3.0):
+        out = default(np.full(100_000, x), random_state=11)
+        assert not _low_bit_event(out).any()
+        # on the grid 2^k (k >= -40 for 10^5 coordinates of sensitivity 1), input or not
+        assert np.all(np.ldexp(out, 40) == np.rint(np.ldexp(out, 40)))
+    floating = build(secure=False)
+    assert _low_bit_event(floating(np.zeros(100_000), random_state=11)).mean() > 0.05
+    assert not _low_bit_event(floating(np.ones(100_000), random_state=11)).any()
+
+
+@pytest.mark.statistical
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+def test_default_mechanisms_pass_the_low_bit_audit(kind):
+    # The audit of the issue: statistic = the low-bit event, inputs 0 and sensitivity 1.
+    from dpsco_core.audit import audit
+    m = (mech.LaplaceMechanism(sensitivity=1.0, epsilon=1.0) if kind == "laplace" else
+         mech.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5))
+
+    def sampler(x, n, seed_seq):
+        return _low_bit_event(m(np.full(n, float(x)), random_state=seed_seq)).astype(float)
+    result = audit(sampler, 0.0, 1.0, n_trials=200_000, delta=1e-5, random_state=2026)
+    assert result.eps_lower <= 1.0, result
+
+
+def test_noisy_max_value_is_exact():
+    # return_value=True releases a number: it is drawn by the exact discrete Laplace sampler.
+    scores = np.array([0.0, 0.3, 1.0 / 3.0])
+    values = [mech.report_noisy_max(scores, sensitivity=1.0, epsilon=1.0, return_value=True,
+                                    random_state=s)[1] for s in range(300)]
+    values = np.array(values)
+    assert np.all(np.ldexp(values, 40) == np.rint(np.ldexp(values, 40)))   # on the grid
+    assert np.abs(values - 1.0 / 3.0).std() > 0.5                         # and noisy
+
+
+def test_mechanism_repr_says_which_sampler():
+    assert "secure=True" in repr(mech.LaplaceMechanism(sensitivity=1.0, epsilon=1.0))
+    assert "secure=False" in repr(mech.GaussianMechanism(sensitivity=1.0, noise_multiplier=1.0,
+                                                         secure=False))
 
 
 # -- bad input -------------------------------------------------------------------------------

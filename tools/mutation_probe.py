@@ -1,0 +1,231 @@
+#!/usr/bin/env python
+"""Mutation probe of the privacy-critical lines (issue 15, section 7).
+
+Each mutant is a plausible privacy bug: a sensitivity off by a factor of two, a wrong release
+count, noise drawn smaller than accounted, nodes of the tree sharing noise, the floating-point
+sampler back as the default. The probe applies the mutants one at a time to a temporary copy of
+the source tree (never to the working tree; the compiled kernels are copied along), runs a
+fixed selection of privacy tests against the copy and reports, for each mutant, whether the
+tests killed it and which test failed first.
+
+Exit status: 0 if every mutant is killed. 1 if one survives, if a mutant's original snippet is
+not found exactly once (so that the probe cannot rot silently when the code moves: update the
+snippet), or if the unmutated copy does not pass the selection.
+
+Usage::
+
+    python tools/mutation_probe.py                 # all mutants
+    python tools/mutation_probe.py -k tree -k ttz  # mutants whose name contains a word
+    python tools/mutation_probe.py --list
+
+Plain Python, no network; mutmut is not needed (the mutants are textual and hand-picked on
+noise-scale, sensitivity, release-count and seed lines).
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: The tests every mutant runs against (fixed, so that "killed" means "by the suite").
+SELECTION = (
+    "tests/privacy/test_noise_first_principles.py",
+    "tests/mechanisms/test_mechanisms.py",
+)
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str
+    original: str
+    replacement: str
+    description: str
+
+
+MUTANTS = (
+    # -- the five of the issue --------------------------------------------------------------
+    Mutant("dp_cd-releases-K", "dpsco_core/solvers/dp_cd.py",
+           "    releases = n_outer * n_inner\n"
+           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)\n"
+           "    noise_scales = ",
+           "    releases = n_inner\n"
+           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)\n"
+           "    noise_scales = ",
+           "dp_cd calibrates for K releases instead of T K (average=False makes T > 1)"),
+    Mutant("ttz-sensitivity-RL/n", "dpsco_core/solvers/frank_wolfe.py",
+           "    sens = 2.0 * dom.vertex_norm * lipschitz / n\n",
+           "    sens = dom.vertex_norm * lipschitz / n\n",
+           "TTZ Frank-Wolfe score sensitivity R L / n instead of 2 R L / n"),
+    Mutant("mirror-kernel-noise-sigma", "dpsco_core/solvers/mirror_descent.py",
+           "steps, q, expected_batch, sigma * clip,",
+           "steps, q, expected_batch, sigma,",
+           "mirror descent kernel draws noise sigma instead of sigma C"),
+    Mutant("smoothness-laplace-halved", "dpsco_core/solvers/smoothness.py",
+           "rng.laplace(0.0, 1.0, self._means.size) * self._scale",
+           "rng.laplace(0.0, 1.0, self._means.size) * 0.5 * self._scale",
+           "private smoothness constants: the Laplace draw halved"),
+    Mutant("tree-level-shares-seed", "dpsco_core/tree.py",
+           "spawn_key=tuple(seed.spawn_key) + (k, j, b)",
+           "spawn_key=tuple(seed.spawn_key) + (k, 0, b)",
+           "tree aggregation: the nodes of one level share a seed"),
+    # -- one (or more) per solver and mechanism -----------------------------------------------
+    Mutant("dp_cd_grid-releases-K", "dpsco_core/solvers/dp_cd.py",
+           "    releases = n_outer * n_inner\n"
+           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)\n"
+           "    run_steps = ",
+           "    releases = n_inner\n"
+           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)\n"
+           "    run_steps = ",
+           "dp_cd_grid calibrates for K releases instead of T K"),
+    Mutant("dp_sgd-replace-one-sensitivity-C", "dpsco_core/solvers/dp_sgd.py",
+           "noise_scale = s * sensitivity_factor(relation) * clip",
+           "noise_scale = s * clip",
+           "dp_sgd: sensitivity C instead of 2 C under replace-one (shuffle)"),
+    Mutant("dp_sgd-poisson-half-the-steps", "dpsco_core/solvers/dp_sgd.py",
+           "sample_rate=q, steps=steps, conversion=conversion)",
+           "sample_rate=q, steps=max(1, steps // 2), conversion=conversion)",
+           "Poisson dp_sgd calibrated for half of the steps it runs"),
+    Mutant("dp_srgd-no-sqrt-levels", "dpsco_core/solvers/dp_srgd.py",
+           "s = math.sqrt(levels) / mu * (1.0 + _CALIBRATION_SLACK)",
+           "s = 1.0 / mu * (1.0 + _CALIBRATION_SLACK)",
+           "dp_srgd: node noise ignores the bit_length(T) nodes that hold a leaf"),
+    Mutant("srgd-baselines-sensitivity-C/B", "dpsco_core/solvers/srgd_baselines.py",
+           "sensitivity = sensitivity_factor(relation) * clip / B",
+           "sensitivity = clip / B",
+           "single-epoch baselines: C / B instead of 2 C / B under replace-one"),
+    Mutant("vr_frank_wolfe-child-sensitivity-halved", "dpsco_core/solvers/frank_wolfe.py",
+           "delta[j] = 2.0 * vertex_norm * G * 2 ** j / b",
+           "delta[j] = vertex_norm * G * 2 ** j / b",
+           "vr_frank_wolfe: right-child score sensitivity halved"),
+    Mutant("localized-md-half-the-steps", "dpsco_core/solvers/mirror_descent.py",
+           'sigma = _calibrate(ph["epsilon"], delta, q, ph["steps"])',
+           'sigma = _calibrate(ph["epsilon"], delta, q, max(1, ph["steps"] // 2))',
+           "localized mirror descent: a phase calibrated for half of its steps"),
+    Mutant("mlmc-sensitivity-halved", "dpsco_core/mlmc/dp_sco.py",
+           "sensitivity = 2.0 * r_i * k_max / m",
+           "sensitivity = r_i * k_max / m",
+           "mlmc_dp_sco: phase sensitivity r_i k_max / m instead of 2 r_i k_max / m"),
+    Mutant("gaussian-float-default", "dpsco_core/mechanisms.py",
+           "calibration=None, secure=True):",
+           "calibration=None, secure=False):",
+           "GaussianMechanism: floating-point sampler back as the default"),
+    Mutant("laplace-float-default", "dpsco_core/mechanisms.py",
+           "def __init__(self, *, sensitivity, epsilon, secure=True):",
+           "def __init__(self, *, sensitivity, epsilon, secure=False):",
+           "LaplaceMechanism: floating-point sampler back as the default"),
+    Mutant("gaussian-exact-scale-halved", "dpsco_core/_secure.py",
+           "sigma = Fraction(noise_multiplier) * inflated(sensitivity) / Fraction(2) ** k",
+           "sigma = Fraction(noise_multiplier) * inflated(sensitivity) / 2 / Fraction(2) ** k",
+           "exact discrete Gaussian drawn with half the accounted scale"),
+    Mutant("laplace-exact-scale-halved", "dpsco_core/_secure.py",
+           "t = ceil_fraction(inflated(sensitivity) / (Fraction(epsilon) * Fraction(2) ** k),",
+           "t = ceil_fraction(inflated(sensitivity) / (2 * Fraction(epsilon) * Fraction(2) ** k),",
+           "exact discrete Laplace drawn with half the accounted scale"),
+    Mutant("gaussian-float-calibration-halved", "dpsco_core/mechanisms.py",
+           "                self.noise_multiplier = calibrate_analytic_gaussian(\n"
+           "                    target_epsilon=epsilon, target_delta=delta)",
+           "                self.noise_multiplier = 0.5 * calibrate_analytic_gaussian(\n"
+           "                    target_epsilon=epsilon, target_delta=delta)",
+           "GaussianMechanism(secure=False): half the analytic noise multiplier"),
+    Mutant("laplace-float-scale-halved", "dpsco_core/mechanisms.py",
+           'self.noise_scale = _check_noise_scale(self.sensitivity / self.epsilon,',
+           'self.noise_scale = _check_noise_scale(0.5 * self.sensitivity / self.epsilon,',
+           "LaplaceMechanism(secure=False): scale Delta / (2 epsilon)"),
+)
+
+
+def copy_tree(dest):
+    """The package, its tests, the pytest configuration and the compiled kernels."""
+    for name in ("dpsco_core", "tests"):
+        shutil.copytree(REPO / name, dest / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "build"))
+    for name in ("pyproject.toml", "setup.py"):
+        if (REPO / name).exists():
+            shutil.copy2(REPO / name, dest / name)
+    if not list((dest / "dpsco_core" / "_kernels").glob("*.so")):
+        raise SystemExit("no compiled kernels in dpsco_core/_kernels: build them first "
+                         "(python setup.py build_ext --inplace).")
+
+
+def run_selection(root, selection, timeout):
+    """(returncode, first failing test or the last line of output, seconds)."""
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1")
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rf",
+             *selection], cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"timeout after {timeout} s", time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    failed = [line.split(" ", 1)[1].split(" - ")[0] for line in proc.stdout.splitlines()
+              if line.startswith("FAILED ")]
+    lines = proc.stdout.strip().splitlines() or [proc.stderr.strip()]
+    return proc.returncode, failed[0] if failed else lines[-1], elapsed
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-k", action="append", default=[],
+                        help="run only the mutants whose name contains this word")
+    parser.add_argument("--list", action="store_true", help="list the mutants and exit")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds per test run (default 600)")
+    args = parser.parse_args(argv)
+    mutants = [m for m in MUTANTS if not args.k or any(k in m.name for k in args.k)]
+    if args.list:
+        for m in mutants:
+            print(f"{m.name:42s} {m.path}: {m.description}")
+        return 0
+
+    problems = []
+    for m in mutants:        # every snippet must still be in the tree, exactly once
+        count = (REPO / m.path).read_text().count(m.original)
+        if count != 1:
+            problems.append(f"{m.name}: original snippet found {count} times in {m.path} "
+                            "(update the mutant)")
+    if problems:
+        print("\n".join(problems))
+        return 1
+
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dpsco-mutants-") as tmp:
+        root = Path(tmp)
+        copy_tree(root)
+        code, detail, secs = run_selection(root, SELECTION, args.timeout)
+        print(f"{'unmutated':42s} {'pass' if code == 0 else 'FAIL':8s} {secs:6.1f} s  {detail}")
+        if code != 0:
+            print("the unmutated copy must pass the selection; fix the tests first.")
+            return 1
+        results = []
+        for m in mutants:
+            target = root / m.path
+            source = target.read_text()
+            target.write_text(source.replace(m.original, m.replacement))
+            try:
+                code, detail, secs = run_selection(root, SELECTION, args.timeout)
+            finally:
+                target.write_text(source)
+            status = {0: "SURVIVED", 1: "killed"}.get(code, "ERROR")
+            results.append((m, status))
+            print(f"{m.name:42s} {status:8s} {secs:6.1f} s  {detail}", flush=True)
+    killed = sum(status == "killed" for _, status in results)
+    print(f"\n{killed} of {len(results)} mutants killed in {time.perf_counter() - start:.0f} s "
+          f"(selection: {' '.join(SELECTION)}).")
+    bad = [m.name for m, status in results if status != "killed"]
+    if bad:
+        print("not killed (survived, or the test run errored): " + ", ".join(bad))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
