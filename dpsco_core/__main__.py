@@ -112,7 +112,8 @@ def demo(seed=0):
 
 def _describe_report(report):
     relation = report.neighboring_relation.value.replace("_", "-")
-    return (f"({report.epsilon:.4f}, {report.delta:.2e})-DP, {relation}, "
+    status = "unconditional" if report.unconditional else "CONDITIONAL"
+    return (f"{status} ({report.epsilon:.4f}, {report.delta:.2e})-DP, {relation}, "
             f"{report.releases} {'+'.join(report.mechanisms)} releases, "
             f"{report.accountant.upper()} accountant ({report.conversion} conversion)")
 
@@ -158,9 +159,11 @@ def _solvers_section(X_cal, y_cal, X_el, y_el):
             print(f"    {name} 20 passes: relative error {rel:.4f} in {elapsed:.3f} s; "
                   f"{_describe_report(res.privacy)}")
     print("\n  Both divide by n as a public constant under add/remove-one (the paper's DP-CD uses "
-          "replace-one,\n  twice the sensitivity). DP-CD's reports also state that its "
-          "smoothness constants M_j come from\n  the data (as in the paper); "
-          "dp_cd(..., smoothness='private') pays for them.")
+          "replace-one,\n  twice the sensitivity). Both reports are CONDITIONAL: the steps come "
+          "from smoothness constants\n  read from the data (as in the paper; a "
+          "PrivacyLeakWarning says so). Public bounds on the data\n  (Problem(..., "
+          "bounds=(lower, upper), row_norm=...)) or dp_cd(..., smoothness='private') remove "
+          "the condition.")
 
 
 # "python -m dpsco_core reproduce <name>" -> dpsco_core.experiments.<module>.main(argv)

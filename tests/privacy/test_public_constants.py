@@ -256,3 +256,16 @@ def test_outlier_audit_sees_data_constants(solver):
     # measured 6.3 for dp_cd and 5.6 for dp_sgd with 10^6 runs; 200 runs bound it above 2).
     case, result = _audit(solver, {})
     assert result.eps_lower > 2.0 * case.epsilon
+
+
+def test_readme_dp_cd_quickstart_is_unconditional():
+    from tests.test_readme import QUICKSTARTS
+
+    namespace = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        exec(compile(QUICKSTARTS[0], "README.md:quickstart0", "exec"), namespace)
+    assert namespace["result"].privacy.unconditional
+    assert namespace["model"].privacy_.unconditional
+    assert str(namespace["result"].privacy).startswith("(0.926739, 2.39517e-09)-DP, "
+                                                       "unconditional, replace-one")
