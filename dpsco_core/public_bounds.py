@@ -63,7 +63,7 @@ def _as_bound_array(value, name):
     return arr
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PublicBounds:
     """Bounds on the data, declared public by the user (module docstring).
 
@@ -78,7 +78,7 @@ class PublicBounds:
         Bound in (0, inf) on ``|y_i|`` (regression losses). None: no label bound.
 
     At least one of ``bounds`` and ``row_norm`` must be given: the constants need a bound on
-    the features.
+    the features. Instances compare by identity (the bounds are arrays).
     """
 
     bounds: Optional[tuple] = None
@@ -134,6 +134,10 @@ class PublicBounds:
         ``X`` (float64 ndarray, or CSR/CSC float64) and ``y`` are never written to: the result
         is a new array whenever an entry changes, else the input itself.
         """
+        if sp.issparse(X) and not X.has_canonical_format:
+            # Duplicate entries add up to one x_ij: clip their sum, not each part.
+            X = X.copy()
+            X.sum_duplicates()
         X = self._clip_features(X)
         X = self._scale_rows(X)
         if self.label_bound is not None:

@@ -206,6 +206,10 @@ def test_bounds_are_enforced_per_record_without_touching_the_input():
                         label_bound=2.0)
     np.testing.assert_allclose(sparse.X.toarray(), prob.X, rtol=1e-15)
     assert sparse.X.format == "csc"
+    # Duplicate sparse entries are one x_ij: their sum is clipped, not each part.
+    dup = sp.csr_matrix((np.array([0.8, 0.8]), np.array([0, 0]), np.array([0, 2, 2])),
+                        shape=(2, 1))
+    assert dp.Problem(dup, [0.0, 0.0], bounds=(-1.0, 1.0)).X.toarray()[0, 0] == 1.0
 
 
 @pytest.mark.parametrize("kwargs, match", [
