@@ -16,6 +16,7 @@ _EXPORTS = {
     "effective_n_threads": "_config",
     "openmp_enabled": "_config",
     "Problem": "problems",
+    "PublicBounds": "public_bounds",
     "L1": "penalties",
     "L2": "penalties",
     "ElasticNet": "penalties",

@@ -112,7 +112,8 @@ def demo(seed=0):
 
 def _describe_report(report):
     relation = report.neighboring_relation.value.replace("_", "-")
-    return (f"({report.epsilon:.4f}, {report.delta:.2e})-DP, {relation}, "
+    status = "unconditional" if report.unconditional else "CONDITIONAL"
+    return (f"{status} ({report.epsilon:.4f}, {report.delta:.2e})-DP, {relation}, "
             f"{report.releases} {'+'.join(report.mechanisms)} releases, "
             f"{report.accountant.upper()} accountant ({report.conversion} conversion)")
 
@@ -160,9 +161,11 @@ def _solvers_section(X_cal, y_cal, X_el, y_el):
                   f"{_describe_report(res.privacy)}")
     print("\n  Both run under zero-out (a record replaced by a null one: n is public, so both "
           "divide by n;\n  under add/remove-one pass public_n=). The paper's DP-CD uses "
-          "replace-one, twice the sensitivity.\n  DP-CD's reports also state that its "
-          "smoothness constants M_j come from\n  the data (as in the paper); "
-          "dp_cd(..., smoothness='private') pays for them.")
+          "replace-one, twice the sensitivity.\n  Both reports are CONDITIONAL: the steps come "
+          "from smoothness constants read from the data\n  (as in the paper; a "
+          "PrivacyLeakWarning says so). Public bounds on the data\n  (Problem(..., "
+          "bounds=(lower, upper), row_norm=...)) or dp_cd(..., smoothness='private') remove "
+          "the condition.")
 
 
 # "python -m dpsco_core reproduce <name>" -> dpsco_core.experiments.<module>.main(argv)

@@ -16,7 +16,11 @@ its own privacy budget; centre the target with public knowledge or add a constan
 
 **Privacy.** Each ``fit`` is one private release, (epsilon, delta)-DP as the solver states
 (``privacy_`` says which neighbouring relation, mechanisms and assumptions). Choosing
-hyperparameters by cross-validation on the private data is not accounted.
+hyperparameters by cross-validation on the private data is not accounted. The steps and clips
+come from the public bounds (``bounds``, ``row_norm``, ``label_bound``, passed to
+:class:`~dpsco_core.Problem`; the data are clipped onto them) when given; without them they
+are read from the data, ``fit`` warns with ``PrivacyLeakWarning`` and ``privacy_`` is
+conditional (``privacy_.unconditional`` is False).
 
 Requires scikit-learn (``pip install scikit-learn``).
 """
@@ -103,6 +107,14 @@ _COMMON_DOC = """
         last iterate (the practical choice; ``passes`` must then be a whole number).
     random_state : None, int, SeedSequence or Generator, default=None
         None draws fresh OS entropy (the right choice for a real release).
+    bounds : (lower, upper), optional
+        Public per-feature bounds (scalars or arrays of shape (n_features,), lower <= 0 <=
+        upper), as diffprivlib's ``bounds``; X is clipped onto them. Give them (or
+        ``row_norm``) for an unconditional guarantee: without, the solver's constants come
+        from the data and ``fit`` warns (``PrivacyLeakWarning``).
+    row_norm : float, optional
+        Public bound on every row's l2 norm (diffprivlib's ``data_norm``); rows are scaled
+        down to it.
 """
 
 
@@ -113,7 +125,9 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     ----------
     alpha : float, default=1.0
         L1 strength (scikit-learn's ``alpha``), >= 0.
-""" + _COMMON_DOC + """
+""" + _COMMON_DOC + """    label_bound : float, optional
+        Public bound on ``|y_i|``; the targets are clipped onto it.
+""" + """
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
@@ -128,7 +142,11 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     """
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, solver="cd", passes=20,
-                 step=1.0, clip=1.0, batch_size=256, average=False, random_state=None):
+                 step=1.0, clip=1.0, batch_size=256, average=False, random_state=None,
+                 bounds=None, row_norm=None, label_bound=None):
+        self.bounds = bounds
+        self.row_norm = row_norm
+        self.label_bound = label_bound
         self.alpha = alpha
         self.average = average
         self.epsilon = epsilon
@@ -146,7 +164,9 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     def fit(self, X, y):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64,
                              y_numeric=True)
-        return self._fit_problem(Problem(X, y, loss="half_squared", penalty=self._penalty()))
+        return self._fit_problem(Problem(X, y, loss="half_squared", penalty=self._penalty(),
+                                         bounds=self.bounds, row_norm=self.row_norm,
+                                         label_bound=self.label_bound))
 
     def predict(self, X):
         return self._decision(X)
@@ -160,14 +180,17 @@ class DPElasticNet(DPLasso):
     alpha : float, default=1.0
     l1_ratio : float, default=0.5
         In [0, 1].
-""" + _COMMON_DOC
+""" + _COMMON_DOC + """    label_bound : float, optional
+        Public bound on ``|y_i|``; the targets are clipped onto it.
+"""
 
     def __init__(self, alpha=1.0, *, l1_ratio=0.5, epsilon=1.0, delta=None, solver="cd",
                  passes=20, step=1.0, clip=1.0, batch_size=256, average=False,
-                 random_state=None):
+                 random_state=None, bounds=None, row_norm=None, label_bound=None):
         super().__init__(alpha, epsilon=epsilon, delta=delta, solver=solver, passes=passes,
                          step=step, clip=clip, batch_size=batch_size, average=average,
-                         random_state=random_state)
+                         random_state=random_state, bounds=bounds, row_norm=row_norm,
+                         label_bound=label_bound)
         self.l1_ratio = l1_ratio
 
     def _penalty(self):
@@ -195,7 +218,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     """
 
     def __init__(self, C=1.0, *, epsilon=1.0, delta=None, solver="cd", passes=20, step=1.0,
-                 clip=1.0, batch_size=256, average=False, random_state=None):
+                 clip=1.0, batch_size=256, average=False, random_state=None, bounds=None,
+                 row_norm=None):
+        self.bounds = bounds
+        self.row_norm = row_norm
         self.C = C
         self.average = average
         self.epsilon = epsilon
@@ -219,7 +245,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         if not (isinstance(self.C, (int, float)) and self.C > 0):
             raise ValueError(f"C must be in (0, inf]; got {self.C!r}.")
         penalty = None if math.isinf(self.C) else L2(1.0 / (n * self.C))
-        return self._fit_problem(Problem(X, signs, loss="logistic", penalty=penalty))
+        return self._fit_problem(Problem(X, signs, loss="logistic", penalty=penalty,
+                                         bounds=self.bounds, row_norm=self.row_norm))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -19,7 +19,9 @@ constants of note 002, section 3.6:
 
 These constants are computed from the private data: a solver that uses them must either pay
 privacy budget for them (note 002, section 3.4) or treat them as public, and say so in its
-privacy report.
+privacy report. A problem built with public bounds (``bounds=``, ``row_norm=``,
+``label_bound=``; :mod:`dpsco_core.public_bounds`) holds the data mapped onto those bounds, and
+``problem.public_bounds`` gives the same constants as worst-case bounds that read no data.
 """
 
 import math
@@ -30,10 +32,14 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 
 from ._validation import check_int, check_vector
-from .losses import check_loss
+from .losses import LOSS_HINGE, LOSS_LOGISTIC, check_loss
 from .penalties import check_penalty
+from .public_bounds import _loss_lipschitz, _loss_smoothness, check_public_bounds
 
 __all__ = ["Problem"]
+
+#: Losses whose labels are in {-1, +1}: a label bound means nothing for them.
+_CLASSIFICATION_KINDS = (LOSS_LOGISTIC, LOSS_HINGE)
 
 # Largest min(n, p) for which beta is computed exactly from the Gram matrix (dense eigvalsh);
 # beyond it, ARPACK (eigsh) on the operator v -> X^T (X v).
@@ -127,6 +133,22 @@ class Problem:
     penalty : Penalty or None, default=None
         A ``dpsco_core.penalties`` penalty (``L1``, ``L2``, ``ElasticNet``, ``Box``); None means
         no penalty.
+    bounds : (lower, upper) or PublicBounds, optional
+        Public per-feature bounds (scalars or arrays of shape (n_features,), with
+        ``lower <= 0 <= upper``), or a whole :class:`~dpsco_core.public_bounds.PublicBounds`.
+    row_norm : float, optional
+        Public bound on every row's Euclidean norm.
+    label_bound : float, optional
+        Public bound on ``|y_i|`` (regression losses only).
+
+        With any of these the data are **mapped onto the bounds record by record** (features
+        clipped, rows scaled down to ``row_norm``, labels clipped; a copy, the caller's arrays
+        are untouched): the problem, and every solver run on it, then minimises the objective
+        of the clipped data. The map keeps every privacy guarantee (it acts on each record
+        alone), and the solvers take their steps, clips and smoothness constants from
+        ``public_bounds`` instead of the data (:mod:`dpsco_core.public_bounds`). Without
+        bounds those constants come from the data, and the solvers say so with a
+        ``PrivacyLeakWarning``.
 
     Attributes
     ----------
@@ -138,6 +160,8 @@ class Problem:
     penalty : Penalty
     n_samples, n_features : int
     is_sparse : bool
+    public_bounds : PublicBounds or None
+        The declared public bounds (None: none declared).
 
     Raises
     ------
@@ -160,7 +184,8 @@ class Problem:
     3.0
     """
 
-    def __init__(self, X, y, loss="squared", penalty=None):
+    def __init__(self, X, y, loss="squared", penalty=None, *, bounds=None, row_norm=None,
+                 label_bound=None):
         self.loss = check_loss(loss)
         self.penalty = check_penalty(penalty)
         self.X, self.is_sparse = _check_X(X)
@@ -171,12 +196,30 @@ class Problem:
             raise ValueError(f"y must have one entry per row of X ({self.n_samples}); got "
                              f"{y_arr.shape[0]}.")
         self.y = _read_only(self.loss.check_labels(y_arr, "y"))
+        self.public_bounds = self._enforce_public_bounds(bounds, row_norm, label_bound)
         self._cache = {}
+
+    def _enforce_public_bounds(self, bounds, row_norm, label_bound):
+        """Validate the declared bounds and map X and y onto them (class docstring)."""
+        public = check_public_bounds(bounds, row_norm, label_bound)
+        if public is None:
+            return None
+        public.check_features(self.n_features)
+        if public.label_bound is not None and self.loss.kind in _CLASSIFICATION_KINDS:
+            raise ValueError(f"label_bound applies to regression losses; the {self.loss!r} "
+                             "loss has labels in {-1, +1}.")
+        X, y = public.enforce(self.X, self.y)
+        if X is not self.X:
+            self.X = _read_only_sparse(X) if self.is_sparse else _read_only(X)
+        if y is not self.y:
+            self.y = _read_only(y)
+        return public
 
     def __repr__(self):
         kind = "sparse" if self.is_sparse else "dense"
+        bounds = "" if self.public_bounds is None else f", {self.public_bounds!r}"
         return (f"Problem(n_samples={self.n_samples}, n_features={self.n_features}, {kind}, "
-                f"loss={self.loss!r}, penalty={self.penalty!r})")
+                f"loss={self.loss!r}, penalty={self.penalty!r}{bounds})")
 
     def _cached(self, key, compute):
         if key not in self._cache:
@@ -314,17 +357,10 @@ class Problem:
         return self._cached("column_max_abs", compute)
 
     def _loss_smoothness(self, what):
-        s = self.loss.smoothness
-        if s is None:
-            raise ValueError(f"the {self.loss!r} loss is not smooth: {what} does not exist.")
-        return s
+        return _loss_smoothness(self.loss, what)
 
     def _loss_lipschitz(self, what):
-        lip = self.loss.lipschitz_in_margin
-        if lip is None:
-            raise ValueError(f"the {self.loss!r} loss is not Lipschitz (its derivative is "
-                             f"unbounded): {what} does not exist; clip the gradients instead.")
-        return lip
+        return _loss_lipschitz(self.loss, what)
 
     def coordinate_smoothness(self):
         """:math:`M_j = s_\\ell \\|X_{:,j}\\|_2^2 / n`, shape (n_features,) (note 002, 3.6).

@@ -104,6 +104,32 @@ class PrivacyReport:
         """True when the (epsilon, delta) guarantee rests on no data-dependent condition."""
         return not self.conditions
 
+    def _headline(self):
+        """"(1, 1e-05)-DP, unconditional, replace-one" or "CONDITIONAL (1, 1e-05)-DP, ...".
+
+        It leads with the condition status: a reader who stops after the epsilon must not
+        take a conditional guarantee for an unconditional one.
+        """
+        relation = self.neighboring_relation.name.lower().replace("_", "-")
+        guarantee = f"({self.epsilon:.6g}, {self.delta:.6g})-DP"
+        if self.unconditional:
+            return f"{guarantee}, unconditional, {relation}"
+        return f"CONDITIONAL {guarantee}, {relation}"
+
+    def __str__(self):
+        text = (f"{self._headline()}; {', '.join(self.mechanisms) or 'no mechanism'}, "
+                f"{self.releases} release(s), {self.accountant} accountant")
+        if not self.unconditional:
+            text += ". Holds only if: " + "; ".join(self.conditions)
+        return text
+
+    def __repr__(self):
+        # The dataclass repr would put epsilon first and the conditions last, after the event
+        # tree: the status leads instead.
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__dataclass_fields__
+                           if name not in ("epsilon", "delta", "event"))
+        return f"PrivacyReport({self._headline()}, {fields})"
+
     def __post_init__(self):
         split = dict(self.budget_split)
         for part, share in split.items():

@@ -21,14 +21,20 @@ from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,
                       sensitivity_factor)
-from .smoothness import TWICE_MAX_ASSUMPTION, SmoothnessRelease, private_coordinate_smoothness
+from ._public_constants import data_constant
+from .smoothness import SmoothnessRelease
 
 __all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
 
-EXACT_SMOOTHNESS_ASSUMPTION = ("the coordinate smoothness constants M_j (steps and clip "
-                               "thresholds) are computed from the data and not accounted "
-                               "(as in the paper's DP-CD); use smoothness='private' or public "
-                               "constants for a fully private run")
+EXACT_SMOOTHNESS_CONDITION = ("the coordinate smoothness constants M_j (steps and clip "
+                              "thresholds) are computed from the data and not accounted (as in "
+                              "the paper's DP-CD); declare public bounds on the Problem, use "
+                              "smoothness='private' or pass public constants for an "
+                              "unconditional guarantee")
+#: Former name (the statement moved from the report's assumptions to its conditions).
+EXACT_SMOOTHNESS_ASSUMPTION = EXACT_SMOOTHNESS_CONDITION
+PUBLIC_BOUNDS_ASSUMPTION = ("the data are mapped onto bounds declared public ({bounds}); steps "
+                            "and clips come from those bounds")
 
 
 def dp_cd_schedule(n_features, *, passes=None, n_outer=None, n_inner=None, average=True):
@@ -87,26 +93,46 @@ def _check_coef(coef_init, p):
     return coef
 
 
+def _public_smoothness(problem, smoothness):
+    """M_j from the problem's public bounds, or (None, None) when it has none."""
+    if problem.public_bounds is None:
+        if smoothness == "public":
+            raise ValueError("smoothness='public' needs a problem with public bounds: build it "
+                             "with Problem(X, y, ..., bounds=(lower, upper)) and/or row_norm=.")
+        return None, None
+    M = problem.public_bounds.coordinate_smoothness(problem.loss, problem.n_features)
+    return M, PUBLIC_BOUNDS_ASSUMPTION.format(bounds=problem.public_bounds)
+
+
 def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq, m=None):
-    """M_j, the event of their release (None if not private), assumptions, budget used."""
+    """M_j, the event of their release (None if not private), assumptions, conditions and
+    the budget share used. ``m`` is the public normaliser of the private release."""
+    if isinstance(smoothness, str) and smoothness in ("auto", "public"):
+        M, assumption = _public_smoothness(problem, smoothness)
+        if M is not None:
+            return M, None, [assumption], [], 0.0
+        smoothness = "exact"        # "auto" without bounds: today's data constants, announced
     if isinstance(smoothness, str) and smoothness == "exact":
-        return problem.coordinate_smoothness(), None, [EXACT_SMOOTHNESS_ASSUMPTION], 0.0
+        # A non-private run (epsilon = inf) claims nothing a data constant could break.
+        conditions = [data_constant("coordinate smoothness M_j (DP-CD steps and clips)",
+                                    EXACT_SMOOTHNESS_CONDITION)] if math.isfinite(epsilon) else []
+        return problem.coordinate_smoothness(), None, [], conditions, 0.0
     if isinstance(smoothness, str) and smoothness == "private":
         share = check_scalar(share, "smoothness_share", low=0.0, high=1.0)
         if not math.isfinite(epsilon):
             raise ValueError("smoothness='private' needs a finite epsilon.")
-        M, event, data_dependent = private_coordinate_smoothness(
-            problem, epsilon=share * epsilon, bounds=bounds, random_state=seed_seq,
-            normaliser=m)
-        return M, event, [TWICE_MAX_ASSUMPTION] if data_dependent else [], share
+        release = SmoothnessRelease(problem, epsilon=share * epsilon, bounds=bounds,
+                                    normaliser=m)
+        return (release.draw(seed_seq), release.event, release.assumptions, release.conditions,
+                share)
     if isinstance(smoothness, str):
-        raise ValueError("smoothness must be 'exact', 'private' or an array of public "
-                         f"constants; got {smoothness!r}.")
+        raise ValueError("smoothness must be 'auto', 'public', 'exact', 'private' or an array "
+                         f"of public constants; got {smoothness!r}.")
     M = np.asarray(smoothness, dtype=np.float64)
     if M.shape != (problem.n_features,) or not np.all(np.isfinite(M)) or np.any(M < 0):
         raise ValueError(f"smoothness constants must be finite, >= 0, of shape "
                          f"({problem.n_features},).")
-    return M, None, ["the smoothness constants passed as smoothness= are public"], 0.0
+    return M, None, ["the smoothness constants passed as smoothness= are public"], [], 0.0
 
 
 def _calibrate(epsilon, delta, releases, calibration):
@@ -128,17 +154,18 @@ def _noise_scales(s, relation, clips, m):
     return s * sensitivity_factor(relation) * clips / m
 
 
-def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assumptions):
+def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assumptions,
+            conditions):
     if not math.isfinite(epsilon):
         return report_from_event(event, delta=delta, relation=relation,
                                  budget_split=budget_split, assumptions=assumptions,
-                                 target_epsilon=math.inf)
+                                 target_epsilon=math.inf, conditions=conditions)
     # The closed form is the RDP bound at the continuous optimal order; add that order to the
     # accountant's grid so that it reproduces the calibration exactly.
     optimal_order = 1.0 + math.sqrt(2.0 * -math.log(delta)) * s / math.sqrt(releases)
     return report_from_event(event, delta=delta, relation=relation, budget_split=budget_split,
                              assumptions=assumptions, target_epsilon=epsilon,
-                             extra_orders=[optimal_order])
+                             extra_orders=[optimal_order], conditions=conditions)
 
 
 def _check_options(selection, calibration):
@@ -158,7 +185,7 @@ def _check_clip(clip, epsilon, name="clip"):
 
 def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, step=1.0,
           clip=1.0, average=True, selection="random", calibration="rdp",
-          smoothness="exact", smoothness_share=0.1, smoothness_bounds="twice_max",
+          smoothness="auto", smoothness_share=0.1, smoothness_bounds="auto",
           neighboring_relation="replace_one", public_n=None, coef_init=None, random_state=None,
           record_history=True):
     r"""Differentially private proximal coordinate descent (DP-CD).
@@ -206,17 +233,28 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
         ``"rdp"``: the exact inversion of the RDP bound with Mironov's conversion at the
         continuous optimal order (App. B, the paper's experiments; note 002 section 5.2).
         ``"theorem"``: Theorem 3.1, :math:`s = \sqrt{3 T K \log(1/\delta)}/\varepsilon`.
-    smoothness : {"exact", "private"} or array-like, default="exact"
-        Source of :math:`M_j`. ``"exact"``: computed from the data and **not accounted**, as
-        in the paper (the report lists this assumption). ``"private"``: the Laplace estimate
+    smoothness : {"auto", "public", "exact", "private"} or array-like, default="auto"
+        Source of :math:`M_j`, hence of the steps and clips. ``"public"``: the worst-case
+        bounds :math:`M_j \le s_\ell B_j^2` of the problem's public bounds
+        (:mod:`dpsco_core.public_bounds`; free, reads no data; ValueError without bounds).
+        ``"exact"``: computed from the data and **not accounted**, as in the paper: it warns
+        (``PrivacyLeakWarning``) and the report is conditional (``report.conditions``).
+        ``"auto"`` (default): ``"public"`` on a problem with public bounds, else ``"exact"``
+        with its warning. Why this default: a problem with declared bounds gets an
+        unconditional guarantee without spending budget, and code written for the paper's
+        protocol keeps running, told loudly what its epsilon does not cover; failing instead
+        would push users to ``"exact"``, which says less. ``"private"``: the Laplace estimate
         of section 5.2 with ``smoothness_share`` of epsilon, floored at 3 noise scales
         (:mod:`dpsco_core.solvers.smoothness`: a lower floor lets noisy estimates of small
-        constants make single runs diverge). An array: public constants.
+        constants make single runs diverge); closer to the true :math:`M_j` than ``"public"``
+        when the features sit far inside their bounds. An array: public constants.
     smoothness_share : float, default=0.1
         Fraction of epsilon spent on private smoothness constants.
-    smoothness_bounds : "twice_max" or array-like, default="twice_max"
-        Bounds for the private constants: the paper's data-dependent rule (flagged in the
-        report) or public per-feature bounds :math:`B_j \ge |x_{ij}|`.
+    smoothness_bounds : "auto", "twice_max" or array-like, default="auto"
+        Bounds for the private constants. ``"auto"``: :math:`b_j = s_\ell B_j^2` from the
+        problem's public bounds, or, without them, ``"twice_max"``: the paper's data-dependent
+        rule (warns; the report is conditional). An array: public per-feature bounds
+        :math:`B_j \ge |x_{ij}|`.
     neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}, default="replace_one"
         The relation of the guarantee (the paper: replace-one). Under replace-one and zero-out
         neighbours have the same size and the clipped sums are divided by the dataset's own n.
@@ -260,8 +298,11 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     :math:`\varepsilon'` goes to a pure-DP Laplace release of the :math:`M_j` and the rest to
     the updates; the report composes both in RDP (never more than their sum). Clipping is
     enforced by the kernel; the coordinate choice and the starting point are data-independent;
-    every iterate may be released (footnote 1). Not accounted: ``smoothness="exact"`` (stated
-    in the report), hyperparameter tuning on the private data, feature standardization.
+    every iterate may be released (footnote 1). Unconditional (``privacy.unconditional``) when
+    :math:`M_j` is public (public bounds, an array) or private with public bounds; the data-
+    dependent constants (``"exact"``, ``"twice_max"``) are not accounted, warn with
+    ``PrivacyLeakWarning`` and are listed in ``privacy.conditions``. Not accounted either:
+    hyperparameter tuning on the private data, feature standardization.
 
     References
     ----------
@@ -294,7 +335,7 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
 
     seed_seq = check_random_state(random_state)
     kernel_seq, smoothness_seq = _run_streams(seed_seq)
-    M, smoothness_event, assumptions, share = _smoothness(
+    M, smoothness_event, assumptions, conditions, share = _smoothness(
         problem, smoothness, smoothness_share, smoothness_bounds, epsilon, smoothness_seq, m)
     assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
     steps, clips = dp_cd_constants(M, step=step, clip=clip)
@@ -339,7 +380,8 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
         event = ComposedDpEvent((smoothness_event, cd_event))
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
-                     relation=relation, budget_split=budget_split, assumptions=assumptions)
+                     relation=relation, budget_split=budget_split, assumptions=assumptions,
+                     conditions=conditions)
     updates = releases
     stats = {
         "time": elapsed,
@@ -391,7 +433,7 @@ class GridResult:
 
 def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None, n_outer=None,
                n_inner=None, average=True, selection="random", calibration="rdp",
-               smoothness="exact", smoothness_share=0.1, smoothness_bounds="twice_max",
+               smoothness="auto", smoothness_share=0.1, smoothness_bounds="auto",
                neighboring_relation="replace_one", public_n=None, random_state=None,
                n_threads=None, evaluate=True):
     """Many independent DP-CD runs, one per (step, clip, seed), in parallel over runs.
@@ -464,11 +506,11 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
                                     normaliser=m)
         run_M = [release.draw(kernel_and_smoothness[1]) for kernel_and_smoothness in streams]
         smoothness_event = release.event
-        assumptions = [TWICE_MAX_ASSUMPTION] if release.data_dependent else []
+        assumptions, conditions = release.assumptions, release.conditions
     else:
         share = 0.0
-        M, smoothness_event, assumptions, _ = _smoothness(problem, smoothness, 0.0, None,
-                                                          epsilon, None)
+        M, smoothness_event, assumptions, conditions, _ = _smoothness(
+            problem, smoothness, 0.0, None, epsilon, None)
         run_M = [M] * n_runs
     assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
 
@@ -504,7 +546,8 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
         event = ComposedDpEvent((smoothness_event, cd_event))
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
-                     relation=relation, budget_split=budget_split, assumptions=assumptions)
+                     relation=relation, budget_split=budget_split, assumptions=assumptions,
+                     conditions=conditions)
     return GridResult(coef=coef.reshape(shape + (p,)), objective=objective.reshape(shape),
                       steps=step_grid, clips=clip_grid, seed_sequences=seed_seqs,
                       privacy=report,

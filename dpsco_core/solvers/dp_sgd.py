@@ -21,12 +21,17 @@ from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,
                       sensitivity_factor)
+from ._public_constants import SMOOTHNESS_MODES, data_constant
 
 __all__ = ["dp_sgd", "dp_sgd_schedule"]
 
-SMOOTHNESS_ASSUMPTION = ("the global smoothness constant beta of the step gamma / beta is "
-                         "computed from the data and not accounted (given, as in the paper's "
-                         "DP-SGD baseline)")
+SMOOTHNESS_CONDITION = ("the global smoothness constant beta of the step gamma / beta is "
+                        "computed from the data and not accounted (given, as in the paper's "
+                        "DP-SGD baseline); declare public bounds on the Problem or pass "
+                        "smoothness= for an unconditional guarantee")
+#: Former name (the statement moved from the report's assumptions to its conditions).
+SMOOTHNESS_ASSUMPTION = SMOOTHNESS_CONDITION
+PUBLIC_SMOOTHNESS_ASSUMPTION = "the smoothness constant beta of the step is public ({source})"
 POISSON_ASSUMPTION = ("Poisson batches are drawn as geometric gaps between sampled rows (exactly "
                       "Bernoulli(q) membership per row and step, in real arithmetic)")
 SHUFFLE_ASSUMPTION = ("shuffled fixed-size batches: no amplification by sampling is claimed; "
@@ -69,6 +74,34 @@ def dp_sgd_schedule(n_samples, passes, *, sampling="poisson", batch_size=None,
     raise ValueError(f"sampling must be 'poisson' or 'shuffle'; got {sampling!r}.")
 
 
+def _smoothness(problem, smoothness, epsilon):
+    r"""beta of the step gamma / beta, the report's assumptions and conditions.
+
+    ``"public"``: :math:`\beta \le s_\ell R'^2` from the problem's public bounds
+    (:mod:`dpsco_core.public_bounds`). ``"exact"``: :math:`s_\ell \lambda_{\max}(X^\top X)/n`
+    from the data (warns). ``"auto"``: the first when the problem has public bounds, else the
+    second. A number: a public beta.
+    """
+    if isinstance(smoothness, str):
+        if smoothness not in SMOOTHNESS_MODES:
+            raise ValueError(f"smoothness must be one of {SMOOTHNESS_MODES} or a public beta in "
+                             f"(0, inf); got {smoothness!r}.")
+        bounds = problem.public_bounds
+        if smoothness == "public" and bounds is None:
+            raise ValueError("smoothness='public' needs a problem with public bounds: build it "
+                             "with Problem(X, y, ..., bounds=(lower, upper)) and/or row_norm=.")
+        if smoothness != "exact" and bounds is not None:
+            beta = bounds.smoothness(problem.loss, problem.n_features)
+            return beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source=repr(bounds))], []
+        if not math.isfinite(epsilon):     # a non-private run claims nothing to condition
+            return problem.smoothness(), [], []
+        condition = data_constant("the smoothness constant beta of DP-SGD's step gamma / beta",
+                                  SMOOTHNESS_CONDITION)
+        return problem.smoothness(), [], [condition]
+    beta = check_scalar(smoothness, "smoothness", low=0.0)
+    return beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source="passed as smoothness=")], []
+
+
 def _relation(neighboring_relation, sampling):
     # Default: zero-out for Poisson (the same sampled-Gaussian RDP as add/remove-one, with the
     # dataset's n public, so no public_n is needed), replace-one for shuffle.
@@ -93,7 +126,7 @@ def _relation(neighboring_relation, sampling):
 def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None, step=1.0,
            clip=1.0, sampling="poisson", neighboring_relation=None, public_n=None,
            conversion="improved", coef_init=None, random_state=None, n_threads=None,
-           record_history=True):
+           record_history=True, smoothness="auto"):
     r"""Differentially private proximal SGD with per-sample clipping (the DP-SGD baseline).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` by
@@ -106,7 +139,7 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
         w \leftarrow \mathrm{prox}_{\eta \psi}(w - \eta g),
 
     with :math:`\mathrm{clip}(v, C) = v \min(1, C / \|v\|_2)`, :math:`\eta = \gamma / \beta`
-    (:math:`\beta` = ``problem.smoothness()``), :math:`b = q m` (Poisson: the expected batch
+    (:math:`\beta` from ``smoothness``), :math:`b = q m` (Poisson: the expected batch
     size, with :math:`m` the public record count: the dataset's n under zero-out, ``public_n``
     under add/remove-one) or the batch size (shuffle), and :math:`\sigma = s\, \Delta` with
     :math:`s` the
@@ -165,6 +198,15 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
     record_history : bool, default=True
         Record F(w) at the start and after every pass (one objective evaluation each);
         False records nothing (empty history), for timing.
+    smoothness : {"auto", "public", "exact"} or float, default="auto"
+        The :math:`\beta` of the step :math:`\gamma / \beta`. ``"public"``: the worst case
+        :math:`s_\ell R'^2` of the problem's public bounds (:mod:`dpsco_core.public_bounds`;
+        ValueError without bounds). ``"exact"``: ``problem.smoothness()``, read from the data
+        and not accounted, as in the paper's baseline: it warns (``PrivacyLeakWarning``) and
+        the report is conditional. ``"auto"`` (default): ``"public"`` when the problem has
+        public bounds, else ``"exact"`` with its warning (the same default, and the same
+        reasons, as :func:`~dpsco_core.solvers.dp_cd.dp_cd`). A number in (0, inf): a public
+        beta.
 
     Returns
     -------
@@ -202,10 +244,12 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
       ``SelfComposedDpEvent(GaussianDpEvent(s), epochs)`` with ``epochs = ceil(steps /
       (n // b))``; no amplification by the shuffling is claimed (a valid, loose analysis).
 
-    Every iterate may be released. Clipping is enforced by the kernel. Not accounted: the
-    smoothness constant :math:`\beta` (given, as in the paper; stated in the report),
-    hyperparameter tuning, feature standardisation. Under add/remove-one the rate and the
-    normalisation :math:`q m` use the caller's public count :math:`m` = ``public_n``, never
+    Every iterate may be released. Clipping is enforced by the kernel. The smoothness
+    constant :math:`\beta` is public with public bounds or a number; read from the data
+    (``"exact"``, or ``"auto"`` without bounds) it is not accounted: a ``PrivacyLeakWarning``
+    and ``privacy.conditions`` say so (``privacy.unconditional`` is False). Not accounted
+    either: hyperparameter tuning, feature standardisation. Under add/remove-one the rate and
+    the normalisation :math:`q m` use the caller's public count :math:`m` = ``public_n``, never
     the private n.
 
     References
@@ -241,13 +285,12 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
     if coef.shape[0] != p:
         raise ValueError(f"coef_init must have length n_features={p}; got {coef.shape[0]}.")
     n_threads = effective_n_threads(n_threads)
-    beta = problem.smoothness()
+    beta, assumptions, conditions = _smoothness(problem, smoothness, epsilon)
     if not beta > 0.0:
         raise ValueError("the problem's smoothness constant beta is 0 (X is all zeros): the "
                          "step gamma / beta is undefined.")
     eta = step / beta
 
-    assumptions = [SMOOTHNESS_ASSUMPTION]
     batch_size_int = int(norm) if sampling == "shuffle" else 0
     if sampling == "poisson":
         assumptions += [POISSON_ASSUMPTION, *public_n_assumptions(relation, m)]
@@ -307,7 +350,8 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
 
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split={"optimization": 1.0}, assumptions=assumptions,
-                               target_epsilon=epsilon, conversion=conversion)
+                               target_epsilon=epsilon, conversion=conversion,
+                               conditions=conditions)
     stats = {
         "time": elapsed,
         "sampling": sampling,

@@ -33,9 +33,12 @@ Laplace noise of scale :math:`p b_j / (n \varepsilon')` makes it
 (pure). The paper uses the conservative sensitivity :math:`2 b_j / n`
 (``conservative=True`` reproduces it, with twice the noise).
 
-The bounds :math:`b_j` must be public. The paper's rule, "twice the maximal absolute value of
-each feature", :math:`b_j = s_\ell (2 \max_i |x_{ij}|)^2`, reads the data: it is available as
-``bounds="twice_max"`` and flagged as data-dependent in the privacy report.
+The bounds :math:`b_j` must be public. With public bounds on the problem
+(:mod:`dpsco_core.public_bounds`: :math:`|x_{ij}| \le B_j`, enforced), :math:`b_j = s_\ell
+B_j^2` reads no data; that is ``bounds="auto"`` (the default) on such a problem. The paper's
+rule, "twice the maximal absolute value of each feature", :math:`b_j = s_\ell (2 \max_i
+|x_{ij}|)^2`, reads the data: it is ``bounds="twice_max"``, and ``"auto"`` on a problem without
+public bounds; it warns (``PrivacyLeakWarning``) and makes the report conditional.
 """
 
 import numpy as np
@@ -43,6 +46,7 @@ import numpy as np
 from .._random import block_bit_generators
 from .._validation import check_epsilon, check_scalar
 from ..privacy.events import LaplaceDpEvent, SelfComposedDpEvent
+from ._public_constants import data_constant
 
 __all__ = ["smoothness_bounds", "private_coordinate_smoothness", "SmoothnessRelease",
            "FLOOR_SCALES"]
@@ -50,8 +54,12 @@ __all__ = ["smoothness_bounds", "private_coordinate_smoothness", "SmoothnessRele
 #: Default floor of the released constants, in Laplace noise scales (module docstring).
 FLOOR_SCALES = 3.0
 
-TWICE_MAX_ASSUMPTION = ("smoothness bounds b_j = s_loss (2 max_i |x_ij|)^2 are read from the data "
-                        "and not accounted (the paper's rule)")
+TWICE_MAX_CONDITION = ("smoothness bounds b_j = s_loss (2 max_i |x_ij|)^2 are read from the data "
+                       "and not accounted (the paper's rule); declare public bounds on the "
+                       "Problem or pass smoothness_bounds for an unconditional guarantee")
+#: Former name (the statement moved from the report's assumptions to its conditions).
+TWICE_MAX_ASSUMPTION = TWICE_MAX_CONDITION
+PUBLIC_SMOOTHNESS_BOUNDS_ASSUMPTION = "the smoothness bounds b_j are public"
 
 
 def _column_max_abs(problem):
@@ -67,17 +75,23 @@ def smoothness_bounds(problem, bounds):
     Parameters
     ----------
     problem : Problem
-    bounds : "twice_max" or array-like of shape (n_features,)
+    bounds : "auto", "twice_max" or array-like of shape (n_features,)
+        ``"auto"``: the problem's public bounds (:math:`B_j` of
+        ``problem.public_bounds.feature_bounds``) when it has them, else ``"twice_max"``.
         ``"twice_max"``: the paper's data-dependent rule. An array: public bounds
         :math:`B_j \\ge |x_{ij}|` on the features, giving :math:`b_j = s_\\ell B_j^2`.
     """
     s_loss = problem.loss.smoothness
     if s_loss is None:
         raise ValueError(f"the {problem.loss!r} loss has no smoothness constants.")
+    if isinstance(bounds, str) and bounds == "auto":
+        if problem.public_bounds is not None:
+            return s_loss * problem.public_bounds.feature_bounds(problem.n_features) ** 2, False
+        bounds = "twice_max"
     if isinstance(bounds, str):
         if bounds != "twice_max":
-            raise ValueError(f"smoothness_bounds must be 'twice_max' or an array of public "
-                             f"feature bounds; got {bounds!r}.")
+            raise ValueError(f"smoothness_bounds must be 'auto', 'twice_max' or an array of "
+                             f"public feature bounds; got {bounds!r}.")
         return s_loss * (2.0 * _column_max_abs(problem)) ** 2, True
     arr = np.asarray(bounds, dtype=np.float64)
     if arr.shape != (problem.n_features,):
@@ -102,7 +116,7 @@ def _clipped_means(problem, b, n):
     return np.minimum(s_loss * X**2, b).sum(axis=0) / n
 
 
-def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conservative=False,
+def private_coordinate_smoothness(problem, *, epsilon, bounds="auto", conservative=False,
                                   floor_scales=FLOOR_SCALES, random_state=None, normaliser=None):
     """Release :math:`\\hat M_j` with the Laplace mechanism (see the module docstring).
 
@@ -111,8 +125,8 @@ def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conse
     problem : Problem
     epsilon : float
         The budget :math:`\\varepsilon'` spent on the constants, in (0, inf).
-    bounds : "twice_max" or array-like, default="twice_max"
-        See :func:`smoothness_bounds`.
+    bounds : "auto", "twice_max" or array-like, default="auto"
+        See :func:`smoothness_bounds`. Data-dependent bounds warn (``PrivacyLeakWarning``).
     conservative : bool, default=False
         Use the paper's sensitivity :math:`2 b_j / n` instead of :math:`b_j / n`.
     floor_scales : float, default=3.0
@@ -131,7 +145,7 @@ def private_coordinate_smoothness(problem, *, epsilon, bounds="twice_max", conse
     event : DpEvent
         ``SelfComposedDpEvent(LaplaceDpEvent(p / epsilon'), p)``: pure epsilon'-DP.
     data_dependent_bounds : bool
-        True when ``bounds="twice_max"`` (an assumption the report must state).
+        True when the bounds were read from the data (a condition the report must state).
     """
     release = SmoothnessRelease(problem, epsilon=epsilon, bounds=bounds,
                                 conservative=conservative, floor_scales=floor_scales,
@@ -145,13 +159,22 @@ class SmoothnessRelease:
     The clipped means do not depend on the noise: grids of runs (``dp_cd_grid``) compute them
     once and draw each run's Laplace noise from the run's own stream. ``draw(random_state)`` is
     bitwise :func:`private_coordinate_smoothness` with the same ``random_state``.
+    ``assumptions`` and ``conditions`` are the lines the run's privacy report adds;
+    data-dependent bounds warn (``PrivacyLeakWarning``) once, here.
     """
 
-    def __init__(self, problem, *, epsilon, bounds="twice_max", conservative=False,
+    def __init__(self, problem, *, epsilon, bounds="auto", conservative=False,
                  floor_scales=FLOOR_SCALES, normaliser=None):
         epsilon = check_epsilon(epsilon)
         floor_scales = check_scalar(floor_scales, "floor_scales", low=0.0, low_open=False)
         b, self.data_dependent = smoothness_bounds(problem, bounds)
+        if self.data_dependent:
+            self.assumptions = []
+            self.conditions = [data_constant("the smoothness bounds b_j = s (2 max_i |x_ij|)^2 "
+                                             "(smoothness_bounds='twice_max')",
+                                             TWICE_MAX_CONDITION)]
+        else:
+            self.assumptions, self.conditions = [PUBLIC_SMOOTHNESS_BOUNDS_ASSUMPTION], []
         # n: the public normaliser (never the private size under add/remove-one; see
         # dpsco_core.solvers._common).
         n = problem.n_samples if normaliser is None else normaliser

@@ -20,6 +20,10 @@ from hypothesis.extra import numpy as hnp
 from dpsco_core import Problem, solvers
 from dpsco_core.penalties import L1, L2, Box, ElasticNet
 
+# The solvers run with data-derived constants on arbitrary inputs: the PrivacyLeakWarning is
+# expected.
+pytestmark = pytest.mark.filterwarnings("ignore::dpsco_core.exceptions.PrivacyLeakWarning")
+
 SETTINGS = settings(max_examples=80, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 

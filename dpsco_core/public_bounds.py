@@ -1,0 +1,251 @@
+r"""Public bounds on the data, and the constants that follow from them without reading the data.
+
+A private solver needs steps and clip thresholds, and those come from the smoothness and
+Lipschitz constants of the loss on the data (note 002, section 3.6). Computed from the private
+data, they are releases that no accountant sees: one outlier row scaled by 1e6 moves every step
+and clip, and a black-box audit then measures epsilon above 6 for a claimed 1 (issue 15,
+section 4). :class:`PublicBounds` holds bounds the user declares public, in the spirit of
+diffprivlib's ``bounds=(lower, upper)`` and ``data_norm``:
+
+- per-feature bounds :math:`\mathrm{lo}_j \le x_{ij} \le \mathrm{hi}_j`;
+- a row-norm bound :math:`\|x_i\|_2 \le R`;
+- a label bound :math:`|y_i| \le b_y` (regression losses only).
+
+**Enforcement.** :meth:`PublicBounds.enforce` maps every record on its own: each feature is
+clipped into :math:`[\mathrm{lo}_j, \mathrm{hi}_j]`, then the row is scaled down to norm
+:math:`R` (:math:`x_i \leftarrow x_i \min(1, R / \|x_i\|_2)`), and the label is clipped into
+:math:`[-b_y, b_y]`. A per-record map sends neighbouring datasets to neighbouring datasets of
+the same relation, so a mechanism that is DP on the mapped data is DP on the raw data with the
+same (epsilon, delta). Every bound must contain 0 (:math:`\mathrm{lo}_j \le 0 \le
+\mathrm{hi}_j`): the all-zero record, the null record of the zero-out relation, is then a fixed
+point of the map (the relation is preserved) and sparse matrices keep their structure; nothing
+is lost for the constants, which depend only on :math:`B_j = \max(|\mathrm{lo}_j|,
+|\mathrm{hi}_j|)`. The solvers then minimise the objective **of the clipped data**, which is
+the objective of the raw data only when the bounds hold.
+
+**Constants.** After enforcement :math:`|x_{ij}| \le B_j^R = \min(B_j, R)` and
+:math:`\|x_i\|_2 \le R' = \min(R, \|B\|_2)` (a missing bound is :math:`+\infty`). With the
+library's normalisation :math:`f(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i)`,
+:math:`s_\ell = \sup|\ell''|` and :math:`\Lambda_\ell = \sup|\ell'|`
+(:mod:`dpsco_core.problems`):
+
+- coordinate smoothness :math:`M_j = s_\ell \frac1n\sum_i x_{ij}^2 \le s_\ell (B_j^R)^2`;
+- global smoothness :math:`\beta = s_\ell \lambda_{\max}(\frac1n\sum_i x_i x_i^\top) \le
+  s_\ell \frac1n \sum_i \|x_i\|_2^2 \le s_\ell R'^2`;
+- coordinate Lipschitz bounds :math:`L_j = \Lambda_\ell \max_i |x_{ij}| \le \Lambda_\ell B_j^R`;
+- Lipschitz constant :math:`\Lambda_\ell \max_i \|x_i\|_2 \le \Lambda_\ell R'`.
+
+They are worst-case upper bounds: a step :math:`1/M_j` from them is smaller than one from the
+data when the features sit well inside their bounds (``dp_cd(smoothness="private")`` spends a
+share of epsilon to estimate :math:`M_j` inside the same public bounds).
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._validation import check_scalar
+
+__all__ = ["PublicBounds", "check_public_bounds"]
+
+
+def _as_bound_array(value, name):
+    arr = np.array(value, dtype=np.float64, copy=True)
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be a scalar or a 1-d array of per-feature bounds; got "
+                         f"shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite; got {value!r}.")
+    arr.flags.writeable = False
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class PublicBounds:
+    """Bounds on the data, declared public by the user (module docstring).
+
+    Parameters
+    ----------
+    bounds : tuple (lower, upper) or None
+        Per-feature bounds, each a scalar or an array of shape (n_features,), with
+        ``lower <= 0 <= upper`` (finite). None: no per-feature bound.
+    row_norm : float or None
+        Bound R in (0, inf) on the Euclidean norm of every row. None: no row bound.
+    label_bound : float or None
+        Bound in (0, inf) on ``|y_i|`` (regression losses). None: no label bound.
+
+    At least one of ``bounds`` and ``row_norm`` must be given: the constants need a bound on
+    the features. Instances compare by identity (the bounds are arrays).
+    """
+
+    bounds: Optional[tuple] = None
+    row_norm: Optional[float] = None
+    label_bound: Optional[float] = None
+
+    def __post_init__(self):
+        if self.bounds is None and self.row_norm is None:
+            raise ValueError("public bounds need bounds=(lower, upper) or row_norm (or both); "
+                             "got neither.")
+        if self.bounds is not None:
+            if not (isinstance(self.bounds, (tuple, list)) and len(self.bounds) == 2):
+                raise ValueError("bounds must be a pair (lower, upper) of scalars or per-feature "
+                                 f"arrays; got {self.bounds!r}.")
+            lower = _as_bound_array(self.bounds[0], "bounds lower")
+            upper = _as_bound_array(self.bounds[1], "bounds upper")
+            if np.any(lower > 0) or np.any(upper < 0):
+                raise ValueError("bounds must contain 0 (lower <= 0 <= upper for every feature: "
+                                 "the map onto the bounds must keep the all-zero record and "
+                                 f"sparse zeros); got lower={self.bounds[0]!r}, "
+                                 f"upper={self.bounds[1]!r}.")
+            object.__setattr__(self, "bounds", (lower, upper))
+        if self.row_norm is not None:
+            object.__setattr__(self, "row_norm", check_scalar(self.row_norm, "row_norm",
+                                                              low=0.0))
+        if self.label_bound is not None:
+            object.__setattr__(self, "label_bound",
+                               check_scalar(self.label_bound, "label_bound", low=0.0))
+
+    def __repr__(self):
+        parts = []
+        if self.bounds is not None:
+            parts.append(f"bounds=({_short(self.bounds[0])}, {_short(self.bounds[1])})")
+        if self.row_norm is not None:
+            parts.append(f"row_norm={self.row_norm:g}")
+        if self.label_bound is not None:
+            parts.append(f"label_bound={self.label_bound:g}")
+        return f"PublicBounds({', '.join(parts)})"
+
+    # ---------------------------------------------------------------- checks and enforcement
+    def check_features(self, n_features):
+        """Raise ValueError unless the per-feature bounds fit ``n_features`` columns."""
+        if self.bounds is None:
+            return
+        for side, arr in zip(("lower", "upper"), self.bounds):
+            if arr.ndim == 1 and arr.shape[0] != n_features:
+                raise ValueError(f"bounds {side} must be a scalar or have shape "
+                                 f"({n_features},) (one per feature); got {arr.shape}.")
+
+    def enforce(self, X, y):
+        """The data mapped record by record onto the bounds (module docstring).
+
+        ``X`` (float64 ndarray, or CSR/CSC float64) and ``y`` are never written to: the result
+        is a new array whenever an entry changes, else the input itself.
+        """
+        if sp.issparse(X) and not X.has_canonical_format:
+            # Duplicate entries add up to one x_ij: clip their sum, not each part.
+            X = X.copy()
+            X.sum_duplicates()
+        X = self._clip_features(X)
+        X = self._scale_rows(X)
+        if self.label_bound is not None:
+            b = self.label_bound
+            if np.any(np.abs(y) > b):
+                y = np.clip(y, -b, b)
+        return X, y
+
+    def _clip_features(self, X):
+        if self.bounds is None:
+            return X
+        lower, upper = self.bounds
+        if sp.issparse(X):
+            cols = (X.indices if X.format == "csr"
+                    else np.repeat(np.arange(X.shape[1]), np.diff(X.indptr)))
+            lo = lower if lower.ndim == 0 else lower[cols]
+            hi = upper if upper.ndim == 0 else upper[cols]
+            if np.any(X.data < lo) or np.any(X.data > hi):
+                X = X.copy()
+                X.data = np.clip(X.data, lo, hi)
+            return X
+        if np.any(X < lower) or np.any(X > upper):
+            X = np.clip(X, lower, upper)
+        return X
+
+    def _scale_rows(self, X):
+        if self.row_norm is None:
+            return X
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
+                        else np.einsum("ij,ij->i", X, X))
+        over = norms > self.row_norm
+        if not np.any(over):
+            return X
+        scale = np.ones_like(norms)
+        scale[over] = self.row_norm / norms[over]
+        if sp.issparse(X):
+            return type(X)(sp.diags(scale) @ X).asformat(X.format)
+        return X * scale[:, None]
+
+    # ---------------------------------------------------------------- constants
+    def feature_bounds(self, n_features):
+        """:math:`B_j^R = \\min(\\max(|lo_j|, |hi_j|), R)`, shape (n_features,)."""
+        B = np.full(n_features, math.inf)
+        if self.bounds is not None:
+            lower, upper = self.bounds
+            B = np.minimum(B, np.maximum(np.abs(lower), np.abs(upper)))
+        if self.row_norm is not None:
+            B = np.minimum(B, self.row_norm)
+        return B
+
+    def row_bound(self, n_features):
+        """:math:`R' = \\min(R, \\|B\\|_2)`: a bound on every row's Euclidean norm."""
+        R = math.inf if self.row_norm is None else self.row_norm
+        if self.bounds is not None:
+            R = min(R, float(np.sqrt(np.sum(self.feature_bounds(n_features) ** 2))))
+        return R
+
+    def coordinate_smoothness(self, loss, n_features):
+        """:math:`M_j \\le s_\\ell (B_j^R)^2` (module docstring)."""
+        return _loss_smoothness(loss, "coordinate smoothness") * \
+            self.feature_bounds(n_features) ** 2
+
+    def smoothness(self, loss, n_features):
+        """:math:`\\beta \\le s_\\ell R'^2` (module docstring)."""
+        return _loss_smoothness(loss, "the smoothness constant") * \
+            self.row_bound(n_features) ** 2
+
+    def coordinate_lipschitz(self, loss, n_features):
+        """:math:`L_j \\le \\Lambda_\\ell B_j^R` (module docstring)."""
+        return _loss_lipschitz(loss, "a coordinate-wise Lipschitz bound") * \
+            self.feature_bounds(n_features)
+
+    def lipschitz(self, loss, n_features):
+        """:math:`\\Lambda_\\ell \\max_i \\|x_i\\|_2 \\le \\Lambda_\\ell R'` (module docstring)."""
+        return _loss_lipschitz(loss, "a Lipschitz constant") * self.row_bound(n_features)
+
+
+def _short(arr):
+    return f"{float(arr):g}" if arr.ndim == 0 else f"array of {arr.shape[0]}"
+
+
+def _loss_smoothness(loss, what):
+    if loss.smoothness is None:
+        raise ValueError(f"the {loss!r} loss is not smooth: {what} does not exist.")
+    return loss.smoothness
+
+
+def _loss_lipschitz(loss, what):
+    if loss.lipschitz_in_margin is None:
+        raise ValueError(f"the {loss!r} loss is not Lipschitz (its derivative is unbounded): "
+                         f"{what} does not exist; clip the gradients instead.")
+    return loss.lipschitz_in_margin
+
+
+def check_public_bounds(bounds=None, row_norm=None, label_bound=None):
+    """A :class:`PublicBounds` from the keyword form, or None when nothing is declared.
+
+    ``bounds`` may itself be a :class:`PublicBounds` (then ``row_norm`` and ``label_bound``
+    must be None).
+    """
+    if isinstance(bounds, PublicBounds):
+        if row_norm is not None or label_bound is not None:
+            raise ValueError("give either a PublicBounds as bounds, or bounds=(lower, upper) "
+                             "with row_norm / label_bound, not both.")
+        return bounds
+    if bounds is None and row_norm is None:
+        if label_bound is not None:
+            raise ValueError("label_bound needs a bound on the features too (bounds=(lower, "
+                             "upper) or row_norm).")
+        return None
+    return PublicBounds(bounds=bounds, row_norm=row_norm, label_bound=label_bound)
