@@ -17,7 +17,7 @@ from .._validation import check_int, check_scalar
 from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
-from ..result import History, Result
+from ..result import History, Result, with_objective_condition
 from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
                       report_from_event, sensitivity_factor)
 from .smoothness import TWICE_MAX_ASSUMPTION, SmoothnessRelease, private_coordinate_smoothness
@@ -400,7 +400,9 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     n_threads : int or None
         OpenMP threads (None: all cores).
     evaluate : bool, default=True
-        Compute each run's objective (``GridResult.objective``; NaN when False).
+        Compute each run's objective (``GridResult.objective``; NaN when False). These are
+        exact values of the training objective, not private: the report then carries the
+        condition :data:`dpsco_core.result.HISTORY_OBJECTIVE_CONDITION`.
 
     Returns
     -------
@@ -481,6 +483,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
                      relation=relation, budget_split=budget_split, assumptions=assumptions)
+    report = with_objective_condition(report, objective)
     return GridResult(coef=coef.reshape(shape + (p,)), objective=objective.reshape(shape),
                       steps=step_grid, clips=clip_grid, seed_sequences=seed_seqs,
                       privacy=report,

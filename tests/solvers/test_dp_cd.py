@@ -87,7 +87,7 @@ def test_noise_scales_and_report(relation, factor, calibration):
         report.event, delta=delta, accountant="rdp",
         neighboring_relation=report.neighboring_relation, orders=report.orders,
         conversion=report.conversion, budget_split=dict(report.budget_split),
-        assumptions=report.assumptions)
+        assumptions=report.assumptions, conditions=report.conditions)
     assert recomputed == report
     assert report.neighboring_relation is dp.solvers._common.check_relation(relation)
 
