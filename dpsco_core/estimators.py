@@ -64,13 +64,13 @@ class _DPLinearModel(BaseEstimator):
         if self.solver == "cd":
             return dp_cd(problem, epsilon=self.epsilon, delta=delta, passes=self.passes,
                          step=self.step, clip=self.clip, average=self.average,
-                         random_state=self.random_state)
+                         random_state=self.random_state, budget=self.budget)
         if self.solver == "sgd":
             from .solvers.dp_sgd import dp_sgd
 
             return dp_sgd(problem, epsilon=self.epsilon, delta=delta, passes=self.passes,
                           batch_size=min(self.batch_size, n), step=self.step, clip=self.clip,
-                          random_state=self.random_state)
+                          random_state=self.random_state, budget=self.budget)
         raise ValueError(f"solver must be 'cd' or 'sgd'; got {self.solver!r}.")
 
     def _fit_problem(self, problem):
@@ -130,6 +130,11 @@ _COMMON_DOC = """
         (knowing every other row, one value gives back the remaining one), so ``fit`` then
         warns with :class:`~dpsco_core.exceptions.PrivacyLeakWarning` and ``privacy_.conditions``
         says so. False (default): the fitted estimator holds only what ``privacy_`` covers.
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged by every ``fit`` before the data are
+        read; a fit that would exceed it raises
+        :class:`~dpsco_core.exceptions.PrivacyBudgetError` and leaves the estimator unfitted.
+        Not cloned by ``sklearn.base.clone``: every clone charges the same budget.
 """
 
 
@@ -157,9 +162,10 @@ class DPLasso(RegressorMixin, _DPLinearModel):
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, solver="cd", passes=20,
                  step=1.0, clip=1.0, batch_size=256, average=False, random_state=None,
-                 diagnostics=False):
+                 diagnostics=False, budget=None):
         self.alpha = alpha
         self.diagnostics = diagnostics
+        self.budget = budget
         self.average = average
         self.epsilon = epsilon
         self.delta = delta
@@ -194,10 +200,10 @@ class DPElasticNet(DPLasso):
 
     def __init__(self, alpha=1.0, *, l1_ratio=0.5, epsilon=1.0, delta=None, solver="cd",
                  passes=20, step=1.0, clip=1.0, batch_size=256, average=False,
-                 random_state=None, diagnostics=False):
+                 random_state=None, diagnostics=False, budget=None):
         super().__init__(alpha, epsilon=epsilon, delta=delta, solver=solver, passes=passes,
                          step=step, clip=clip, batch_size=batch_size, average=average,
-                         random_state=random_state, diagnostics=diagnostics)
+                         random_state=random_state, diagnostics=diagnostics, budget=budget)
         self.l1_ratio = l1_ratio
 
     def _penalty(self):
@@ -287,8 +293,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def __init__(self, C=1.0, *, classes=None, epsilon=1.0, delta=None, solver="cd",
                  passes=20, step=1.0, clip=1.0, batch_size=256, average=False,
-                 random_state=None, diagnostics=False):
+                 random_state=None, diagnostics=False, budget=None):
         self.C = C
+        self.budget = budget
         self.classes = classes
         self.average = average
         self.epsilon = epsilon

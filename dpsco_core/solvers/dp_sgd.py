@@ -14,6 +14,7 @@ from .._kernels import _batch
 from .._random import block_bit_generators, check_random_state
 from .._validation import check_int, check_scalar, check_vector
 from ..privacy._checks import check_conversion
+from ..privacy.budget import spend
 from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian, steps_from_epochs
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
@@ -89,7 +90,8 @@ def _relation(neighboring_relation, sampling):
 
 def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None, step=1.0,
            clip=1.0, sampling="poisson", neighboring_relation=None, conversion="improved",
-           coef_init=None, random_state=None, n_threads=None, record_history=True):
+           coef_init=None, random_state=None, n_threads=None, record_history=True,
+           budget=None):
     r"""Differentially private proximal SGD with per-sample clipping (the DP-SGD baseline).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` by
@@ -149,6 +151,10 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
     record_history : bool, default=True
         Record F(w) at the start and after every pass (one objective evaluation each);
         False records nothing (empty history), for timing.
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
+        read; a run that would exceed it raises
+        :class:`~dpsco_core.exceptions.PrivacyBudgetError` and reads nothing.
 
     Returns
     -------
@@ -223,11 +229,6 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
     if coef.shape[0] != p:
         raise ValueError(f"coef_init must have length n_features={p}; got {coef.shape[0]}.")
     n_threads = effective_n_threads(n_threads)
-    beta = problem.smoothness()
-    if not beta > 0.0:
-        raise ValueError("the problem's smoothness constant beta is 0 (X is all zeros): the "
-                         "step gamma / beta is undefined.")
-    eta = step / beta
 
     assumptions = [SMOOTHNESS_ASSUMPTION]
     batch_size_int = int(norm) if sampling == "shuffle" else 0
@@ -249,6 +250,12 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
         noise_scale = s * sensitivity_factor(relation) * clip
     else:
         s, noise_scale, event = 0.0, 0.0, NonPrivateDpEvent()
+    spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
+    beta = problem.smoothness()
+    if not beta > 0.0:
+        raise ValueError("the problem's smoothness constant beta is 0 (X is all zeros): the "
+                         "step gamma / beta is undefined.")
+    eta = step / beta
 
     start = time.perf_counter()
     sampling_generator, noise_generator = block_bit_generators(check_random_state(random_state),
