@@ -28,8 +28,9 @@ def _untouchable(problem):
 
     class Untouchable(dp.Problem):
         def __getattribute__(self, name):
+            value = object.__getattribute__(self, name)   # a missing name: AttributeError
             if name.startswith("__") or name in _PUBLIC:
-                return object.__getattribute__(self, name)
+                return value
             raise DataTouched(f"the solver read problem.{name} before the budget check")
 
     spy = object.__new__(Untouchable)
@@ -227,3 +228,52 @@ def test_budget_validation_and_copies():
     with pytest.raises(TypeError, match="pickled"):
         pickle.dumps(budget)
     assert "spent_epsilon=0" in repr(budget)
+
+
+def _solver_cases():
+    from dpsco_core.mlmc import mlmc_dp_sco
+    from dpsco_core.solvers import frank_wolfe as fw
+    from dpsco_core.solvers import mirror_descent as md
+    from dpsco_core.solvers import srgd_baselines as sb
+
+    X, y, _ = dp.datasets.make_imbalanced_regression(256, 4, random_state=2)
+    X = X / np.abs(X).max()
+    plain = dp.Problem(X, y, loss="half_squared")
+    lasso = dp.Problem(X, y, loss="squared", penalty=dp.L1(0.01))
+    single = dict(epsilon=1.0, delta=DELTA, beta=1.0)
+    return [
+        ("dp_cd", dp.dp_cd, lasso, dict(epsilon=1.0, delta=DELTA, passes=1)),
+        ("dp_cd_grid", dp.dp_cd_grid, lasso,
+         dict(epsilon=1.0, delta=DELTA, passes=1, steps=[1.0], clips=[1.0])),
+        ("dp_sgd", dp.dp_sgd, lasso, dict(epsilon=1.0, delta=DELTA, passes=1, batch_size=32)),
+        ("dp_srgd", dp.dp_srgd, plain, single),
+        ("dp_sgd_single_epoch", sb.dp_sgd_single_epoch, plain, single),
+        ("accelerated_dp_sgd", sb.accelerated_dp_sgd, plain, single),
+        ("dp_srg", sb.dp_srg, plain, single),
+        ("vr_frank_wolfe", fw.vr_frank_wolfe, plain, dict(epsilon=1.0)),
+        ("ttz_frank_wolfe", fw.ttz_frank_wolfe, plain, dict(epsilon=1.0, n_iter=5)),
+        ("projected_dp_sgd_l1", fw.projected_dp_sgd_l1, plain,
+         dict(epsilon=1.0, delta=DELTA, batch_size=32)),
+        ("noisy_mirror_descent", md.noisy_mirror_descent, plain,
+         dict(epsilon=1.0, delta=DELTA, steps=5)),
+        ("localized_mirror_descent", md.localized_mirror_descent, plain,
+         dict(epsilon=1.0, delta=DELTA, max_steps=3)),
+        ("mlmc_dp_sco", mlmc_dp_sco, plain,
+         dict(epsilon=1.0, delta=DELTA, radius=1.0, lipschitz=1.0, n_phases=2, n_copies=8)),
+    ]
+
+
+@pytest.mark.parametrize("case", _solver_cases(), ids=lambda c: c[0])
+def test_every_solver_charges_its_event_and_refuses_untouched(case):
+    name, solver, problem, kwargs = case
+    budget = Budget(1e-3, 0.5, accountant="basic-composition")
+    with pytest.raises(PrivacyBudgetError):
+        solver(_untouchable(problem), budget=budget, random_state=0, **kwargs)
+    assert budget.ledger == ()
+    budget = Budget(100.0, 0.5, accountant="basic-composition")
+    res = solver(problem, budget=budget, random_state=0, **kwargs)
+    (charged,) = budget.ledger
+    # One release, charged at most what its report states (the report's (epsilon, delta)).
+    assert budget.spent_epsilon <= res.privacy.epsilon * (1 + 1e-9)
+    assert budget.spent_delta <= max(res.privacy.delta, 0.0) + 1e-15
+    assert budget.neighboring_relation is res.privacy.neighboring_relation
