@@ -23,6 +23,7 @@ _EXPORTS = {
     "Box": "penalties",
     "NoPenalty": "penalties",
     "Result": "result",
+    "Budget": "privacy.budget",
     "dp_cd": "solvers.dp_cd",
     "dp_cd_grid": "solvers.dp_cd",
     "dp_sgd": "solvers.dp_sgd",

@@ -10,8 +10,10 @@ non-private counterpart with the same hyperparameters:
   \\frac{1}{2nC}\\|w\\|^2` (``LogisticRegression`` divided by :math:`nC`).
 
 ``fit`` trains with DP-CD (``solver="cd"``, default) or proximal DP-SGD (``solver="sgd"``) and
-sets ``coef_``, ``privacy_`` (the :class:`~dpsco_core.privacy.PrivacyReport`), ``history_`` and
-``n_iter_`` (data passes). No intercept is fitted: an intercept learned from the data would need
+sets ``coef_``, ``privacy_`` (the :class:`~dpsco_core.privacy.PrivacyReport`) and ``n_iter_``
+(data passes). A fitted estimator holds only what ``privacy_`` covers: the training objective
+along the run (``history_``) is exact, not private, and is kept only with ``diagnostics=True``
+(the report then says so). No intercept is fitted: an intercept learned from the data would need
 its own privacy budget; centre the target with public knowledge or add a constant feature.
 
 **Privacy.** Each ``fit`` is one private release, (epsilon, delta)-DP as the solver states
@@ -20,25 +22,29 @@ hyperparameters by cross-validation on the private data is not accounted. The st
 come from the public bounds (``bounds``, ``row_norm``, ``label_bound``, passed to
 :class:`~dpsco_core.Problem`; the data are clipped onto them) when given; without them they
 are read from the data, ``fit`` warns with ``PrivacyLeakWarning`` and ``privacy_`` is
-conditional (``privacy_.unconditional`` is False).
+conditional (``privacy_.unconditional`` is False). The classes of
+``DPLogisticRegression`` are public (an argument, or a fixed convention), never read from ``y``.
 
 Requires scikit-learn (``pip install scikit-learn``).
 """
 
 import math
+import warnings
 
 import numpy as np
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-    from sklearn.utils.multiclass import type_of_target
+    from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     raise ImportError("dpsco_core.estimators needs scikit-learn: pip install scikit-learn") \
         from exc
 
+from .exceptions import PrivacyLeakWarning, external_stacklevel
 from .penalties import L1, L2, ElasticNet
 from .problems import Problem
+from .result import HISTORY_OBJECTIVE_CONDITION, without_objective_condition
 
 __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
 
@@ -62,22 +68,38 @@ class _DPLinearModel(BaseEstimator):
         if self.solver == "cd":
             return dp_cd(problem, epsilon=self.epsilon, delta=delta, passes=self.passes,
                          step=self.step, clip=self.clip, average=self.average,
-                         random_state=self.random_state)
+                         random_state=self.random_state, budget=self.budget)
         if self.solver == "sgd":
             from .solvers.dp_sgd import dp_sgd
 
             return dp_sgd(problem, epsilon=self.epsilon, delta=delta, passes=self.passes,
                           batch_size=min(self.batch_size, n), step=self.step, clip=self.clip,
-                          random_state=self.random_state)
+                          random_state=self.random_state, budget=self.budget)
         raise ValueError(f"solver must be 'cd' or 'sgd'; got {self.solver!r}.")
 
     def _fit_problem(self, problem):
+        if not isinstance(self.diagnostics, (bool, np.bool_)):
+            raise TypeError(f"diagnostics must be a bool; got {self.diagnostics!r}.")
+        diagnostics = bool(self.diagnostics)
+        # The history is always recorded (its passes give n_iter_, a public fact of the
+        # schedule) and dropped below unless diagnostics were asked for.
         result = self._solve(problem)
         self.coef_ = result.coef
-        self.privacy_ = result.privacy
-        self.history_ = result.history
         self.n_iter_ = float(result.history.passes[-1])
         self.intercept_ = 0.0
+        if diagnostics:
+            # Result added HISTORY_OBJECTIVE_CONDITION to the report: the kept history is
+            # outside the guarantee, and the user is told so at the call.
+            self.privacy_ = result.privacy
+            self.history_ = result.history
+            warnings.warn(f"diagnostics=True keeps history_ ({HISTORY_OBJECTIVE_CONDITION}); "
+                          "privacy_ covers coef_ only. Do not release history_.",
+                          PrivacyLeakWarning, stacklevel=external_stacklevel())
+        else:
+            # Nothing but coef_ (and public facts) is kept, so the report covers all of it.
+            self.privacy_ = without_objective_condition(result.privacy)
+            if hasattr(self, "history_"):
+                del self.history_      # a refit must not keep an earlier diagnostic
         return self
 
     def _decision(self, X):
@@ -115,6 +137,16 @@ _COMMON_DOC = """
     row_norm : float, optional
         Public bound on every row's l2 norm (diffprivlib's ``data_norm``); rows are scaled
         down to it.
+    diagnostics : bool, default=False
+        Keep ``history_``, the exact training objective along the run. It is **not private**
+        (knowing every other row, one value gives back the remaining one), so ``fit`` then
+        warns with :class:`~dpsco_core.exceptions.PrivacyLeakWarning` and ``privacy_.conditions``
+        says so. False (default): the fitted estimator holds only what ``privacy_`` covers.
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged by every ``fit`` before the data are
+        read; a fit that would exceed it raises
+        :class:`~dpsco_core.exceptions.PrivacyBudgetError` and leaves the estimator unfitted.
+        Not cloned by ``sklearn.base.clone``: every clone charges the same budget.
 """
 
 
@@ -133,6 +165,7 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     coef_ : ndarray of shape (n_features,)
     privacy_ : PrivacyReport
     history_ : History
+        Only with ``diagnostics=True`` (not private).
     n_iter_ : float
         Data passes done.
 
@@ -143,11 +176,13 @@ class DPLasso(RegressorMixin, _DPLinearModel):
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, solver="cd", passes=20,
                  step=1.0, clip=1.0, batch_size=256, average=False, random_state=None,
-                 bounds=None, row_norm=None, label_bound=None):
+                 bounds=None, row_norm=None, label_bound=None, diagnostics=False, budget=None):
         self.bounds = bounds
         self.row_norm = row_norm
         self.label_bound = label_bound
         self.alpha = alpha
+        self.diagnostics = diagnostics
+        self.budget = budget
         self.average = average
         self.epsilon = epsilon
         self.delta = delta
@@ -186,17 +221,57 @@ class DPElasticNet(DPLasso):
 
     def __init__(self, alpha=1.0, *, l1_ratio=0.5, epsilon=1.0, delta=None, solver="cd",
                  passes=20, step=1.0, clip=1.0, batch_size=256, average=False,
-                 random_state=None, bounds=None, row_norm=None, label_bound=None):
+                 random_state=None, bounds=None, row_norm=None, label_bound=None,
+                 diagnostics=False, budget=None):
         super().__init__(alpha, epsilon=epsilon, delta=delta, solver=solver, passes=passes,
                          step=step, clip=clip, batch_size=batch_size, average=average,
                          random_state=random_state, bounds=bounds, row_norm=row_norm,
-                         label_bound=label_bound)
+                         label_bound=label_bound, diagnostics=diagnostics, budget=budget)
         self.l1_ratio = l1_ratio
 
     def _penalty(self):
         if not 0.0 <= self.l1_ratio <= 1.0:
             raise ValueError(f"l1_ratio must be in [0, 1]; got {self.l1_ratio!r}.")
         return ElasticNet(self.alpha * self.l1_ratio, self.alpha * (1.0 - self.l1_ratio))
+
+
+#: Labels of the default convention (``classes=None``): 1 is the positive class, 0 and -1 the
+#: negative one; ``classes_`` is then ``[0, 1]``.
+DEFAULT_CLASSES = (0, 1)
+_DEFAULT_NEGATIVE_LABELS = (0, -1)
+
+
+def _check_classes(classes):
+    """The public ``(negative, positive)`` pair as an array of shape (2,)."""
+    if classes is None:
+        return np.array(DEFAULT_CLASSES)
+    pair = np.asarray(classes)
+    if pair.ndim != 1 or pair.shape[0] != 2 or pair[0] == pair[1]:
+        raise ValueError("classes must be None or two distinct labels (negative, positive); "
+                         f"got {classes!r}.")
+    return pair.copy()
+
+
+def _label_signs(y, classes):
+    """+-1 labels of ``y``, each a function of its own record only (never of the label set).
+
+    ``classes=None`` (the default convention): 1 -> +1, 0 and -1 -> -1. Otherwise
+    ``classes[1]`` -> +1 and ``classes[0]`` -> -1. Any other label raises ValueError.
+    """
+    if classes is None:
+        positive = np.isin(y, [1])
+        negative = np.isin(y, _DEFAULT_NEGATIVE_LABELS)
+        accepted = "{-1, 0, 1} (classes=None: 1 is the positive class, 0 and -1 the negative)"
+    else:
+        positive = y == classes[1]
+        negative = y == classes[0]
+        accepted = f"classes={list(classes)!r}"
+    # The message names no label found in y: a validation error is seen by the caller too.
+    if not np.all(positive | negative):
+        raise ValueError(f"y holds labels outside {accepted}. Only binary classification is "
+                         "supported. Pass classes=(negative, positive), chosen without "
+                         "looking at the private labels.")
+    return np.where(positive, 1.0, -1.0)
 
 
 class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
@@ -207,22 +282,46 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     C : float, default=1.0
         Inverse regularization strength (scikit-learn's ``C``): the penalty is
         ``||w||^2 / (2 n C)`` on the average loss. ``C=inf`` means no penalty.
+    classes : array-like of shape (2,) or None, default=None
+        The public labels ``(negative, positive)``; ``y`` must hold only these. They must be
+        chosen without looking at the private labels. None: the fixed convention 1 = positive,
+        0 or -1 = negative, with ``classes_ = [0, 1]``; see Notes.
 """ + _COMMON_DOC + """
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
+        The public classes ``(negative, positive)``; ``predict`` returns only these.
     coef_ : ndarray of shape (n_features,)
     privacy_ : PrivacyReport
     history_ : History
+        Only with ``diagnostics=True`` (not private).
     n_iter_ : float
+
+    Notes
+    -----
+    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit``, as stated by ``privacy_``,
+    with the classes public. Encoding the labels from ``np.unique(y)`` would not be: when one
+    class has a single record, replacing it changes the label set and flips the sign of every
+    other record's encoded label, and ``classes_`` would tell which labels occur. Here each
+    record's sign depends on that record alone, and ``classes_`` on the arguments alone.
+
+    **The default convention.** Under either neighbouring relation any two datasets of the
+    right labels are linked by a chain of neighbours, so no rule that reads ``y`` can choose
+    ``classes_`` privately; it can only follow the arguments. ``classes=None`` accepts the two
+    usual encodings as they are (1 positive; 0 or -1 negative) and reports scikit-learn's
+    ``classes_ = [0, 1]``, so a model fitted on {-1, +1} labels predicts 0 for the negative
+    class: pass ``classes=(-1, 1)`` to have it predict -1. ``score`` encodes the true labels
+    with the same convention, so its accuracy is right for both encodings.
     """
 
-    def __init__(self, C=1.0, *, epsilon=1.0, delta=None, solver="cd", passes=20, step=1.0,
-                 clip=1.0, batch_size=256, average=False, random_state=None, bounds=None,
-                 row_norm=None):
+    def __init__(self, C=1.0, *, classes=None, epsilon=1.0, delta=None, solver="cd",
+                 passes=20, step=1.0, clip=1.0, batch_size=256, average=False,
+                 random_state=None, bounds=None, row_norm=None, diagnostics=False, budget=None):
         self.bounds = bounds
         self.row_norm = row_norm
         self.C = C
+        self.budget = budget
+        self.classes = classes
         self.average = average
         self.epsilon = epsilon
         self.delta = delta
@@ -232,21 +331,21 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.clip = clip
         self.batch_size = batch_size
         self.random_state = random_state
+        self.diagnostics = diagnostics
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
-            raise ValueError("Only binary classification is supported. The type of the target "
-                             f"is {y_type}.")
-        self.classes_, encoded = np.unique(y, return_inverse=True)
-        signs = np.where(encoded == 1, 1.0, -1.0)
+        check_classification_targets(y)     # rejects continuous targets, as scikit-learn does
+        classes = _check_classes(self.classes)
+        signs = _label_signs(y, None if self.classes is None else classes)
         n = X.shape[0]
         if not (isinstance(self.C, (int, float)) and self.C > 0):
             raise ValueError(f"C must be in (0, inf]; got {self.C!r}.")
         penalty = None if math.isinf(self.C) else L2(1.0 / (n * self.C))
-        return self._fit_problem(Problem(X, signs, loss="logistic", penalty=penalty,
-                                         bounds=self.bounds, row_norm=self.row_norm))
+        self._fit_problem(Problem(X, signs, loss="logistic", penalty=penalty,
+                                  bounds=self.bounds, row_norm=self.row_norm))
+        self.classes_ = classes
+        return self
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -264,3 +363,25 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     def predict(self, X):
         positive = self._decision(X) > 0     # checks that the model is fitted first
         return self.classes_[positive.astype(int)]
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy, with ``y`` encoded by the same public convention as in ``fit``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels in ``classes`` (or, with ``classes=None``, in {-1, 0, 1}).
+        sample_weight : array-like of shape (n_samples,), optional
+
+        Returns
+        -------
+        float
+        """
+        from sklearn.metrics import accuracy_score
+
+        check_is_fitted(self)
+        y = np.asarray(y)
+        signs = _label_signs(y, None if self.classes is None else self.classes_)
+        predicted = np.where(self._decision(X) > 0, 1.0, -1.0)
+        return accuracy_score(signs, predicted, sample_weight=sample_weight)

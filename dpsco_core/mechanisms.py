@@ -38,6 +38,7 @@ from ._validation import check_delta, check_epsilon, check_positive, check_vecto
 from .privacy.conversions import zcdp_to_epsilon
 from .privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                              LaplaceDpEvent, ZCDpEvent)
+from .privacy.budget import spend
 from .privacy.calibration import calibrate_analytic_gaussian
 from .privacy.gdp import gdp_epsilon
 
@@ -211,6 +212,7 @@ class GaussianMechanism:
                 f"calibration must be one of {set(accepted)} (or None) with secure="
                 f"{self.secure}; got {calibration!r}.")
         self.calibration = calibration
+        self.delta = None if delta is None else check_delta(delta)
         if noise_multiplier is not None:
             if epsilon is not None or delta is not None:
                 raise ValueError("give either (epsilon, delta) or noise_multiplier, not both.")
@@ -254,10 +256,17 @@ class GaussianMechanism:
             return zcdp_to_epsilon(self.event.rho, check_delta(delta), conversion="cks")
         return gdp_epsilon(self.mu, check_delta(delta))
 
-    def __call__(self, x, *, random_state=None, n_threads=None):
+    def __call__(self, x, *, random_state=None, n_threads=None, budget=None,
+                 neighboring_relation=None):
         """Return ``x`` plus Gaussian noise of scale ``noise_scale`` as a new float64 array of
         the shape of ``x``: exact discrete Gaussian noise on a power-of-two grid by default,
-        ``N(0, noise_scale^2 I)`` in floating point with ``secure=False``."""
+        ``N(0, noise_scale^2 I)`` in floating point with ``secure=False``.
+
+        ``budget`` (a :class:`~dpsco_core.privacy.Budget`) is charged with ``event`` before
+        ``x`` is read, under ``neighboring_relation`` (None: the budget's relation), at the
+        calibration's delta.
+        """
+        spend(budget, self.event, neighboring_relation=neighboring_relation, delta=self.delta)
         params = None
         if self.secure:
             from ._secure import gaussian_parameters
@@ -321,10 +330,16 @@ class LaplaceMechanism:
                                               "sensitivity / epsilon")
         self.event = LaplaceDpEvent(_check_noise_scale(1.0 / self.epsilon, "1 / epsilon"))
 
-    def __call__(self, x, *, random_state=None, n_threads=None):
+    def __call__(self, x, *, random_state=None, n_threads=None, budget=None,
+                 neighboring_relation=None):
         """Return ``x`` plus i.i.d. Laplace noise of scale ``noise_scale`` as a new float64
         array: exact discrete Laplace noise on a power-of-two grid by default,
-        floating-point ``Lap(noise_scale)`` with ``secure=False``."""
+        floating-point ``Lap(noise_scale)`` with ``secure=False``.
+
+        ``budget`` is charged with ``event`` before ``x`` is read (as for
+        :class:`GaussianMechanism`).
+        """
+        spend(budget, self.event, neighboring_relation=neighboring_relation)
         params = None
         if self.secure:
             from ._secure import laplace_parameters
@@ -427,7 +442,8 @@ class ReportNoisyMax:
         value_multiplier = _check_noise_scale(factor / self.epsilon, f"{factor:g} / epsilon")
         self.event_with_value = ComposedDpEvent((self.event, LaplaceDpEvent(value_multiplier)))
 
-    def __call__(self, scores, *, return_value=False, random_state=None, n_threads=None):
+    def __call__(self, scores, *, return_value=False, random_state=None, n_threads=None,
+                 budget=None, neighboring_relation=None):
         """Select a candidate.
 
         Parameters
@@ -441,6 +457,12 @@ class ReportNoisyMax:
             Randomness (see :mod:`dpsco_core._random`); None draws fresh OS entropy.
         n_threads : int or None
             OpenMP threads (None: all cores). The result does not depend on it.
+        budget : Budget or None, default=None
+            A :class:`~dpsco_core.privacy.Budget` charged with ``event`` (``event_with_value`` with ``return_value=True``) before ``scores`` is
+            read; :class:`~dpsco_core.exceptions.PrivacyBudgetError` if it would not fit.
+        neighboring_relation : str or None, default=None
+            The relation ``sensitivity`` was computed under, for the budget (None: the
+            budget's own relation).
 
         Returns
         -------
@@ -448,6 +470,8 @@ class ReportNoisyMax:
         value : float
             Only with ``return_value=True``.
         """
+        spend(budget, self.event_with_value if return_value else self.event,
+              neighboring_relation=neighboring_relation)
         scores = check_vector(scores, "scores")
         seed_seq = check_random_state(random_state)
         select_seq, value_seq = child_seed_sequences(seed_seq, 2)
@@ -496,43 +520,49 @@ class ReportNoisyMax:
 
 def gaussian_mechanism(x, *, sensitivity, epsilon=None, delta=None, noise_multiplier=None,
                        calibration=None, secure=True, random_state=None,
-                       n_threads=None):
-    """Release ``x`` plus Gaussian noise (exact by default); see :class:`GaussianMechanism`."""
+                       n_threads=None, budget=None, neighboring_relation=None):
+    """Release ``x`` plus Gaussian noise (exact by default); see :class:`GaussianMechanism`
+    for the calibration and the budget."""
     mech = GaussianMechanism(sensitivity=sensitivity, epsilon=epsilon, delta=delta,
                              noise_multiplier=noise_multiplier, calibration=calibration,
                              secure=secure)
-    return mech(x, random_state=random_state, n_threads=n_threads)
+    return mech(x, random_state=random_state, n_threads=n_threads, budget=budget,
+                neighboring_relation=neighboring_relation)
 
 
 def laplace_mechanism(x, *, sensitivity, epsilon, secure=True, random_state=None,
-                      n_threads=None):
+                      n_threads=None, budget=None, neighboring_relation=None):
     """Release ``x + Lap(sensitivity / epsilon)`` (exact by default): epsilon-DP; see
     :class:`LaplaceMechanism`."""
     mech = LaplaceMechanism(sensitivity=sensitivity, epsilon=epsilon, secure=secure)
-    return mech(x, random_state=random_state, n_threads=n_threads)
+    return mech(x, random_state=random_state, n_threads=n_threads, budget=budget,
+                neighboring_relation=neighboring_relation)
 
 
 def report_noisy_max(scores, *, sensitivity, epsilon, noise="laplace", monotonic=False,
-                     return_value=False, secure=False, random_state=None, n_threads=None):
+                     return_value=False, secure=False, random_state=None, n_threads=None,
+                     budget=None, neighboring_relation=None):
     """Epsilon-DP index of the (noisily) largest score; see :class:`ReportNoisyMax`."""
     mech = ReportNoisyMax(sensitivity=sensitivity, epsilon=epsilon, noise=noise,
                           monotonic=monotonic, secure=secure)
     return mech(scores, return_value=return_value, random_state=random_state,
-                n_threads=n_threads)
+                n_threads=n_threads, budget=budget, neighboring_relation=neighboring_relation)
 
 
 def exponential_mechanism(scores, *, sensitivity, epsilon, monotonic=False, random_state=None,
-                          n_threads=None):
+                          n_threads=None, budget=None, neighboring_relation=None):
     """The exponential mechanism, ``P(i) ~ exp(epsilon s_i / (2 sensitivity))``: epsilon-DP.
 
     Sampled exactly as report-noisy-max with Gumbel noise (:class:`ReportNoisyMax`).
     """
     return report_noisy_max(scores, sensitivity=sensitivity, epsilon=epsilon, noise="gumbel",
                             monotonic=monotonic, random_state=random_state,
-                            n_threads=n_threads)
+                            n_threads=n_threads, budget=budget,
+                            neighboring_relation=neighboring_relation)
 
 
-def permute_and_flip(scores, *, sensitivity, epsilon, random_state=None, n_threads=None):
+def permute_and_flip(scores, *, sensitivity, epsilon, random_state=None, n_threads=None,
+                     budget=None, neighboring_relation=None):
     """Permute-and-flip (McKenna and Sheldon 2020): epsilon-DP selection.
 
     Sampled exactly as report-noisy-max with exponential noise of scale
@@ -540,4 +570,5 @@ def permute_and_flip(scores, *, sensitivity, epsilon, random_state=None, n_threa
     """
     return report_noisy_max(scores, sensitivity=sensitivity, epsilon=epsilon,
                             noise="exponential", random_state=random_state,
-                            n_threads=n_threads)
+                            n_threads=n_threads, budget=budget,
+                            neighboring_relation=neighboring_relation)

@@ -1,5 +1,6 @@
 """What every solver returns: coefficients, the privacy report, the history and run statistics."""
 
+import dataclasses
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -9,7 +10,42 @@ import numpy as np
 from .exceptions import DivergenceWarning
 from .privacy.report import PrivacyReport
 
-__all__ = ["Result", "History"]
+__all__ = ["Result", "History", "HISTORY_OBJECTIVE_CONDITION", "with_objective_condition",
+           "without_objective_condition"]
+
+#: The condition a report carries when the run's output holds exact objective values of the
+#: private data (``Result.history.objective``, ``GridResult.objective``): knowing every other
+#: row, one exact value of ``F`` can give back the remaining one (issue 15, section 3).
+HISTORY_OBJECTIVE_CONDITION = "history.objective: exact training objective values, not private"
+
+
+def _holds_objective_values(objective):
+    """True if ``objective`` holds at least one value computed from the data (not NaN)."""
+    values = np.asarray(objective, dtype=np.float64).reshape(-1)
+    return bool(np.any(~np.isnan(values)))
+
+
+def with_objective_condition(report, objective):
+    """``report`` with :data:`HISTORY_OBJECTIVE_CONDITION` added if ``objective`` holds values.
+
+    The single place where a release that carries exact objective values of the training data
+    says so: a value of :math:`F(w) = \\frac1n \\sum_i \\ell_i(w) + \\psi(w)` at a released
+    :math:`w` is a deterministic function of the data, not covered by (epsilon, delta).
+    """
+    if (isinstance(report, PrivacyReport) and _holds_objective_values(objective)
+            and HISTORY_OBJECTIVE_CONDITION not in report.conditions):
+        return dataclasses.replace(report,
+                                   conditions=report.conditions + (HISTORY_OBJECTIVE_CONDITION,))
+    return report
+
+
+def without_objective_condition(report):
+    """``report`` without :data:`HISTORY_OBJECTIVE_CONDITION`, for a holder that drops the
+    objective values (an estimator fitted with ``diagnostics=False``)."""
+    if HISTORY_OBJECTIVE_CONDITION not in report.conditions:
+        return report
+    kept = tuple(c for c in report.conditions if c != HISTORY_OBJECTIVE_CONDITION)
+    return dataclasses.replace(report, conditions=kept)
 
 
 @dataclass(frozen=True)
@@ -22,7 +58,8 @@ class History:
         Data passes done at each record (one pass = ``n_features`` coordinate updates for
         coordinate descent, ``n_samples`` per-sample gradients for SGD).
     objective : ndarray of shape (n_records,)
-        :math:`F(w)` of the iterate the solver would return at that point.
+        :math:`F(w)` of the iterate the solver would return at that point: exact values of
+        the training objective, **not private** (NaN where not recorded).
     """
 
     passes: np.ndarray
@@ -43,10 +80,14 @@ class Result:
         The released coefficients.
     privacy : PrivacyReport
         The guarantee of the release, recomputed by an accountant from the event tree
-        (``privacy.event``).
+        (``privacy.event``). When ``history.objective`` holds values, the report's
+        ``conditions`` include :data:`HISTORY_OBJECTIVE_CONDITION` (added here, for every
+        solver): the guarantee covers ``coef`` and the iterates, not the objective values.
     history : History
-        Objective along the run (computed from iterates, which are post-processing of the
-        private releases; the objective itself uses the data and is not private).
+        Objective along the run. The iterates are post-processing of the private releases, but
+        :math:`F(w)` is an exact function of the training data and is **not private**: with
+        every other row known, one value gives back the remaining row. Release only ``coef``
+        (and ``privacy``), or run with ``record_history=False`` where the solver offers it.
     stats : Mapping
         Run statistics (wall time, updates, fraction of clipped terms, derived constants).
     """
@@ -57,6 +98,8 @@ class Result:
     stats: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
+        object.__setattr__(self, "privacy",
+                           with_objective_condition(self.privacy, self.history.objective))
         coef = np.asarray(self.coef)
         if coef.dtype.kind == "f" and not np.all(np.isfinite(coef)):
             # stacklevel 4: __post_init__ <- __init__ <- the solver <- the user's call

@@ -1,5 +1,7 @@
 """scikit-learn estimators: conventions, privacy report, and scikit-learn's estimator checks."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -19,14 +21,26 @@ pytestmark = pytest.mark.filterwarnings("ignore::dpsco_core.exceptions.PrivacyLe
 # R^2 stays below the check's threshold. At epsilon = 10 every applicable check passes.
 NOISY_REGRESSOR = {"check_regressors_train": "DP noise at epsilon=1 on ~200 samples keeps the "
                                              "training R^2 below the check's threshold"}
+# The classes of DPLogisticRegression are public (issue 15, section 2): these checks fit labels
+# outside the default convention ({1, 2}, strings, three classes) or expect a one-class fit to
+# predict that class, which needs the label set read from the private data.
+_OUTSIDE = "labels outside the public classes (default: 1 positive, 0 or -1 negative) are refused"
+PUBLIC_CLASSES = {
+    "check_estimators_dtypes": _OUTSIDE,
+    "check_classifier_data_not_an_array": _OUTSIDE,
+    "check_classifiers_classes": _OUTSIDE,
+    "check_fit2d_1feature": _OUTSIDE,
+    "check_classifiers_one_label": "the classes are public, so a one-class fit still predicts "
+                                   "either class (learning that one class is absent reads y)",
+}
 
 
 @pytest.mark.parametrize("estimator, expected", [
     (DPLasso(alpha=0.1, random_state=0), NOISY_REGRESSOR),
     (DPElasticNet(alpha=0.1, random_state=0), NOISY_REGRESSOR),
-    (DPLogisticRegression(random_state=0), {}),
+    (DPLogisticRegression(random_state=0), PUBLIC_CLASSES),
     (DPLasso(alpha=0.1, epsilon=10.0, random_state=0), {}),
-    (DPLogisticRegression(epsilon=10.0, random_state=0), {}),
+    (DPLogisticRegression(epsilon=10.0, random_state=0), PUBLIC_CLASSES),
 ], ids=["DPLasso", "DPElasticNet", "DPLogisticRegression", "DPLasso-eps10",
         "DPLogisticRegression-eps10"])
 def test_sklearn_estimator_checks(estimator, expected):
@@ -68,7 +82,7 @@ def test_bad_estimator_parameters():
         DPElasticNet(l1_ratio=2.0).fit(X, y)
     with pytest.raises(ValueError, match="epsilon"):
         DPLasso(epsilon=-1.0).fit(X, y)
-    with pytest.raises(ValueError, match="Only binary classification"):
+    with pytest.raises(ValueError, match="Only binary classification.*classes="):
         DPLogisticRegression().fit(X, np.arange(50) % 3)
 
 
@@ -84,4 +98,127 @@ def test_sgd_solver():
     Xc, yc, _ = dp.datasets.make_imbalanced_classification(600, 5, random_state=5)
     clf = DPLogisticRegression(solver="sgd", epsilon=2.0, passes=5, batch_size=64,
                                random_state=0).fit(Xc, yc)
+    assert set(clf.predict(Xc)) <= {0, 1}         # the default convention's classes_
+    clf = DPLogisticRegression(classes=(-1, 1), solver="sgd", epsilon=2.0, passes=5,
+                               batch_size=64, random_state=0).fit(Xc, yc)
     assert set(clf.predict(Xc)) <= {-1.0, 1.0}
+
+
+# --- Issue 15, section 2: the classes are public -------------------------------------------
+
+def _spy_labels(monkeypatch):
+    """Record the +-1 labels each fit hands to DP-CD."""
+    import importlib
+
+    dp_cd_module = importlib.import_module("dpsco_core.solvers.dp_cd")
+
+    seen, original = [], dp_cd_module.dp_cd
+
+    def spy(problem, **kwargs):
+        seen.append(np.array(problem.y))
+        return original(problem, **kwargs)
+
+    monkeypatch.setattr(dp_cd_module, "dp_cd", spy)
+    return seen
+
+
+@pytest.mark.parametrize("negative", [0, -1])
+def test_single_record_class_replaced_keeps_the_encoding(monkeypatch, negative):
+    # The issue's distinguisher: one class holds a single record; its neighbour replaces that
+    # record by one of the other class. With np.unique(y) every other label flipped sign.
+    seen = _spy_labels(monkeypatch)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = np.ones(200, dtype=int)
+    y[0] = negative
+    y_neighbour = y.copy()
+    y_neighbour[0] = 1
+    a = DPLogisticRegression(passes=1, random_state=0).fit(X, y)
+    b = DPLogisticRegression(passes=1, random_state=0).fit(X, y_neighbour)
+    np.testing.assert_array_equal(seen[0][1:], seen[1][1:])
+    assert np.all(seen[0][1:] == 1.0) and seen[0][0] == -1.0
+    np.testing.assert_array_equal(a.classes_, b.classes_)
+    np.testing.assert_array_equal(a.classes_, [0, 1])
+
+
+def test_one_class_fit_predicts_public_classes():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 3))
+    for labels, classes in [(np.ones(60), None), (np.full(60, "spam"), ("ham", "spam")),
+                            (np.zeros(60, dtype=int), (0, 1))]:
+        clf = DPLogisticRegression(classes=classes, passes=1, random_state=0).fit(X, labels)
+        predicted = clf.predict(X)
+        assert predicted.shape == (60,) and set(predicted) <= set(clf.classes_)
+        assert clf.predict_proba(X).shape == (60, 2)
+
+
+def test_explicit_classes_and_labels_outside():
+    Xc, yc, _ = dp.datasets.make_imbalanced_classification(300, 4, random_state=3)
+    words = np.where(yc > 0, "yes", "no")
+    clf = DPLogisticRegression(classes=["no", "yes"], epsilon=np.inf, clip=np.inf, passes=50,
+                               random_state=0).fit(Xc, words)
+    ref = DPLogisticRegression(classes=(-1, 1), epsilon=np.inf, clip=np.inf, passes=50,
+                               random_state=0).fit(Xc, yc)
+    np.testing.assert_array_equal(clf.coef_, ref.coef_)      # the same +-1 encoding
+    assert list(clf.classes_) == ["no", "yes"]
+    assert clf.score(Xc, words) == ref.score(Xc, yc)
+    with pytest.raises(ValueError, match="classes="):
+        DPLogisticRegression(classes=("no", "yes")).fit(Xc, np.where(yc > 0, "yes", "maybe"))
+    with pytest.raises(ValueError, match="classes"):
+        DPLogisticRegression(classes=(1, 1)).fit(Xc, yc)
+    with pytest.raises(ValueError, match="classes"):
+        DPLogisticRegression(classes=(0, 1, 2)).fit(Xc, yc)
+
+
+def test_default_convention_accepts_both_encodings():
+    Xc, yc, _ = dp.datasets.make_imbalanced_classification(300, 4, random_state=3)
+    kw = dict(epsilon=np.inf, clip=np.inf, passes=50, random_state=0)
+    pm = DPLogisticRegression(**kw).fit(Xc, yc)
+    zo = DPLogisticRegression(**kw).fit(Xc, (yc > 0).astype(int))
+    np.testing.assert_array_equal(pm.coef_, zo.coef_)
+    np.testing.assert_array_equal(pm.classes_, [0, 1])
+    assert pm.score(Xc, yc) == zo.score(Xc, (yc > 0).astype(int)) > 0.5
+
+
+# --- Issue 15, section 3: a fitted estimator holds only what its report covers --------------
+
+def _diabetes():
+    from sklearn.datasets import load_diabetes
+
+    return load_diabetes(return_X_y=True)
+
+
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+def test_history_reconstruction_fails_by_default(solver):
+    # The issue's attack: F(0) = sum(y^2) / (2n); knowing the other rows gives back y_0.
+    X, y = _diabetes()
+    n = len(y)
+    kw = dict(alpha=0.1, solver=solver, passes=1, batch_size=64, random_state=0)
+    model = DPLasso(**kw).fit(X, y)
+    assert not hasattr(model, "history_")
+    assert dp.result.HISTORY_OBJECTIVE_CONDITION not in model.privacy_.conditions
+    with pytest.warns(dp.exceptions.PrivacyLeakWarning, match="diagnostics=True") as record:
+        leaky = DPLasso(diagnostics=True, **kw).fit(X, y)
+    assert record[0].filename == __file__           # points at the user's call
+    assert dp.result.HISTORY_OBJECTIVE_CONDITION in leaky.privacy_.conditions
+    assert not leaky.privacy_.unconditional
+    y0 = math.sqrt(2 * n * leaky.history_.objective[0] - np.sum(y[1:] ** 2))
+    assert y0 == pytest.approx(y[0], abs=1e-6)      # why the opt-in is flagged
+    # A refit without diagnostics drops the earlier history.
+    leaky.set_params(diagnostics=False).fit(X, y)
+    assert not hasattr(leaky, "history_")
+
+
+def test_result_report_flags_objective_values():
+    X, y, _ = dp.datasets.make_imbalanced_regression(200, 4, random_state=0)
+    prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(0.01))
+    res = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, random_state=0)
+    assert dp.result.HISTORY_OBJECTIVE_CONDITION in res.privacy.conditions
+    unflagged = dp.result.Result(coef=res.coef, privacy=dp.result.without_objective_condition(
+        res.privacy), history=dp.result.History(np.array([0.0]), np.array([np.nan])))
+    assert dp.result.HISTORY_OBJECTIVE_CONDITION not in unflagged.privacy.conditions
+    grid = dp.dp_cd_grid(prob, epsilon=1.0, delta=1e-5, passes=1, steps=[1.0], clips=[1.0])
+    assert dp.result.HISTORY_OBJECTIVE_CONDITION in grid.privacy.conditions
+    grid = dp.dp_cd_grid(prob, epsilon=1.0, delta=1e-5, passes=1, steps=[1.0], clips=[1.0],
+                         evaluate=False)
+    assert dp.result.HISTORY_OBJECTIVE_CONDITION not in grid.privacy.conditions

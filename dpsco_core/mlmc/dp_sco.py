@@ -75,6 +75,7 @@ from .._validation import check_int, check_positive, check_scalar, check_vector
 from ..mechanisms import GaussianMechanism
 from ..penalties import NoPenalty
 from ..privacy._checks import check_conversion
+from ..privacy.budget import spend
 from ..privacy.calibration import calibrate_gaussian
 from ..privacy.events import GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent
 from ..result import History, Result
@@ -197,7 +198,7 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
                 step_decay=16.0, j_max=None, c=32.0, levels="paper", base_level=0,
                 n_copies=None, clip_factor=None, domain=None, neighboring_relation="replace_one",
                 conversion="improved", coef_init=None, random_state=None, n_threads=None,
-                record_history=True):
+                record_history=True, budget=None):
     r"""Private phased MLMC estimation (Algorithm 6 skeleton with clipped copies).
 
     See the module docstring for the algorithm, the exact sensitivity and the proof. **The
@@ -250,6 +251,9 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
         Threads of the MLMC batch kernel (results do not depend on it).
     record_history : bool, default=True
         Record :math:`F(x_i)` after each phase (non-private diagnostic).
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
+        read; refused runs read nothing.
 
     Returns
     -------
@@ -308,6 +312,7 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
         event = GaussianDpEvent(z)
     else:
         z, event = 0.0, NonPrivateDpEvent()
+    spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
 
     start = time.perf_counter()
     seed = check_random_state(random_state)

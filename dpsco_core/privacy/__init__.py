@@ -11,10 +11,13 @@ the solvers, so ``import dpsco_core.privacy`` works on an installation without a
 * :mod:`~dpsco_core.privacy.gdp`: Gaussian DP, exact.
 * :mod:`~dpsco_core.privacy.calibration`: noise multipliers for a target budget.
 * :mod:`~dpsco_core.privacy.report`: :class:`PrivacyReport`.
+* :mod:`~dpsco_core.privacy.budget`: :class:`Budget`, a budget that refuses overspending, and
+  :func:`spend`, the call every release makes before touching the data.
 """
 
 from .accountants import (DEFAULT_RDP_ORDERS, GdpAccountant, PrivacyAccountant, PureDpAccountant,
                           RdpAccountant, tree_depth)
+from .budget import Budget, spend
 from .calibration import (
     calibrate_analytic_gaussian,
     calibrate_gaussian,
@@ -67,4 +70,6 @@ __all__ = [
     "dp_cd_noise_multiplier", "steps_from_epochs",
     # report
     "PrivacyReport",
+    # budget
+    "Budget", "spend",
 ]

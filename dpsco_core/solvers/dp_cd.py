@@ -14,15 +14,16 @@ from .._config import effective_n_threads
 from .._kernels import _cd
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_int, check_scalar
+from ..privacy.budget import spend
 from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
-from ..result import History, Result
+from ..result import History, Result, with_objective_condition
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,
                       sensitivity_factor)
 from ._public_constants import data_constant
-from .smoothness import SmoothnessRelease
+from .smoothness import SmoothnessRelease, smoothness_event
 
 __all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
 
@@ -135,6 +136,37 @@ def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq, m=None):
     return M, None, ["the smoothness constants passed as smoothness= are public"], [], 0.0
 
 
+def _smoothness_share(smoothness, share, bounds, epsilon, p):
+    """Share of epsilon spent on private constants (0 unless ``smoothness="private"``).
+
+    Also checks the smoothness arguments' form without reading the data, so that a call with
+    invalid arguments fails before its budget is charged.
+    """
+    if isinstance(smoothness, str) and smoothness not in ("auto", "public", "exact", "private"):
+        raise ValueError("smoothness must be 'auto', 'public', 'exact', 'private' or an array "
+                         f"of public constants; got {smoothness!r}.")
+    if not isinstance(smoothness, str) and np.shape(smoothness) != (p,):
+        raise ValueError(f"smoothness constants must be finite, >= 0, of shape ({p},).")
+    if not (isinstance(smoothness, str) and smoothness == "private"):
+        return 0.0
+    if isinstance(bounds, str) and bounds not in ("auto", "twice_max"):
+        raise ValueError(f"smoothness_bounds must be 'auto', 'twice_max' or an array of public "
+                         f"feature bounds; got {bounds!r}.")
+    if not isinstance(bounds, str) and np.shape(bounds) != (p,):
+        raise ValueError(f"smoothness_bounds must have shape ({p},); got {np.shape(bounds)}.")
+    share = check_scalar(share, "smoothness_share", low=0.0, high=1.0)
+    if not math.isfinite(epsilon):
+        raise ValueError("smoothness='private' needs a finite epsilon.")
+    return share
+
+
+def _run_event(share, epsilon, p, cd_event):
+    """The event of a whole run, from public arguments only (charged before the data are read)."""
+    if share == 0.0:
+        return cd_event
+    return ComposedDpEvent((smoothness_event(p, share * epsilon), cd_event))
+
+
 def _calibrate(epsilon, delta, releases, calibration):
     """Noise multiplier s and the event of the T K coordinate releases."""
     if not math.isfinite(epsilon):
@@ -187,7 +219,7 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
           clip=1.0, average=True, selection="random", calibration="rdp",
           smoothness="auto", smoothness_share=0.1, smoothness_bounds="auto",
           neighboring_relation="replace_one", public_n=None, coef_init=None, random_state=None,
-          record_history=True):
+          record_history=True, budget=None):
     r"""Differentially private proximal coordinate descent (DP-CD).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` for the
@@ -271,7 +303,12 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     random_state : None, int, SeedSequence or Generator
         None (default) draws fresh OS entropy, as a private release must.
     record_history : bool, default=True
-        Record F(w) after every outer iteration (costs one objective evaluation each).
+        Record F(w) after every outer iteration (costs one objective evaluation each). The
+        values are exact and not private (the report's ``conditions`` say so).
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
+        read (smoothness constants included); a run that would exceed it raises
+        :class:`~dpsco_core.exceptions.PrivacyBudgetError` and reads nothing.
 
     Returns
     -------
@@ -335,13 +372,15 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
 
     seed_seq = check_random_state(random_state)
     kernel_seq, smoothness_seq = _run_streams(seed_seq)
-    M, smoothness_event, assumptions, conditions, share = _smoothness(
+    releases = n_outer * n_inner
+    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p)
+    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
+    event = _run_event(share, epsilon, p, cd_event)
+    spend(budget, event, neighboring_relation=relation, delta=delta)
+    M, _, assumptions, conditions, _ = _smoothness(
         problem, smoothness, smoothness_share, smoothness_bounds, epsilon, smoothness_seq, m)
     assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
     steps, clips = dp_cd_constants(M, step=step, clip=clip)
-
-    releases = n_outer * n_inner
-    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
     noise_scales = _noise_scales(s, relation, clips, m)
 
     start = time.perf_counter()
@@ -373,11 +412,9 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
         history_objective.append(objective_or_inf(problem, coef))
     elapsed = time.perf_counter() - start
 
-    if smoothness_event is None:
-        event = cd_event
+    if share == 0.0:
         budget_split = {"optimization": 1.0}
     else:
-        event = ComposedDpEvent((smoothness_event, cd_event))
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
                      relation=relation, budget_split=budget_split, assumptions=assumptions,
@@ -435,7 +472,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
                n_inner=None, average=True, selection="random", calibration="rdp",
                smoothness="auto", smoothness_share=0.1, smoothness_bounds="auto",
                neighboring_relation="replace_one", public_n=None, random_state=None,
-               n_threads=None, evaluate=True):
+               n_threads=None, evaluate=True, budget=None):
     """Many independent DP-CD runs, one per (step, clip, seed), in parallel over runs.
 
     The hyperparameter grids of the paper's experiments (Appendix G.1) in one call: the
@@ -462,8 +499,13 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
         Root of the runs' seed sequences.
     n_threads : int or None
         OpenMP threads (None: all cores).
+    budget : Budget or None, default=None
+        Charged with **every** run of the grid (``n_runs`` releases of one run's event), before
+        the data are read: the grid spends ``n_runs`` times what one run does.
     evaluate : bool, default=True
-        Compute each run's objective (``GridResult.objective``; NaN when False).
+        Compute each run's objective (``GridResult.objective``; NaN when False). These are
+        exact values of the training objective, not private: the report then carries the
+        condition :data:`dpsco_core.result.HISTORY_OBJECTIVE_CONDITION`.
 
     Returns
     -------
@@ -498,10 +540,13 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     n_runs = int(np.prod(shape))
     seed_seqs = child_seed_sequences(check_random_state(random_state), n_runs)
     streams = [_run_streams(seq) for seq in seed_seqs]
+    releases = n_outer * n_inner
+    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p)
+    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
+    event = _run_event(share, epsilon, p, cd_event)
+    spend(budget, SelfComposedDpEvent(event, n_runs) if n_runs > 1 else event,
+          neighboring_relation=relation, delta=delta)
     if private:
-        share = check_scalar(smoothness_share, "smoothness_share", low=0.0, high=1.0)
-        if not math.isfinite(epsilon):
-            raise ValueError("smoothness='private' needs a finite epsilon.")
         release = SmoothnessRelease(problem, epsilon=share * epsilon, bounds=smoothness_bounds,
                                     normaliser=m)
         run_M = [release.draw(kernel_and_smoothness[1]) for kernel_and_smoothness in streams]
@@ -513,9 +558,6 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
             problem, smoothness, 0.0, None, epsilon, None)
         run_M = [M] * n_runs
     assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
-
-    releases = n_outer * n_inner
-    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
     run_steps = np.empty((n_runs, p))
     run_clips = np.empty((n_runs, p))
     for i, step in enumerate(step_grid):
@@ -540,14 +582,14 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     elapsed = time.perf_counter() - start
     objective = (np.array([objective_or_inf(problem, w) for w in coef]) if evaluate
                  else np.full(n_runs, np.nan))
-    if smoothness_event is None:
-        event, budget_split = cd_event, {"optimization": 1.0}
+    if share == 0.0:
+        budget_split = {"optimization": 1.0}
     else:
-        event = ComposedDpEvent((smoothness_event, cd_event))
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
                      relation=relation, budget_split=budget_split, assumptions=assumptions,
                      conditions=conditions)
+    report = with_objective_condition(report, objective)
     return GridResult(coef=coef.reshape(shape + (p,)), objective=objective.reshape(shape),
                       steps=step_grid, clips=clip_grid, seed_sequences=seed_seqs,
                       privacy=report,

@@ -14,6 +14,7 @@ from .._kernels import _batch
 from .._random import block_bit_generators, check_random_state
 from .._validation import check_int, check_scalar, check_vector
 from ..privacy._checks import check_conversion
+from ..privacy.budget import spend
 from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian, steps_from_epochs
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
@@ -75,12 +76,14 @@ def dp_sgd_schedule(n_samples, passes, *, sampling="poisson", batch_size=None,
 
 
 def _smoothness(problem, smoothness, epsilon):
-    r"""beta of the step gamma / beta, the report's assumptions and conditions.
+    r"""Check ``smoothness`` now; return a function giving beta of the step gamma / beta and
+    the report's assumptions and conditions.
 
     ``"public"``: :math:`\beta \le s_\ell R'^2` from the problem's public bounds
     (:mod:`dpsco_core.public_bounds`). ``"exact"``: :math:`s_\ell \lambda_{\max}(X^\top X)/n`
     from the data (warns). ``"auto"``: the first when the problem has public bounds, else the
-    second. A number: a public beta.
+    second. A number: a public beta. The arguments are checked before anything is charged to
+    a budget; the data are read only when the returned function is called.
     """
     if isinstance(smoothness, str):
         if smoothness not in SMOOTHNESS_MODES:
@@ -92,14 +95,17 @@ def _smoothness(problem, smoothness, epsilon):
                              "with Problem(X, y, ..., bounds=(lower, upper)) and/or row_norm=.")
         if smoothness != "exact" and bounds is not None:
             beta = bounds.smoothness(problem.loss, problem.n_features)
-            return beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source=repr(bounds))], []
+            return lambda: (beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source=repr(bounds))], [])
         if not math.isfinite(epsilon):     # a non-private run claims nothing to condition
-            return problem.smoothness(), [], []
-        condition = data_constant("the smoothness constant beta of DP-SGD's step gamma / beta",
-                                  SMOOTHNESS_CONDITION)
-        return problem.smoothness(), [], [condition]
+            return lambda: (problem.smoothness(), [], [])
+
+        def read_from_data():
+            condition = data_constant("the smoothness constant beta of DP-SGD's step gamma / "
+                                      "beta", SMOOTHNESS_CONDITION)
+            return problem.smoothness(), [], [condition]
+        return read_from_data
     beta = check_scalar(smoothness, "smoothness", low=0.0)
-    return beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source="passed as smoothness=")], []
+    return lambda: (beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source="passed as smoothness=")], [])
 
 
 def _relation(neighboring_relation, sampling):
@@ -126,7 +132,7 @@ def _relation(neighboring_relation, sampling):
 def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None, step=1.0,
            clip=1.0, sampling="poisson", neighboring_relation=None, public_n=None,
            conversion="improved", coef_init=None, random_state=None, n_threads=None,
-           record_history=True, smoothness="auto"):
+           record_history=True, smoothness="auto", budget=None):
     r"""Differentially private proximal SGD with per-sample clipping (the DP-SGD baseline).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` by
@@ -207,6 +213,10 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
         public bounds, else ``"exact"`` with its warning (the same default, and the same
         reasons, as :func:`~dpsco_core.solvers.dp_cd.dp_cd`). A number in (0, inf): a public
         beta.
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
+        read; a run that would exceed it raises
+        :class:`~dpsco_core.exceptions.PrivacyBudgetError` and reads nothing.
 
     Returns
     -------
@@ -285,11 +295,8 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
     if coef.shape[0] != p:
         raise ValueError(f"coef_init must have length n_features={p}; got {coef.shape[0]}.")
     n_threads = effective_n_threads(n_threads)
-    beta, assumptions, conditions = _smoothness(problem, smoothness, epsilon)
-    if not beta > 0.0:
-        raise ValueError("the problem's smoothness constant beta is 0 (X is all zeros): the "
-                         "step gamma / beta is undefined.")
-    eta = step / beta
+    read_beta = _smoothness(problem, smoothness, epsilon)
+    assumptions = []
 
     batch_size_int = int(norm) if sampling == "shuffle" else 0
     if sampling == "poisson":
@@ -309,6 +316,13 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
         noise_scale = s * sensitivity_factor(relation) * clip
     else:
         s, noise_scale, event = 0.0, 0.0, NonPrivateDpEvent()
+    spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
+    beta, beta_assumptions, conditions = read_beta()
+    assumptions = beta_assumptions + assumptions
+    if not beta > 0.0:
+        raise ValueError("the problem's smoothness constant beta is 0 (X is all zeros): the "
+                         "step gamma / beta is undefined.")
+    eta = step / beta
 
     start = time.perf_counter()
     sampling_generator, noise_generator = block_bit_generators(check_random_state(random_state),

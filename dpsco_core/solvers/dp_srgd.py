@@ -16,6 +16,7 @@ import numpy as np
 from .._config import effective_n_threads
 from .._validation import check_int, check_scalar
 from ..exceptions import TheoryWarning, external_stacklevel
+from ..privacy.budget import spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               SingleEpochTreeAggregationDpEvent)
 from ..privacy.gdp import gdp_mu
@@ -95,7 +96,7 @@ def make_history(problem, run, B, record_history):
 def dp_srgd(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", clip=1.0,
             radius=None, z_step_scale=0.5, variance_reduced_tree=False,
             neighboring_relation="zero_out", random_state=None, n_threads=None,
-            record_history=True):
+            record_history=True, budget=None):
     r"""Accelerated-DP-SRGD (mu-GDP): one epoch, ``T = n // B`` rounds, tree-aggregated noise.
 
     Minimizes :math:`F(x) = \frac1n \sum_i \ell(\langle a_i, x\rangle, y_i) + \psi(x)` over
@@ -156,6 +157,10 @@ def dp_srgd(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", cl
         Threads for the kernels (None: all cores). Results do not depend on it.
     record_history : bool, default=True
         Record :math:`F(y_t)` after rounds 1, 2, 4, ... and T (about log2 T evaluations).
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged with the run's event (a tree-aggregation
+        event: use ``accountant="rdp"``, ``"gdp"`` or ``"basic-composition"``, under zero-out
+        or replace-one) before the data are read; refused runs read nothing.
 
     Returns
     -------
@@ -226,6 +231,7 @@ def dp_srgd(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", cl
         event = SingleEpochTreeAggregationDpEvent(s, T)
     else:
         mu, s, noise_scale, event = math.inf, 0.0, 0.0, NonPrivateDpEvent()
+    spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
 
     start = time.perf_counter()
     run = run_single_epoch(problem, B=B, T=T, beta=beta, clip=clip, radius=radius,

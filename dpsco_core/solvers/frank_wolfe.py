@@ -74,6 +74,7 @@ from .._random import block_bit_generators, check_random_state, child_seed_seque
 from .._validation import check_delta, check_int, check_scalar
 from ..exceptions import DPSCOWarning, external_stacklevel
 from ..penalties import PENALTY_NONE
+from ..privacy.budget import spend
 from ..privacy.accountants import RdpAccountant
 from ..privacy.conversions import zcdp_to_epsilon
 from ..privacy.events import (EpsilonDeltaDpEvent, GaussianDpEvent, NeighboringRelation,
@@ -466,7 +467,8 @@ def _fit_to_report(scales, reported_epsilon, target):
 
 def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, domain="l1",
                    smoothness=None, noise="laplace", calibration="strict", batch="auto",
-                   n_phases=None, random_state=None, n_threads=None, record_history=True):
+                   n_phases=None, random_state=None, n_threads=None, record_history=True,
+                   budget=None):
     r"""Private variance-reduced ("dyadic") Frank-Wolfe: Algorithm 3 of Asi et al. (2021).
 
     Minimizes :math:`F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over a polytope
@@ -523,6 +525,11 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
         Kernel threads; the result does not depend on it.
     record_history : bool, default=True
         Record F(x) after every phase.
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged with the run's event (replace-one)
+        before the data are read; refused runs read nothing. With ``delta`` the event is an
+        (epsilon, delta) guarantee with no RDP curve: use
+        ``Budget(..., accountant="basic-composition")``.
 
     Returns
     -------
@@ -591,6 +598,7 @@ def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, d
         ledger, event = ledger_event(lambdas)
     else:
         lambdas, ledger, event = [0.0] * T, [], NonPrivateDpEvent()
+    spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
 
     source = row_source(problem, effective_n_threads(n_threads))
     seed_seq = check_random_state(random_state)
@@ -661,7 +669,8 @@ def _rdp_epsilon_selfcomposed(eps_it, count, delta):
 
 
 def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, domain="l1",
-                    n_iter=None, noise="laplace", random_state=None, n_threads=None):
+                    n_iter=None, noise="laplace", random_state=None, n_threads=None,
+                    budget=None):
     r"""Private Frank-Wolfe of Talwar, Thakurta and Zhang (2015): full-batch gradients.
 
     ``n_iter`` iterations (default :math:`\lceil (n\varepsilon)^{2/3}\rceil`, capped at 2000);
@@ -677,6 +686,8 @@ def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, 
     the RDP accountant over ``SelfComposedDpEvent(EpsilonDeltaDpEvent(eps_it), T)`` (pure DP
     to RDP, Bun and Steinke 2016), :math:`\varepsilon_{it}` the largest meeting the target
     (bisection, conservative end) — in place of TTZ15's advanced-composition constant.
+    ``budget`` (a :class:`~dpsco_core.privacy.Budget`) is charged with that event before the
+    data are read.
     """
     problem, epsilon, delta, lipschitz = _check_common(problem, epsilon, delta, lipschitz, noise)
     n, d = problem.n_samples, problem.n_features
@@ -719,6 +730,7 @@ def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, 
         report = PrivacyReport.from_event(event, delta=delta or 0.0,
                                           accountant="basic-composition",
                                           neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
     stepper = _Stepper(row_source(problem, effective_n_threads(n_threads)), dom, lipschitz,
                        _NOISE[noise])
     noise_seq = check_random_state(random_state)
@@ -738,7 +750,7 @@ def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, 
 
 def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs=1.0,
                         batch_size=256, step=None, neighboring_relation="zero_out",
-                        public_n=None, random_state=None, n_threads=None):
+                        public_n=None, random_state=None, n_threads=None, budget=None):
     r"""Baseline: DP-SGD with Euclidean projection onto the l1 ball.
 
     Poisson sampling at rate :math:`q = B/m` (m: the public record count: the dataset's n
@@ -759,6 +771,8 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
     (Mironov, Talwar and Zhang 2019); noise multiplier from
     :func:`~dpsco_core.privacy.calibrate_sampled_gaussian`; clipping is enforced (the
     derivative of row i is clipped at :math:`C / \|a_i\|_2`).
+    ``budget`` (a :class:`~dpsco_core.privacy.Budget`) is charged with the event before the
+    data are read.
     """
     from ..privacy.calibration import calibrate_sampled_gaussian
     from ..projections import project_l1_ball
@@ -789,6 +803,7 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
                                budget_split={"optimization": 1.0},
                                assumptions=public_n_assumptions(relation, m),
                                target_epsilon=epsilon, conversion="improved")
+    spend(budget, event, neighboring_relation=relation, delta=delta)
     if step is None:
         G = math.sqrt(clip ** 2 + d * (sigma * clip / B) ** 2)
         step = radius / (G * math.sqrt(K))

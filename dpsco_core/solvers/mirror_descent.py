@@ -56,6 +56,7 @@ from ..reference import mirror as _mirror_twin
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_delta, check_int, check_scalar
 from ..penalties import PENALTY_NONE
+from ..privacy.budget import spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..problems import Problem
@@ -187,7 +188,7 @@ def _run_entropic(problem, rows, *, steps, q, expected_batch, sigma, clip, step,
 def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, geometry="l1",
                          batch_size=None, steps=None, step=None, clip=None,
                          mirror_map="pnorm", neighboring_relation="zero_out", public_n=None,
-                         random_state=None):
+                         random_state=None, budget=None):
     r"""Noisy stochastic mirror descent (Algorithm 1; Algorithm 5 for lp): DP-ERM over a ball.
 
     Minimizes :math:`\hat F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over
@@ -229,6 +230,9 @@ def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, 
     public_n : int, optional
         Public record count m, required under add/remove-one; else None or n.
     random_state : None, int, SeedSequence or Generator
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged with the run's event (add/remove-one)
+        before the data are read; refused runs read nothing.
 
     Returns
     -------
@@ -287,6 +291,7 @@ def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, 
                                budget_split={"optimization": 1.0},
                                assumptions=public_n_assumptions(relation, n),
                                target_epsilon=epsilon, conversion="improved")
+    spend(budget, event, neighboring_relation=relation, delta=delta)
     rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
     start = time.perf_counter()
     l1 = radius if norm_p == 1.0 else None
@@ -361,7 +366,8 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
 def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0,
                              geometry="l1", budget_schedule="paper", reg_constant=1.0,
                              n_min=16, max_steps=None, clip=None, start=None,
-                             neighboring_relation="zero_out", public_n=None, random_state=None):
+                             neighboring_relation="zero_out", public_n=None, random_state=None,
+                             budget=None):
     r"""Localized noisy mirror descent (Algorithm 2; Algorithm 6 for lp): private SCO.
 
     Phase i runs Algorithm 1 on its own chunk of :math:`\approx n_i = n/2^i` samples on the
@@ -403,6 +409,9 @@ def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1
     public_n : int, optional
         Public record count, required under add/remove-one; else None or n.
     random_state : None, int, SeedSequence or Generator
+    budget : Budget or None, default=None
+        A :class:`~dpsco_core.privacy.Budget` charged with the worst phase's event (the
+        guarantee of the run, by parallel composition) before the data are read.
 
     Returns
     -------
@@ -449,14 +458,16 @@ def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1
     u = np.random.Generator(block_bit_generators(assign_seq, 1)[0]).random(problem.n_samples)
     label = np.searchsorted(np.cumsum(probs), u, side="right")
     l1 = radius if norm_p == 1.0 else None
+    for ph in phases:      # the calibration uses the public schedule only
+        ph["sample_rate"] = min(1.0, ph["batch"] / ph["n"])
+        ph["noise_multiplier"] = _calibrate(ph["epsilon"], delta, ph["sample_rate"], ph["steps"])
+        ph["event"] = _event(ph["noise_multiplier"], ph["sample_rate"], ph["steps"])
+    worst = max(phases, key=lambda ph: ph["epsilon"])      # the first of the largest
+    spend(budget, worst["event"], neighboring_relation=relation, delta=delta)
     start_time = time.perf_counter()
-    worst = None
     for i, ph in enumerate(phases):
         rows = np.flatnonzero(label == i)
-        q = min(1.0, ph["batch"] / ph["n"])
-        sigma = _calibrate(ph["epsilon"], delta, q, ph["steps"])
-        ph["noise_multiplier"], ph["sample_rate"] = sigma, q
-        ph["event"] = _event(sigma, q, ph["steps"])
+        q, sigma = ph["sample_rate"], ph["noise_multiplier"]
         ph["samples"] = int(rows.size)
         rng = np.random.Generator(block_bit_generators(
             child_seed_sequences(run_seq, 1, offset=i)[0], 1)[0])
@@ -465,8 +476,6 @@ def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1
                     reg=lam, ball=ph["ball_radius"], l1_radius=l1, steps=ph["steps"], q=q,
                     expected_batch=ph["batch"], sigma=sigma, clip=C, step=None,
                     strongly_convex=lam, mirror_map="pnorm", radius=radius, rng=rng)
-        if worst is None or ph["epsilon"] > worst["epsilon"]:
-            worst = ph
     report = report_from_event(worst["event"], delta=delta, relation=relation,
                                budget_split={"optimization": 1.0},
                                assumptions=(_PARALLEL, *public_n_assumptions(relation, n)),

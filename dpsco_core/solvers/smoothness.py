@@ -116,6 +116,15 @@ def _clipped_means(problem, b, n):
     return np.minimum(s_loss * X**2, b).sum(axis=0) / n
 
 
+def smoothness_event(n_features, epsilon):
+    """Event of the private release of ``n_features`` constants with budget ``epsilon``.
+
+    ``SelfComposedDpEvent(LaplaceDpEvent(p / epsilon'), p)`` (pure epsilon'-DP): a function of
+    public arguments only, so a solver can charge it to a budget before reading the data.
+    """
+    return SelfComposedDpEvent(LaplaceDpEvent(n_features / epsilon), n_features)
+
+
 def private_coordinate_smoothness(problem, *, epsilon, bounds="auto", conservative=False,
                                   floor_scales=FLOOR_SCALES, random_state=None, normaliser=None):
     """Release :math:`\\hat M_j` with the Laplace mechanism (see the module docstring).
@@ -183,7 +192,7 @@ class SmoothnessRelease:
         self._scale = p * sensitivity / epsilon
         self._means = _clipped_means(problem, b, n)
         self._floor = np.maximum(b / n, floor_scales * self._scale)
-        self.event = SelfComposedDpEvent(LaplaceDpEvent(p / epsilon), p)
+        self.event = smoothness_event(p, epsilon)
 
     def draw(self, random_state):
         from .._random import check_random_state

@@ -23,6 +23,7 @@ import math
 import time
 
 from .._config import effective_n_threads
+from ..privacy.budget import spend
 from ..privacy.events import GaussianDpEvent, NonPrivateDpEvent, SingleEpochTreeAggregationDpEvent
 from ..privacy.gdp import gdp_mu
 from ..result import Result
@@ -40,7 +41,7 @@ INDEPENDENT_ASSUMPTION = ("each example enters exactly one round: the run is one
 
 def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, preset, clip,
               radius, z_step_scale, neighboring_relation, random_state, n_threads,
-              record_history, solver, output="last"):
+              record_history, solver, output="last", budget=None):
     problem, epsilon, delta, B, T, beta, clip, radius, relation, ridge = check_single_epoch_args(
         problem, epsilon=epsilon, delta=delta, batch_size=batch_size, preset=preset, beta=beta,
         clip=clip, radius=radius, neighboring_relation=neighboring_relation, solver=solver)
@@ -58,6 +59,7 @@ def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, p
         noise_scale = s * sensitivity
     else:
         mu, s, noise_scale, event = math.inf, 0.0, 0.0, NonPrivateDpEvent()
+    spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
     start = time.perf_counter()
     run = run_single_epoch(problem, B=B, T=T, beta=beta, clip=clip, radius=radius,
                            noise_scale=noise_scale, estimator=estimator, update=update,
@@ -95,7 +97,7 @@ _COMMON_DOC = """
     radius : float, optional
         l2-ball radius R (None: unconstrained).
     neighboring_relation : {"zero_out", "replace_one"}, default="zero_out"
-    random_state, n_threads, record_history
+    random_state, n_threads, record_history, budget
         As for :func:`~dpsco_core.solvers.dp_srgd.dp_srgd`.
 
     Returns
@@ -107,13 +109,13 @@ _COMMON_DOC = """
 
 def dp_sgd_single_epoch(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt",
                         clip=1.0, radius=None, average=True, neighboring_relation="zero_out",
-                        random_state=None, n_threads=None, record_history=True):
+                        random_state=None, n_threads=None, record_history=True, budget=None):
     return _baseline(problem, estimator="independent", update="sgd", epsilon=epsilon,
                      delta=delta, beta=beta, batch_size=batch_size, preset=preset, clip=clip,
                      radius=radius, z_step_scale=0.5, neighboring_relation=neighboring_relation,
                      random_state=random_state, n_threads=n_threads,
                      record_history=record_history, solver="dp_sgd_single_epoch",
-                     output="average" if average else "last")
+                     output="average" if average else "last", budget=budget)
 
 
 dp_sgd_single_epoch.__doc__ = r"""Single-epoch projected DP-SGD (mu-GDP): ``T = n // B`` rounds, each
@@ -133,13 +135,13 @@ dp_sgd_single_epoch.__doc__ = r"""Single-epoch projected DP-SGD (mu-GDP): ``T = 
 
 def accelerated_dp_sgd(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt",
                        clip=1.0, radius=None, z_step_scale=0.5, neighboring_relation="zero_out",
-                       random_state=None, n_threads=None, record_history=True):
+                       random_state=None, n_threads=None, record_history=True, budget=None):
     return _baseline(problem, estimator="independent", update="accelerated", epsilon=epsilon,
                      delta=delta, beta=beta, batch_size=batch_size, preset=preset, clip=clip,
                      radius=radius, z_step_scale=z_step_scale,
                      neighboring_relation=neighboring_relation, random_state=random_state,
                      n_threads=n_threads, record_history=record_history,
-                     solver="accelerated_dp_sgd", output="y")
+                     solver="accelerated_dp_sgd", output="y", budget=budget)
 
 
 accelerated_dp_sgd.__doc__ = r"""Accelerated DP-SGD with independent batch gradients (mu-GDP; paper
@@ -153,12 +155,12 @@ accelerated_dp_sgd.__doc__ = r"""Accelerated DP-SGD with independent batch gradi
 
 def dp_srg(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", clip=1.0,
            radius=None, neighboring_relation="zero_out", random_state=None, n_threads=None,
-           record_history=True):
+           record_history=True, budget=None):
     return _baseline(problem, estimator="srg", update="sgd", epsilon=epsilon, delta=delta,
                      beta=beta, batch_size=batch_size, preset=preset, clip=clip, radius=radius,
                      z_step_scale=0.5, neighboring_relation=neighboring_relation,
                      random_state=random_state, n_threads=n_threads,
-                     record_history=record_history, solver="dp_srg", output="last")
+                     record_history=record_history, solver="dp_srg", output="last", budget=budget)
 
 
 dp_srg.__doc__ = r"""Unaccelerated SRG with tree noise (mu-GDP; paper section 4.3, an ablation):

@@ -148,7 +148,8 @@ def test_oracle18_calibration_and_report_from_event():
     again = PrivacyReport.from_event(report.event, delta=1e-5, accountant="gdp",
                                      neighboring_relation=NeighboringRelation.ZERO_OUT,
                                      budget_split=report.budget_split,
-                                     assumptions=report.assumptions)
+                                     assumptions=report.assumptions,
+                                     conditions=report.conditions)
     assert again == report
     assert report.epsilon <= 1.0 and report.epsilon == pytest.approx(1.0, rel=1e-6)
     assert report.accountant == "gdp" and report.conversion == "exact-gdp"
