@@ -351,10 +351,11 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     --------
     >>> import dpsco_core as dp
     >>> X, y = dp.datasets.load_california()
-    >>> prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(0.1))
+    >>> bounds = ([0, 0, 0, 0, 0, 0, 0, -125], [15, 52, 20, 5, 1e4, 10, 42, 0])   # public
+    >>> prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(0.1), bounds=bounds)
     >>> res = dp.dp_cd(prob, epsilon=1.0, delta=1 / len(y) ** 2, passes=5, random_state=0)
-    >>> res.privacy.epsilon <= 1.0
-    True
+    >>> res.privacy.epsilon <= 1.0, res.privacy.unconditional
+    (True, True)
     """
     problem = check_problem(problem)
     epsilon, delta = check_privacy_budget(epsilon, delta)

@@ -30,6 +30,8 @@ def test_simulated_makespans():
     assert spans["lpt"] == 3.0 and spans["dynamic"] == 3.0 and spans["static"] == 4.0
 
 
+# Its DP-SGD baseline takes beta from the data: the PrivacyLeakWarning is expected.
+@pytest.mark.filterwarnings("ignore::dpsco_core.exceptions.PrivacyLeakWarning")
 def test_reproduce_mlmc_smoke(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     out = tmp_path / "mlmc"
