@@ -11,7 +11,8 @@ from dpsco_core.privacy import (Budget, EpsilonDeltaDpEvent, GaussianDpEvent, La
                                 NeighboringRelation, PureDpAccountant, RdpAccountant, spend)
 
 DELTA = 1e-5
-_PUBLIC = {"n_samples", "n_features", "is_sparse", "loss", "penalty"}
+# public_bounds: declared by the user as public (dpsco_core.public_bounds), not read from the data.
+_PUBLIC = {"n_samples", "n_features", "is_sparse", "loss", "penalty", "public_bounds"}
 
 
 class DataTouched(AssertionError):
