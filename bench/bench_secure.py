@@ -53,3 +53,30 @@ def bench_secure_laplace_100k_opendp(benchmark, record):
     record(benchmark, "secure laplace d=1e5", "opendp")
     values = _scores(100_000).tolist()
     benchmark(lambda: meas(values))
+
+
+# -- what the exact default costs: the standalone mechanisms, exact (default) vs floating point
+# (secure=False), same (epsilon, delta), one run. Ratio > 1 in the table's last column of the
+# float rows would mean the float path is slower; below 1 it is the float path's share of the
+# exact time (exact / float = 1 / ratio).
+
+_D = 100_000
+
+
+def _mechanism(kind, secure):
+    if kind == "laplace":
+        return mechanisms.LaplaceMechanism(sensitivity=1.0, epsilon=1.0, secure=secure)
+    return mechanisms.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-5, secure=secure)
+
+
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+@pytest.mark.parametrize("secure", [True, False], ids=["exact", "float"])
+@pytest.mark.parametrize("threads", [None, 1], ids=["all", "1thread"])
+def bench_mechanism_exact_vs_float(benchmark, record, kind, secure, threads):
+    mech = _mechanism(kind, secure)
+    impl = "dpsco_core" if secure else "dpsco_core[secure=False]"
+    record(benchmark, f"{kind} mechanism d=1e5 ({'all threads' if threads is None else '1 thread'})",
+           impl)
+    x = _scores(_D)
+    gen = np.random.default_rng(2)
+    benchmark(lambda: mech(x, random_state=gen, n_threads=threads))

@@ -200,6 +200,13 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="dpsco-mutants-") as tmp:
         root = Path(tmp)
         copy_tree(root)
+        # The copy, not an installed (or editable) dpsco_core, must be what the tests import.
+        where = subprocess.run(
+            [sys.executable, "-c", "import dpsco_core; print(dpsco_core.__file__)"], cwd=root,
+            env=dict(os.environ, PYTHONPATH=str(root)), capture_output=True, text=True)
+        if not where.stdout.strip().startswith(str(root)):
+            print(f"the copy is not what Python imports: {where.stdout or where.stderr}")
+            return 1
         code, detail, secs = run_selection(root, SELECTION, args.timeout)
         print(f"{'unmutated':42s} {'pass' if code == 0 else 'FAIL':8s} {secs:6.1f} s  {detail}")
         if code != 0:
