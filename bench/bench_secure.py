@@ -75,8 +75,8 @@ def _mechanism(kind, secure):
 def bench_mechanism_exact_vs_float(benchmark, record, kind, secure, threads):
     mech = _mechanism(kind, secure)
     impl = "dpsco_core" if secure else "dpsco_core[secure=False]"
-    record(benchmark, f"{kind} mechanism d=1e5 ({'all threads' if threads is None else '1 thread'})",
-           impl)
+    label = "all threads" if threads is None else "1 thread"
+    record(benchmark, f"{kind} mechanism d=1e5 ({label})", impl)
     x = _scores(_D)
     gen = np.random.default_rng(2)
     benchmark(lambda: mech(x, random_state=gen, n_threads=threads))

@@ -140,13 +140,14 @@ class GaussianMechanism:
         Target :math:`(\varepsilon, \delta)`. Give both, or ``noise_multiplier`` instead.
     noise_multiplier : float, optional
         :math:`z = \sigma / \Delta_2` (> 0), when the noise is set by a solver's accountant.
-    calibration : {"analytic", "classic"} or None, default=None
+    calibration : {"zcdp", "analytic", "classic"} or None, default=None
         How :math:`\sigma` follows from ``(epsilon, delta)``. None: ``"zcdp"`` with the exact
         sampler (the default), ``"analytic"`` with ``secure=False``. ``"zcdp"`` (exact sampler
         only, chosen automatically): the smallest :math:`z` whose
         :math:`\rho = 1/(2 z^2)`-zCDP converts to :math:`(\varepsilon, \delta)` by
         Canonne, Kamath and Steinke (2020), Corollary 13 (about 8% more noise than
-        ``"analytic"`` at :math:`(1, 10^{-5})`). For ``secure=False`` only: ``"analytic"``, the smallest :math:`\sigma` for which the mechanism is
+        ``"analytic"`` at :math:`(1, 10^{-5})`). For ``secure=False`` only: ``"analytic"``,
+        the smallest :math:`\sigma` for which the mechanism is
         :math:`(\varepsilon, \delta)`-DP (Balle and Wang 2018, Theorem 8; computed as
         :math:`\sigma = \Delta_2 / \mu(\varepsilon, \delta)` through the exact Gaussian-DP
         profile, Dong, Roth and Su 2019, Corollary 2.13, which is the same curve). Valid for
@@ -159,9 +160,11 @@ class GaussianMechanism:
         so its low-order bits carry nothing about the input. ``False``: floating-point noise
         (faster, see ``bench/README.md``), analysed as if real-valued. *What the opt-out
         costs*: the stated guarantee then holds for the ideal real-valued mechanism only; the
-        doubles it outputs are not hardened (Mironov 2012), and an audit on the event "output in
-        (-0.5, 0.5) and not a multiple of 2^-53" refutes every finite epsilon (a lower bound
-        of 12.2 for a claimed 1 from 10^6 releases per input, bounded only by the trials).
+        doubles it outputs are not hardened (Mironov 2012): the event "output in (-0.5, 0.5)
+        and not a multiple of 2^-53" has probability about 7% for f(D) = 0 and 0 for
+        f(D') = 1 (sensitivity 1, (1, 1e-5)), so no (epsilon, delta) with delta below 7%
+        holds; an audit on it gives a lower bound of 12.2 for a claimed 1 from 10^6 releases
+        per input, bounded only by the number of trials.
 
     Attributes
     ----------
@@ -169,12 +172,13 @@ class GaussianMechanism:
         :math:`\sigma`, the standard deviation of each noise coordinate.
     noise_multiplier : float
         :math:`\sigma / \Delta_2`.
-    event : GaussianDpEvent
-        The privacy event of one release.
+    event : ZCDpEvent or GaussianDpEvent
+        The privacy event of one release (zCDP for the exact sampler, Gaussian for
+        ``secure=False``).
 
     Notes
     -----
-    **Privacy guarantee.** For any neighbours :math:`D \sim D'` with
+    **Privacy guarantee.** With ``secure=False``, for any neighbours :math:`D \sim D'` with
     :math:`\|f(D) - f(D')\|_2 \le \Delta_2`, one release is :math:`\mu`-GDP with
     :math:`\mu = 1/z`, hence :math:`(\varepsilon, \delta(\varepsilon))`-DP for every
     :math:`\varepsilon` with :math:`\delta(\varepsilon) = \Phi(-\varepsilon/\mu + \mu/2) -
@@ -184,8 +188,9 @@ class GaussianMechanism:
     With ``secure=True`` (default) the query is rounded to the grid :math:`2^k \mathbb{Z}`,
     which inflates the sensitivity to :math:`\Delta_2' = \Delta_2 (1 + 2^{-10})`, and the
     discrete Gaussian of variance at least :math:`(z \Delta_2')^2` is :math:`1/(2 z^2)`-zCDP
-    (Canonne, Kamath and Steinke 2020) for *every* pair of neighbours: ``event`` is that ``ZCDpEvent`` and
-    ``get_epsilon`` its CKS20 conversion. ``noise_scale`` is :math:`z \Delta_2`; the noise
+    (Canonne, Kamath and Steinke 2020) for every pair of neighbours at l2 distance at most
+    :math:`\Delta_2`: ``event`` is that ``ZCDpEvent`` and ``get_epsilon`` its CKS20 conversion
+    (the neighbouring relation is again that of ``sensitivity``). ``noise_scale`` is :math:`z \Delta_2`; the noise
     drawn is :math:`(1 + 2^{-10})` times larger, rounded up on the grid.
 
     Examples
@@ -294,9 +299,11 @@ class LaplaceMechanism:
         so its low-order bits carry nothing about the input. ``False``: floating-point Laplace
         noise (faster, see ``bench/README.md``), analysed as if real-valued. *What the opt-out
         costs*: the guarantee then holds for the ideal real-valued mechanism only; its doubles
-        leak the input through their low-order bits (Mironov 2012): an audit on the event
-        "output in (-0.5, 0.5) and not a multiple of 2^-53" gives a lower bound of 13.5 for a
-        claimed epsilon of 1 (10^6 releases per input), no finite epsilon holds.
+        leak the input through their low-order bits (Mironov 2012): the event "output in
+        (-0.5, 0.5) and not a multiple of 2^-53" has probability about 27% for f(D) = 0 and 0
+        for f(D') = 1 (sensitivity 1, epsilon 1), so no finite epsilon holds (nor any delta
+        below 27%); an audit on it gives a lower bound of 13.5 for a claimed 1 from 10^6
+        releases per input.
 
     Attributes
     ----------
@@ -312,8 +319,8 @@ class LaplaceMechanism:
     Roth 2014, Theorem 3.6), under the relation for which ``sensitivity`` was computed.
     With ``secure=True`` (default) the query is rounded to the grid :math:`2^k \mathbb{Z}`
     (sensitivity inflated to :math:`\Delta_1 (1 + 2^{-10})`) and the discrete Laplace scale is
-    rounded up, so the same :math:`\varepsilon` holds exactly (the discrete Laplace mechanism of Canonne,
-    Kamath and Steinke 2020, at the inflated sensitivity).
+    rounded up, so the same :math:`\varepsilon` holds exactly (the discrete Laplace mechanism
+    of Canonne, Kamath and Steinke 2020, at the inflated sensitivity).
 
     Examples
     --------
@@ -398,7 +405,8 @@ class ReportNoisyMax:
     paired scores move in opposite directions, so the monotone factor never applies there).
     The noisy maximum itself is *not* released by the index: with ``return_value=True`` the
     value returned is the selected score plus *fresh* exact discrete Laplace noise of scale
-    at least :math:`b` on a grid (a Laplace mechanism on one score, :math:`\Delta/b`-DP), and the pair is
+    at least :math:`b` on a grid (a Laplace mechanism on one score, :math:`\Delta/b`-DP), and the
+    pair is
     :math:`(\varepsilon + \Delta/b)`-DP by composition (``event_with_value``). Returning the
     maximum of the noisy scores directly would not be :math:`\varepsilon`-DP.
 

@@ -135,6 +135,23 @@ def test_dp_cd_noise(relation, average):
     assert_spread(coefs / np.sqrt(var), 1.0, f"dp_cd average={average} {relation}")
 
 
+def test_dp_cd_theorem_calibration_and_explicit_schedule():
+    # calibration="theorem": Theorem 3.1, s = sqrt(3 T K log(1/delta)) / epsilon, written out;
+    # the schedule given as (n_outer, n_inner) = (4, p / 2): T K = 2 p releases; whichever
+    # coordinates they hit, the sum over j of w_j^2 / gamma^2 has expectation T K sigma^2.
+    n, p, step = 50, 60, 0.5
+    prob = _zero_gradient_problem(n, p)
+    T, K = 4, p // 2
+    s = math.sqrt(3.0 * T * K * math.log(1e5)) / 1.0
+    sigma = s * 2.0 * math.sqrt(1.0 / p) / n
+    coefs = np.array([dp.dp_cd(prob, epsilon=1.0, delta=1e-5, n_outer=T, n_inner=K, step=step,
+                               average=False, selection="cyclic", calibration="theorem",
+                               smoothness=np.ones(p), random_state=seed,
+                               record_history=False).coef for seed in range(12)])
+    total = np.sum(coefs ** 2, axis=1)          # sum over j of (gamma * noise sums)^2
+    assert_spread(np.sqrt(total), T * K * (step * sigma) ** 2, "dp_cd theorem, (T, K) given")
+
+
 @pytest.mark.parametrize("relation", ["replace_one", "zero_out"])
 def test_dp_cd_random_selection_counts_every_update(relation):
     # Random coordinates, last iterate: sum_j w_j^2 / gamma^2 = sum of all update noises^2,
