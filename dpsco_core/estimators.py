@@ -44,7 +44,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
 from .exceptions import PrivacyLeakWarning, external_stacklevel
 from .penalties import L1, L2, ElasticNet
 from .problems import Problem
-from .result import HISTORY_OBJECTIVE_CONDITION, without_objective_condition
+from .result import (HISTORY_OBJECTIVE_CONDITION, as_held_condition,
+                     without_objective_condition)
 
 __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
 
@@ -90,7 +91,7 @@ class _DPLinearModel(BaseEstimator):
         if diagnostics:
             # Result added HISTORY_OBJECTIVE_CONDITION to the report: the kept history is
             # outside the guarantee, and the user is told so at the call.
-            self.privacy_ = result.privacy
+            self.privacy_ = as_held_condition(result.privacy)
             self.history_ = result.history
             warnings.warn(f"diagnostics=True keeps history_ ({HISTORY_OBJECTIVE_CONDITION}); "
                           "privacy_ covers coef_ only. Do not release history_.",

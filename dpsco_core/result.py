@@ -11,11 +11,13 @@ from .exceptions import DivergenceWarning
 from .privacy.report import PrivacyReport
 
 __all__ = ["Result", "History", "HISTORY_OBJECTIVE_CONDITION", "with_objective_condition",
-           "without_objective_condition"]
+           "without_objective_condition", "as_held_condition"]
 
-#: The condition a report carries when the run's output holds exact objective values of the
+#: The statement a report carries when the run's output holds exact objective values of the
 #: private data (``Result.history.objective``, ``GridResult.objective``): knowing every other
-#: row, one exact value of ``F`` can give back the remaining one (issue 15, section 3).
+#: row, one exact value of ``F`` can give back the remaining one (issue 15, section 3). A solver
+#: lists it in ``privacy.non_private_outputs`` (the guarantee of ``coef`` is unaffected); a
+#: fitted estimator that keeps the history (``diagnostics=True``) lists it as a condition.
 HISTORY_OBJECTIVE_CONDITION = "history.objective: exact training objective values, not private"
 
 
@@ -26,26 +28,37 @@ def _holds_objective_values(objective):
 
 
 def with_objective_condition(report, objective):
-    """``report`` with :data:`HISTORY_OBJECTIVE_CONDITION` added if ``objective`` holds values.
+    """``report`` with :data:`HISTORY_OBJECTIVE_CONDITION` in ``non_private_outputs`` if
+    ``objective`` holds values.
 
     The single place where a release that carries exact objective values of the training data
     says so: a value of :math:`F(w) = \\frac1n \\sum_i \\ell_i(w) + \\psi(w)` at a released
     :math:`w` is a deterministic function of the data, not covered by (epsilon, delta).
     """
     if (isinstance(report, PrivacyReport) and _holds_objective_values(objective)
-            and HISTORY_OBJECTIVE_CONDITION not in report.conditions):
-        return dataclasses.replace(report,
-                                   conditions=report.conditions + (HISTORY_OBJECTIVE_CONDITION,))
+            and HISTORY_OBJECTIVE_CONDITION not in report.non_private_outputs):
+        return dataclasses.replace(
+            report, non_private_outputs=report.non_private_outputs + (HISTORY_OBJECTIVE_CONDITION,))
     return report
 
 
 def without_objective_condition(report):
     """``report`` without :data:`HISTORY_OBJECTIVE_CONDITION`, for a holder that drops the
     objective values (an estimator fitted with ``diagnostics=False``)."""
-    if HISTORY_OBJECTIVE_CONDITION not in report.conditions:
+    return dataclasses.replace(
+        report,
+        non_private_outputs=tuple(c for c in report.non_private_outputs
+                                  if c != HISTORY_OBJECTIVE_CONDITION),
+        conditions=tuple(c for c in report.conditions if c != HISTORY_OBJECTIVE_CONDITION))
+
+
+def as_held_condition(report):
+    """``report`` for an object that keeps the objective values as part of what it holds (a
+    fitted estimator with ``diagnostics=True``): the statement becomes a condition too."""
+    if HISTORY_OBJECTIVE_CONDITION in report.conditions:
         return report
-    kept = tuple(c for c in report.conditions if c != HISTORY_OBJECTIVE_CONDITION)
-    return dataclasses.replace(report, conditions=kept)
+    return dataclasses.replace(report,
+                               conditions=report.conditions + (HISTORY_OBJECTIVE_CONDITION,))
 
 
 @dataclass(frozen=True)

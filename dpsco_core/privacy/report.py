@@ -83,6 +83,13 @@ class PrivacyReport:
         Facts about *this run* that make the guarantee conditional: constants read from the
         private data and not accounted, non-private diagnostics released beside the output.
         Empty for an unconditional guarantee (see :attr:`unconditional`).
+    non_private_outputs : tuple of str
+        Outputs returned beside the private one that the guarantee does **not** cover (for
+        example ``Result.history.objective``, exact objective values of the training data).
+        They do not weaken the guarantee of the private output (``coef``), so they are not
+        conditions; releasing them is outside (epsilon, delta). An object that *holds* them as
+        part of what it releases (a fitted estimator with ``diagnostics=True``) lists them as
+        conditions too.
     """
 
     epsilon: float
@@ -98,6 +105,7 @@ class PrivacyReport:
     event: Optional[DpEvent] = None
     orders: Optional[Tuple[float, ...]] = None
     conditions: Tuple[str, ...] = ()
+    non_private_outputs: Tuple[str, ...] = ()
 
     @property
     def unconditional(self):
@@ -121,6 +129,8 @@ class PrivacyReport:
                 f"{self.releases} release(s), {self.accountant} accountant")
         if not self.unconditional:
             text += ". Holds only if: " + "; ".join(self.conditions)
+        if self.non_private_outputs:
+            text += ". Not covered (do not release): " + "; ".join(self.non_private_outputs)
         return text
 
     def __repr__(self):
@@ -144,6 +154,7 @@ class PrivacyReport:
         object.__setattr__(self, "noise_multipliers", tuple(self.noise_multipliers))
         object.__setattr__(self, "assumptions", tuple(self.assumptions))
         object.__setattr__(self, "conditions", tuple(self.conditions))
+        object.__setattr__(self, "non_private_outputs", tuple(self.non_private_outputs))
         if self.orders is not None:
             object.__setattr__(self, "orders", tuple(float(a) for a in self.orders))
 
