@@ -109,7 +109,7 @@ def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq):
     return M, None, ["the smoothness constants passed as smoothness= are public"], 0.0
 
 
-def _smoothness_share(smoothness, share, bounds, epsilon, p):
+def _smoothness_share(smoothness, share, bounds, epsilon, p, loss):
     """Share of epsilon spent on private constants (0 unless ``smoothness="private"``).
 
     Also checks the smoothness arguments' form without reading the data, so that a call with
@@ -122,6 +122,9 @@ def _smoothness_share(smoothness, share, bounds, epsilon, p):
         raise ValueError(f"smoothness constants must be finite, >= 0, of shape ({p},).")
     if not (isinstance(smoothness, str) and smoothness == "private"):
         return 0.0
+    if loss.smoothness is None:
+        raise ValueError(f"smoothness='private' needs a smooth loss; the {loss!r} loss has no "
+                         "smoothness constants.")
     if isinstance(bounds, str) and bounds != "twice_max":
         raise ValueError(f"smoothness_bounds must be 'twice_max' or an array of public "
                          f"feature bounds; got {bounds!r}.")
@@ -317,7 +320,8 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     seed_seq = check_random_state(random_state)
     kernel_seq, smoothness_seq = _run_streams(seed_seq)
     releases = n_outer * n_inner
-    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p)
+    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p,
+                              problem.loss)
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
     event = _run_event(share, epsilon, p, cd_event)
     spend(budget, event, neighboring_relation=relation, delta=delta)
@@ -478,7 +482,8 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     seed_seqs = child_seed_sequences(check_random_state(random_state), n_runs)
     streams = [_run_streams(seq) for seq in seed_seqs]
     releases = n_outer * n_inner
-    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p)
+    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p,
+                              problem.loss)
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
     event = _run_event(share, epsilon, p, cd_event)
     spend(budget, SelfComposedDpEvent(event, n_runs) if n_runs > 1 else event,
