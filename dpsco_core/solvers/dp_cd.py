@@ -254,8 +254,9 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     random_state : None, int, SeedSequence or Generator
         None (default) draws fresh OS entropy, as a private release must.
     record_history : bool, default=True
-        Record F(w) after every outer iteration (costs one objective evaluation each). The
-        values are exact and not private (the report's ``conditions`` say so).
+        Record F(w) at the start and after every outer iteration (one objective evaluation
+        each). The values are exact and not private (the report's ``conditions`` say so).
+        False records nothing (empty history), as :func:`~dpsco_core.dp_sgd` does.
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
         read (smoothness constants included); a run that would exceed it raises
@@ -345,17 +346,18 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
             X, problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
             *problem.penalty.params, steps, clips, noise_scales, coef, k_outer, n_inner,
             average, selection == "cyclic", offset, bit_generator, margins)
-    history_passes, history_objective = [0.0], [objective_or_inf(problem, coef)]
+    history_passes, history_objective = [], []
     n_clipped = 0
     if record_history:
+        history_passes.append(0.0)
+        history_objective.append(objective_or_inf(problem, coef))
         for t in range(n_outer):
             n_clipped += run(1, t * n_inner)
             history_passes.append((t + 1) * n_inner / p)
             history_objective.append(objective_or_inf(problem, coef))
     else:
+        # Nothing computed from the data beside the release: the report stays unconditional.
         n_clipped = run(n_outer, 0)
-        history_passes.append(releases / p)
-        history_objective.append(objective_or_inf(problem, coef))
     elapsed = time.perf_counter() - start
 
     if share == 0.0:
