@@ -221,6 +221,11 @@ def test_result_report_flags_objective_values():
     unflagged = dp.result.Result(coef=res.coef, privacy=dp.result.without_objective_condition(
         res.privacy), history=dp.result.History(np.array([0.0]), np.array([np.nan])))
     assert dp.result.HISTORY_OBJECTIVE_CONDITION not in unflagged.privacy.non_private_outputs
+    quiet = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, random_state=0,
+                     record_history=False)
+    assert quiet.history.objective.size == 0
+    assert dp.result.HISTORY_OBJECTIVE_CONDITION not in quiet.privacy.non_private_outputs
+    np.testing.assert_array_equal(quiet.coef, res.coef)
     grid = dp.dp_cd_grid(prob, epsilon=1.0, delta=1e-5, passes=1, steps=[1.0], clips=[1.0])
     assert dp.result.HISTORY_OBJECTIVE_CONDITION in grid.privacy.non_private_outputs
     grid = dp.dp_cd_grid(prob, epsilon=1.0, delta=1e-5, passes=1, steps=[1.0], clips=[1.0],

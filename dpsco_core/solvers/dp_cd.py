@@ -136,7 +136,7 @@ def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq, m=None):
     return M, None, ["the smoothness constants passed as smoothness= are public"], [], 0.0
 
 
-def _smoothness_share(smoothness, share, bounds, epsilon, p):
+def _smoothness_share(smoothness, share, bounds, epsilon, p, loss):
     """Share of epsilon spent on private constants (0 unless ``smoothness="private"``).
 
     Also checks the smoothness arguments' form without reading the data, so that a call with
@@ -149,6 +149,9 @@ def _smoothness_share(smoothness, share, bounds, epsilon, p):
         raise ValueError(f"smoothness constants must be finite, >= 0, of shape ({p},).")
     if not (isinstance(smoothness, str) and smoothness == "private"):
         return 0.0
+    if loss.smoothness is None:
+        raise ValueError(f"smoothness='private' needs a smooth loss; the {loss!r} loss has no "
+                         "smoothness constants.")
     if isinstance(bounds, str) and bounds not in ("auto", "twice_max"):
         raise ValueError(f"smoothness_bounds must be 'auto', 'twice_max' or an array of public "
                          f"feature bounds; got {bounds!r}.")
@@ -303,8 +306,9 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     random_state : None, int, SeedSequence or Generator
         None (default) draws fresh OS entropy, as a private release must.
     record_history : bool, default=True
-        Record F(w) after every outer iteration (costs one objective evaluation each). The
-        values are exact and not private (the report's ``conditions`` say so).
+        Record F(w) at the start and after every outer iteration (one objective evaluation
+        each). The values are exact and not private (the report's ``conditions`` say so).
+        False records nothing (empty history), as :func:`~dpsco_core.dp_sgd` does.
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
         read (smoothness constants included); a run that would exceed it raises
@@ -374,7 +378,8 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     seed_seq = check_random_state(random_state)
     kernel_seq, smoothness_seq = _run_streams(seed_seq)
     releases = n_outer * n_inner
-    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p)
+    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p,
+                              problem.loss)
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
     event = _run_event(share, epsilon, p, cd_event)
     spend(budget, event, neighboring_relation=relation, delta=delta)
@@ -400,17 +405,18 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
             X, problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
             *problem.penalty.params, steps, clips, noise_scales, coef, k_outer, n_inner,
             average, selection == "cyclic", offset, bit_generator, margins, normaliser=m)
-    history_passes, history_objective = [0.0], [objective_or_inf(problem, coef)]
+    history_passes, history_objective = [], []
     n_clipped = 0
     if record_history:
+        history_passes.append(0.0)
+        history_objective.append(objective_or_inf(problem, coef))
         for t in range(n_outer):
             n_clipped += run(1, t * n_inner)
             history_passes.append((t + 1) * n_inner / p)
             history_objective.append(objective_or_inf(problem, coef))
     else:
+        # Nothing computed from the data beside the release: no non-private side output.
         n_clipped = run(n_outer, 0)
-        history_passes.append(releases / p)
-        history_objective.append(objective_or_inf(problem, coef))
     elapsed = time.perf_counter() - start
 
     if share == 0.0:
@@ -542,7 +548,8 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     seed_seqs = child_seed_sequences(check_random_state(random_state), n_runs)
     streams = [_run_streams(seq) for seq in seed_seqs]
     releases = n_outer * n_inner
-    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p)
+    share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p,
+                              problem.loss)
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
     event = _run_event(share, epsilon, p, cd_event)
     spend(budget, SelfComposedDpEvent(event, n_runs) if n_runs > 1 else event,

@@ -145,6 +145,10 @@ def test_failed_before_the_data_is_not_charged():
         dp.dp_cd(prob, epsilon=1.0, delta=DELTA, passes=1, smoothness="bogus", budget=budget)
     with pytest.raises(ValueError, match="epsilon"):
         dp.dp_cd(prob, epsilon=-1.0, delta=DELTA, passes=1, budget=budget)
+    hinge = dp.Problem(prob.X, np.sign(prob.y) + (prob.y == 0), loss="hinge")
+    with pytest.raises(ValueError, match="smooth loss"):
+        dp.dp_cd(hinge, epsilon=1.0, delta=DELTA, passes=1, smoothness="private",
+                 budget=budget)
     with pytest.raises(TypeError, match="budget"):
         dp.dp_cd(prob, epsilon=1.0, delta=DELTA, passes=1, budget=5.0)
     assert budget.spent_epsilon == 0.0 and budget.ledger == ()
