@@ -53,12 +53,11 @@ class Mutant:
 MUTANTS = (
     # -- the five of the issue --------------------------------------------------------------
     Mutant("dp_cd-releases-K", "dpsco_core/solvers/dp_cd.py",
-           "    releases = n_outer * n_inner\n"
-           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)\n"
-           "    noise_scales = ",
-           "    releases = n_inner\n"
-           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)\n"
-           "    noise_scales = ",
+           "    event = _run_event(share, epsilon, p, cd_event)\n"
+           "    spend(budget, event, neighboring_relation=relation, delta=delta)\n",
+           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, n_inner, calibration)\n"
+           "    event = _run_event(share, epsilon, p, cd_event)\n"
+           "    spend(budget, event, neighboring_relation=relation, delta=delta)\n",
            "dp_cd calibrates for K releases instead of T K (average=False makes T > 1)"),
     Mutant("ttz-sensitivity-RL/n", "dpsco_core/solvers/frank_wolfe.py",
            "    sens = 2.0 * dom.vertex_norm * lipschitz / n\n",
@@ -78,12 +77,11 @@ MUTANTS = (
            "tree aggregation: the nodes of one level share a seed"),
     # -- one (or more) per solver and mechanism -----------------------------------------------
     Mutant("dp_cd_grid-releases-K", "dpsco_core/solvers/dp_cd.py",
-           "    releases = n_outer * n_inner\n"
-           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)\n"
-           "    run_steps = ",
-           "    releases = n_inner\n"
-           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)\n"
-           "    run_steps = ",
+           "    event = _run_event(share, epsilon, p, cd_event)\n"
+           "    spend(budget, SelfComposedDpEvent(event, n_runs)",
+           "    s, cd_event = _calibrate(epsilon * (1.0 - share), delta, n_inner, calibration)\n"
+           "    event = _run_event(share, epsilon, p, cd_event)\n"
+           "    spend(budget, SelfComposedDpEvent(event, n_runs)",
            "dp_cd_grid calibrates for K releases instead of T K"),
     Mutant("dp_sgd-replace-one-sensitivity-C", "dpsco_core/solvers/dp_sgd.py",
            "noise_scale = s * sensitivity_factor(relation) * clip",
@@ -106,8 +104,9 @@ MUTANTS = (
            "delta[j] = vertex_norm * G * 2 ** j / b",
            "vr_frank_wolfe: right-child score sensitivity halved"),
     Mutant("localized-md-half-the-steps", "dpsco_core/solvers/mirror_descent.py",
-           'sigma = _calibrate(ph["epsilon"], delta, q, ph["steps"])',
-           'sigma = _calibrate(ph["epsilon"], delta, q, max(1, ph["steps"] // 2))',
+           'ph["noise_multiplier"] = _calibrate(ph["epsilon"], delta, ph["sample_rate"], ph["steps"])',
+           'ph["noise_multiplier"] = _calibrate(ph["epsilon"], delta, ph["sample_rate"], '
+           'max(1, ph["steps"] // 2))',
            "localized mirror descent: a phase calibrated for half of its steps"),
     Mutant("mlmc-sensitivity-halved", "dpsco_core/mlmc/dp_sco.py",
            "sensitivity = 2.0 * r_i * k_max / m",
