@@ -296,3 +296,22 @@ def test_single_epoch_and_mlmc_refuse_add_remove():
     with pytest.raises(ValueError, match="add_or_remove_one"):
         mlmc_dp_sco(prob, epsilon=1.0, delta=1e-5, radius=1.0, lipschitz=1.0,
                     neighboring_relation="add_or_remove_one")
+
+
+def test_strongly_convex_reduction_rounds_use_public_n():
+    """The reduction's rounds and each round's count come from public_n under add/remove-one."""
+    from dpsco_core.solvers.mirror_descent import strongly_convex_reduction
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 5))
+    prob = dp.Problem(X, X @ np.array([0.3, 0, 0, -0.2, 0]), loss="squared")
+    bigger = dp.Problem(np.vstack([X, np.ones(5)]), np.append(prob.y, -1.0), loss="squared")
+    kw = dict(epsilon=1.0, delta=1e-5, max_steps=3, neighboring_relation="add_or_remove_one",
+              random_state=0)
+    with pytest.raises(ValueError, match="pass public_n="):
+        strongly_convex_reduction(prob, **kw)
+    a = strongly_convex_reduction(prob, public_n=400, **kw)
+    b = strongly_convex_reduction(bigger, public_n=400, **kw)
+    assert a.stats["rounds"] == b.stats["rounds"]
+    for ra, rb in zip(a.stats["round_reports"], b.stats["round_reports"]):
+        assert ra.neighboring_relation is NeighboringRelation.ADD_OR_REMOVE_ONE
+        assert ra.assumptions == rb.assumptions and ra.epsilon == rb.epsilon
