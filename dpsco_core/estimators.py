@@ -18,23 +18,43 @@ its own privacy budget; centre the target with public knowledge or add a constan
 (``privacy_`` says which neighbouring relation, mechanisms and assumptions). Choosing
 hyperparameters by cross-validation on the private data is not accounted.
 
-Requires scikit-learn (``pip install scikit-learn``).
+Requires scikit-learn >= 1.6 (``pip install "dpsco-core[sklearn]"``).
 """
 
 import math
+import re
 
 import numpy as np
 
-try:
-    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-    from sklearn.utils.multiclass import type_of_target
-    from sklearn.utils.validation import check_is_fitted, validate_data
-except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
-    raise ImportError("dpsco_core.estimators needs scikit-learn: pip install scikit-learn") \
-        from exc
+# scikit-learn >= 1.6: validate_data (sklearn.utils.validation) and the __sklearn_tags__
+# protocol are both new in 1.6. Checked before importing them, so that an older scikit-learn
+# gets this message instead of "cannot import name 'validate_data'".
+SKLEARN_MIN_VERSION = (1, 6)
+_INSTALL_HINT = "pip install 'dpsco-core[sklearn]' (or: pip install 'scikit-learn>=1.6')"
 
-from .penalties import L1, L2, ElasticNet
-from .problems import Problem
+
+def _check_sklearn_version(version):
+    """Raise ImportError naming the minimum when scikit-learn ``version`` is older than 1.6."""
+    match = re.match(r"\s*(\d+)\.(\d+)", str(version))
+    if match is None or (int(match[1]), int(match[2])) < SKLEARN_MIN_VERSION:
+        minimum = ".".join(map(str, SKLEARN_MIN_VERSION))
+        raise ImportError(f"dpsco_core.estimators needs scikit-learn >= {minimum}; found "
+                          f"scikit-learn {version}. Upgrade: {_INSTALL_HINT}")
+
+
+try:
+    import sklearn
+except ImportError as exc:  # exercised without scikit-learn (tests/test_packaging.py)
+    raise ImportError(f"dpsco_core.estimators needs scikit-learn >= 1.6: {_INSTALL_HINT}") \
+        from exc
+_check_sklearn_version(getattr(sklearn, "__version__", "unknown"))
+
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin  # noqa: E402
+from sklearn.utils.multiclass import type_of_target  # noqa: E402
+from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
+
+from .penalties import L1, L2, ElasticNet  # noqa: E402
+from .problems import Problem  # noqa: E402
 
 __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
 
