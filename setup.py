@@ -84,6 +84,9 @@ class BuildExt(build_ext):
     """build_ext that adds OpenMP flags only when a test program compiles with them."""
 
     def build_extensions(self):
+        # Cythonized here, when something is compiled, not when setup.py is imported: building
+        # an sdist or asking for build requirements then costs no Cython run.
+        self.extensions[:] = _cythonize(self.extensions)
         omp_cflags, omp_lflags = _openmp_flags(self.compiler)
         if self.compiler.compiler_type == "msvc":
             opt = ["/Od", "/Zi"] if DEBUG else ["/O2"]
@@ -153,6 +156,10 @@ def _extensions():
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             )
         )
+    return exts
+
+
+def _cythonize(exts):
     directives = {
         "language_level": 3,
         # Kernel checks are set here rather than in the .pyx headers so that DPSCO_DEBUG_BUILD

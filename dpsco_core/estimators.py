@@ -21,8 +21,11 @@ hyperparameters by cross-validation on the private data is not accounted.
 Requires scikit-learn >= 1.6 (``pip install "dpsco-core[sklearn]"``).
 """
 
+from __future__ import annotations
+
 import math
 import re
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,7 +36,7 @@ SKLEARN_MIN_VERSION = (1, 6)
 _INSTALL_HINT = "pip install 'dpsco-core[sklearn]' (or: pip install 'scikit-learn>=1.6')"
 
 
-def _check_sklearn_version(version):
+def _check_sklearn_version(version: object) -> None:
     """Raise ImportError naming the minimum when scikit-learn ``version`` is older than 1.6."""
     match = re.match(r"\s*(\d+)\.(\d+)", str(version))
     if match is None or (int(match[1]), int(match[2])) < SKLEARN_MIN_VERSION:
@@ -53,8 +56,15 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin  # noqa:
 from sklearn.utils.multiclass import type_of_target  # noqa: E402
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
 
+from ._typing import ArrayLike, FloatArray, MatrixLike, RandomStateLike  # noqa: E402
 from .penalties import L1, L2, ElasticNet  # noqa: E402
 from .problems import Problem  # noqa: E402
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .penalties import Penalty
+    from .result import Result
 
 __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
 
@@ -62,13 +72,13 @@ __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
 class _DPLinearModel(BaseEstimator):
     """Shared fitting logic; subclasses define the problem."""
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.non_deterministic = self.random_state is None
         return tags
 
-    def _solve(self, problem):
+    def _solve(self, problem: Problem) -> Result:
         from .solvers.dp_cd import dp_cd
 
         n = problem.n_samples
@@ -87,7 +97,7 @@ class _DPLinearModel(BaseEstimator):
                           random_state=self.random_state)
         raise ValueError(f"solver must be 'cd' or 'sgd'; got {self.solver!r}.")
 
-    def _fit_problem(self, problem):
+    def _fit_problem(self, problem: Problem) -> Self:
         result = self._solve(problem)
         self.coef_ = result.coef
         self.privacy_ = result.privacy
@@ -96,7 +106,7 @@ class _DPLinearModel(BaseEstimator):
         self.intercept_ = 0.0
         return self
 
-    def _decision(self, X):
+    def _decision(self, X: MatrixLike) -> FloatArray:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False,
                           dtype=np.float64)
@@ -147,8 +157,10 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     **Privacy guarantee.** (epsilon, delta)-DP for one ``fit``, as stated by ``privacy_``.
     """
 
-    def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, solver="cd", passes=20,
-                 step=1.0, clip=1.0, batch_size=256, average=False, random_state=None):
+    def __init__(self, alpha: float = 1.0, *, epsilon: float = 1.0, delta: float | None = None,
+                 solver: str = "cd", passes: float = 20, step: float = 1.0, clip: float = 1.0,
+                 batch_size: int = 256, average: bool = False,
+                 random_state: RandomStateLike = None) -> None:
         self.alpha = alpha
         self.average = average
         self.epsilon = epsilon
@@ -160,15 +172,15 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         self.batch_size = batch_size
         self.random_state = random_state
 
-    def _penalty(self):
+    def _penalty(self) -> Penalty:
         return L1(self.alpha)
 
-    def fit(self, X, y):
+    def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64,
                              y_numeric=True)
         return self._fit_problem(Problem(X, y, loss="half_squared", penalty=self._penalty()))
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         return self._decision(X)
 
 
@@ -182,15 +194,16 @@ class DPElasticNet(DPLasso):
         In [0, 1].
 """ + _COMMON_DOC
 
-    def __init__(self, alpha=1.0, *, l1_ratio=0.5, epsilon=1.0, delta=None, solver="cd",
-                 passes=20, step=1.0, clip=1.0, batch_size=256, average=False,
-                 random_state=None):
+    def __init__(self, alpha: float = 1.0, *, l1_ratio: float = 0.5, epsilon: float = 1.0,
+                 delta: float | None = None, solver: str = "cd", passes: float = 20,
+                 step: float = 1.0, clip: float = 1.0, batch_size: int = 256,
+                 average: bool = False, random_state: RandomStateLike = None) -> None:
         super().__init__(alpha, epsilon=epsilon, delta=delta, solver=solver, passes=passes,
                          step=step, clip=clip, batch_size=batch_size, average=average,
                          random_state=random_state)
         self.l1_ratio = l1_ratio
 
-    def _penalty(self):
+    def _penalty(self) -> Penalty:
         if not 0.0 <= self.l1_ratio <= 1.0:
             raise ValueError(f"l1_ratio must be in [0, 1]; got {self.l1_ratio!r}.")
         return ElasticNet(self.alpha * self.l1_ratio, self.alpha * (1.0 - self.l1_ratio))
@@ -214,8 +227,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     n_iter_ : float
     """
 
-    def __init__(self, C=1.0, *, epsilon=1.0, delta=None, solver="cd", passes=20, step=1.0,
-                 clip=1.0, batch_size=256, average=False, random_state=None):
+    def __init__(self, C: float = 1.0, *, epsilon: float = 1.0, delta: float | None = None,
+                 solver: str = "cd", passes: float = 20, step: float = 1.0, clip: float = 1.0,
+                 batch_size: int = 256, average: bool = False,
+                 random_state: RandomStateLike = None) -> None:
         self.C = C
         self.average = average
         self.epsilon = epsilon
@@ -227,7 +242,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.batch_size = batch_size
         self.random_state = random_state
 
-    def fit(self, X, y):
+    def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary":
@@ -241,19 +256,19 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         penalty = None if math.isinf(self.C) else L2(1.0 / (n * self.C))
         return self._fit_problem(Problem(X, signs, loss="logistic", penalty=penalty))
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
 
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> FloatArray:
         return self._decision(X)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> FloatArray:
         z = self._decision(X)
         p1 = 0.5 * (1.0 + np.tanh(0.5 * z))
         return np.column_stack([1.0 - p1, p1])
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         positive = self._decision(X) > 0     # checks that the model is fitted first
         return self.classes_[positive.astype(int)]

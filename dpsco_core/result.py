@@ -28,7 +28,7 @@ class History:
     passes: np.ndarray
     objective: np.ndarray
 
-    def relative_error(self, optimum):
+    def relative_error(self, optimum: float) -> np.ndarray:
         """:math:`(F(w) - F^*) / F^*` at each record, for a known optimum :math:`F^*`."""
         return (self.objective - optimum) / optimum
 
@@ -56,7 +56,7 @@ class Result:
     history: History
     stats: Mapping[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         coef = np.asarray(self.coef)
         if coef.dtype.kind == "f" and not np.all(np.isfinite(coef)):
             # stacklevel 4: __post_init__ <- __init__ <- the solver <- the user's call

@@ -4,9 +4,12 @@ Implementation notes: ``shared/notes/002_dpcd.md`` (sections 2, 3, 5 and 9). The
 kernel is ``dpsco_core._kernels._cd``; its NumPy twin ``dpsco_core.reference.cd``.
 """
 
+from __future__ import annotations
+
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +24,11 @@ from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
                       report_from_event, sensitivity_factor)
 from .smoothness import TWICE_MAX_ASSUMPTION, SmoothnessRelease, private_coordinate_smoothness
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, RandomStateLike
+    from ..privacy.events import NeighboringRelation
+    from ..problems import Problem
 
 __all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
 
@@ -151,11 +159,14 @@ def _check_clip(clip, epsilon, name="clip"):
     return clip
 
 
-def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, step=1.0,
-          clip=1.0, average=True, selection="random", calibration="rdp",
-          smoothness="exact", smoothness_share=0.1, smoothness_bounds="twice_max",
-          neighboring_relation="replace_one", coef_init=None, random_state=None,
-          record_history=True):
+def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | None = None,
+          n_outer: int | None = None, n_inner: int | None = None, step: float = 1.0,
+          clip: float = 1.0, average: bool = True, selection: str = "random",
+          calibration: str = "rdp", smoothness: str | ArrayLike = "exact",
+          smoothness_share: float = 0.1, smoothness_bounds: str = "twice_max",
+          neighboring_relation: str | NeighboringRelation = "replace_one",
+          coef_init: ArrayLike | None = None, random_state: RandomStateLike = None,
+          record_history: bool = True) -> Result:
     r"""Differentially private proximal coordinate descent (DP-CD).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` for the
@@ -370,11 +381,15 @@ class GridResult:
     stats: dict
 
 
-def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None, n_outer=None,
-               n_inner=None, average=True, selection="random", calibration="rdp",
-               smoothness="exact", smoothness_share=0.1, smoothness_bounds="twice_max",
-               neighboring_relation="replace_one", random_state=None, n_threads=None,
-               evaluate=True):
+def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLike,
+               clips: ArrayLike, n_seeds: int = 1, passes: float | None = None,
+               n_outer: int | None = None, n_inner: int | None = None, average: bool = True,
+               selection: str = "random", calibration: str = "rdp",
+               smoothness: str | ArrayLike = "exact", smoothness_share: float = 0.1,
+               smoothness_bounds: str = "twice_max",
+               neighboring_relation: str | NeighboringRelation = "replace_one",
+               random_state: RandomStateLike = None, n_threads: int | None = None,
+               evaluate: bool = True) -> GridResult:
     """Many independent DP-CD runs, one per (step, clip, seed), in parallel over runs.
 
     The hyperparameter grids of the paper's experiments (Appendix G.1) in one call: the

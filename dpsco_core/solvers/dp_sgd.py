@@ -4,8 +4,11 @@ Implementation notes: ``shared/notes/002_dpcd.md`` (sections 4, 5.3, 5.4 and 9.4
 kernel is ``dpsco_core._kernels._batch``; its NumPy twin ``dpsco_core.reference.batch``.
 """
 
+from __future__ import annotations
+
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +23,10 @@ from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDp
 from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
                       report_from_event, sensitivity_factor)
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, RandomStateLike
+    from ..problems import Problem
 
 __all__ = ["dp_sgd", "dp_sgd_schedule"]
 
@@ -87,9 +94,13 @@ def _relation(neighboring_relation, sampling):
     return relation
 
 
-def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None, step=1.0,
-           clip=1.0, sampling="poisson", neighboring_relation=None, conversion="improved",
-           coef_init=None, random_state=None, n_threads=None, record_history=True):
+def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
+           batch_size: int | None = None, sample_rate: float | None = None, step: float = 1.0,
+           clip: float = 1.0, sampling: str = "poisson",
+           neighboring_relation: str | NeighboringRelation | None = None,
+           conversion: str = "improved", coef_init: ArrayLike | None = None,
+           random_state: RandomStateLike = None, n_threads: int | None = None,
+           record_history: bool = True) -> Result:
     r"""Differentially private proximal SGD with per-sample clipping (the DP-SGD baseline).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` by

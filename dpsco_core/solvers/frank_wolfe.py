@@ -62,9 +62,12 @@ in the pure case; the level's amplified ``EpsilonDeltaDpEvent`` in the approxima
 :func:`vr_frank_wolfe_ledger` lists every level, and a test recomputes the report from it.
 """
 
+from __future__ import annotations
+
 import math
 import time
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -82,6 +85,10 @@ from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..result import History, Result
 from ._common import check_problem, objective_or_inf
 from ._row_source import is_sign_stream, row_source
+
+if TYPE_CHECKING:
+    from .._typing import RandomStateLike
+    from ..problems import Problem
 
 __all__ = ["vr_frank_wolfe", "vr_frank_wolfe_ledger", "vr_frank_wolfe_schedule",
            "dyadic_tree", "ttz_frank_wolfe", "projected_dp_sgd_l1"]
@@ -464,9 +471,12 @@ def _fit_to_report(scales, reported_epsilon, target):
 # Algorithm 3
 # --------------------------------------------------------------------------------------------
 
-def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, domain="l1",
-                   smoothness=None, noise="laplace", calibration="strict", batch="auto",
-                   n_phases=None, random_state=None, n_threads=None, record_history=True):
+def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | None = None,
+                   radius: float = 1.0, lipschitz: float = 1.0, domain: str = "l1",
+                   smoothness: float | None = None, noise: str = "laplace",
+                   calibration: str = "strict", batch: int | str = "auto",
+                   n_phases: int | None = None, random_state: RandomStateLike = None,
+                   n_threads: int | None = None, record_history: bool = True) -> Result:
     r"""Private variance-reduced ("dyadic") Frank-Wolfe: Algorithm 3 of Asi et al. (2021).
 
     Minimizes :math:`F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over a polytope
@@ -660,8 +670,11 @@ def _rdp_epsilon_selfcomposed(eps_it, count, delta):
         return acc.compose(EpsilonDeltaDpEvent(eps_it), count).get_epsilon(delta)
 
 
-def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, domain="l1",
-                    n_iter=None, noise="laplace", random_state=None, n_threads=None):
+def ttz_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | None = None,
+                    radius: float = 1.0, lipschitz: float = 1.0, domain: str = "l1",
+                    n_iter: int | None = None, noise: str = "laplace",
+                    random_state: RandomStateLike = None,
+                    n_threads: int | None = None) -> Result:
     r"""Private Frank-Wolfe of Talwar, Thakurta and Zhang (2015): full-batch gradients.
 
     ``n_iter`` iterations (default :math:`\lceil (n\varepsilon)^{2/3}\rceil`, capped at 2000);
