@@ -1,7 +1,7 @@
 """Typed public API: ``py.typed`` ships, public signatures are complete, mypy passes.
 
 Two mypy runs share one cache: the package with the configuration in ``pyproject.toml``, and
-``tests/typing/api_usage.py`` (every public name, used as a typed user would) under ``--strict``.
+``tests/typecheck/api_usage.py`` (every public name, used as a typed user would) under ``--strict``.
 """
 
 import importlib.resources
@@ -14,7 +14,7 @@ import dpsco_core
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PYPROJECT = ROOT / "pyproject.toml"
-USAGE = pathlib.Path(__file__).resolve().parent / "typing" / "api_usage.py"
+USAGE = pathlib.Path(__file__).resolve().parent / "typecheck" / "api_usage.py"
 
 
 def test_py_typed_is_shipped():
