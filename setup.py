@@ -84,9 +84,6 @@ class BuildExt(build_ext):
     """build_ext that adds OpenMP flags only when a test program compiles with them."""
 
     def build_extensions(self):
-        # Cythonized here, when something is compiled, not when setup.py is imported: building
-        # an sdist or asking for build requirements then costs no Cython run.
-        self.extensions[:] = _cythonize(self.extensions)
         omp_cflags, omp_lflags = _openmp_flags(self.compiler)
         if self.compiler.compiler_type == "msvc":
             opt = ["/Od", "/Zi"] if DEBUG else ["/O2"]
@@ -179,4 +176,4 @@ def _cythonize(exts):
                      build_dir=str(c_dir.relative_to(HERE)), annotate=False, quiet=True)
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})
+setup(ext_modules=_cythonize(_extensions()), cmdclass={"build_ext": BuildExt})
