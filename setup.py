@@ -11,8 +11,12 @@ DPSCO_DISABLE_OPENMP=1
     OpenMP get automatically).
 
 OpenMP is detected at build time by compiling and linking a small program with ``-fopenmp``;
-it is never assumed. What was decided is written to ``dpsco_core/_kernels/_build_info.py`` and
-reported by ``dpsco_core.show_config()``.
+it is never assumed. What was decided is written to ``dpsco_core/_kernels/_build_info.py`` (in
+the source tree, and in the build tree that a wheel is made from) and reported by
+``dpsco_core.show_config()``.
+
+Packaging: ``MANIFEST.in`` lists what the sdist holds (sources, headers, data, tests, bench,
+tools, docs); the version is read from ``dpsco_core.__version__`` (``pyproject.toml``).
 """
 
 import os
@@ -93,13 +97,35 @@ class BuildExt(build_ext):
         for ext in self.extensions:
             ext.extra_compile_args = opt + omp_cflags
             ext.extra_link_args = omp_lflags
-        _write_build_info(self.compiler, opt + omp_cflags, omp_lflags, bool(omp_cflags))
+        text = _build_info_text(self.compiler, opt + omp_cflags, omp_lflags, bool(omp_cflags))
+        for path in self._build_info_targets():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
         super().build_extensions()
 
+    def _build_info_targets(self):
+        """Where ``_build_info.py`` goes: the source tree, and the wheel's tree when not in place.
 
-def _write_build_info(compiler, cflags, lflags, openmp):
+        ``build`` runs ``build_py`` (which copies the package's .py files into ``build_lib``)
+        before ``build_ext``, so a file written only into the source tree here would miss the
+        first wheel built from a clean tree; it is written into ``build_lib`` as well, beside
+        the compiled kernels. The source-tree copy serves in-place and editable builds.
+        """
+        targets = [BUILD_INFO]
+        if not self.inplace and not getattr(self, "editable_mode", False):
+            targets.append(Path(self.build_lib) / BUILD_INFO.relative_to(HERE))
+        return targets
+
+    def get_outputs(self):
+        outputs = super().get_outputs()
+        if not self.inplace and not getattr(self, "editable_mode", False):
+            outputs.append(str(Path(self.build_lib) / BUILD_INFO.relative_to(HERE)))
+        return outputs
+
+
+def _build_info_text(compiler, cflags, lflags, openmp):
     cc = getattr(compiler, "compiler_so", None) or [compiler.compiler_type]
-    BUILD_INFO.write_text(
+    return (
         '"""Written by setup.py at build time; do not edit."""\n\n'
         f"OPENMP = {openmp!r}\n"
         f"DEBUG = {DEBUG!r}\n"
@@ -127,6 +153,10 @@ def _extensions():
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             )
         )
+    return exts
+
+
+def _cythonize(exts):
     directives = {
         "language_level": 3,
         # Kernel checks are set here rather than in the .pyx headers so that DPSCO_DEBUG_BUILD
@@ -146,4 +176,4 @@ def _extensions():
                      build_dir=str(c_dir.relative_to(HERE)), annotate=False, quiet=True)
 
 
-setup(ext_modules=_extensions(), cmdclass={"build_ext": BuildExt})
+setup(ext_modules=_cythonize(_extensions()), cmdclass={"build_ext": BuildExt})

@@ -7,6 +7,7 @@ pure-Python privacy layer works without touching the compiled kernels.
 
 import importlib
 import importlib.util
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -38,8 +39,31 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
+if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for type checkers (py.typed);
+    # "import X as X" marks an explicit re-export (mypy --strict, pyright)
+    from ._config import effective_n_threads as effective_n_threads
+    from ._config import openmp_enabled as openmp_enabled
+    from ._config import show_config as show_config
+    from .parallel.sco import parallel_sco as parallel_sco
+    from .penalties import L1 as L1
+    from .penalties import L2 as L2
+    from .penalties import Box as Box
+    from .penalties import ElasticNet as ElasticNet
+    from .penalties import NoPenalty as NoPenalty
+    from .problems import Problem as Problem
+    from .result import Result as Result
+    from .solvers.dp_cd import dp_cd as dp_cd
+    from .solvers.dp_cd import dp_cd_grid as dp_cd_grid
+    from .solvers.dp_sgd import dp_sgd as dp_sgd
+    from .solvers.dp_srgd import dp_srgd as dp_srgd
+    from .solvers.frank_wolfe import ttz_frank_wolfe as ttz_frank_wolfe
+    from .solvers.frank_wolfe import vr_frank_wolfe as vr_frank_wolfe
+    from .solvers.mirror_descent import localized_mirror_descent as localized_mirror_descent
+    from .solvers.mirror_descent import noisy_mirror_descent as noisy_mirror_descent
+    from .tree import TreeAggregation as TreeAggregation
 
-def __getattr__(name):
+
+def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
     if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
@@ -47,5 +71,5 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

@@ -1,4 +1,6 @@
-"""Command line: ``python -m dpsco_core demo`` (and ``show-config``).
+"""Command line: ``python -m dpsco_core demo`` (and ``show-config``, ``reproduce``, ``--version``).
+
+Installed as the console script ``dpsco-core`` too; the usage text names whichever was run.
 
 The demo runs the mechanisms and the accountant on the real data shipped with the package and
 prints every number with the guarantee it comes with. It uses fixed seeds so that its output is
@@ -7,6 +9,7 @@ reproducible; a real private release uses ``random_state=None``.
 
 import argparse
 import math
+import os
 import sys
 import time
 
@@ -173,9 +176,23 @@ _REPRODUCTIONS = {"dpcd": "dpcd", "l1": "l1", "srgd": "srgd", "resque-parallel":
                   "mlmc": "mlmc"}
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m dpsco_core",
+CONSOLE_SCRIPT = "dpsco-core"
+
+
+def _prog_name():
+    """How the user started us: ``dpsco-core`` (console script) or ``python -m dpsco_core``."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if os.path.splitext(name)[0] == CONSOLE_SCRIPT:
+        return CONSOLE_SCRIPT
+    return "python -m dpsco_core"
+
+
+def main(argv=None, *, prog=None):
+    from . import __version__
+
+    parser = argparse.ArgumentParser(prog=prog or _prog_name(),
                                      description="dpsco-core command line")
+    parser.add_argument("--version", action="version", version=f"dpsco-core {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_demo = sub.add_parser("demo", help="mechanisms and the accountant on real data")
     p_demo.add_argument("--seed", type=int, default=0, help="seed of the demo (default 0)")

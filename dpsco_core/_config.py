@@ -5,9 +5,12 @@ capped by the CPUs this process may run on unless ``OMP_NUM_THREADS`` is set; an
 used as given. A build without OpenMP always runs one thread.
 """
 
+from __future__ import annotations
+
 import os
 import platform
 import sys
+from typing import TextIO
 
 import numpy as np
 
@@ -17,19 +20,19 @@ from ._kernels import _build_info, _config as _kconfig
 __all__ = ["show_config", "effective_n_threads", "openmp_enabled"]
 
 
-def openmp_enabled():
+def openmp_enabled() -> bool:
     """True when the compiled kernels were built with OpenMP."""
     return _kconfig.openmp_enabled()
 
 
-def _usable_cpus():
+def _usable_cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
 
 
-def effective_n_threads(n_threads=None):
+def effective_n_threads(n_threads: int | None = None) -> int:
     """Resolve ``n_threads`` to the number of OpenMP threads a kernel will use.
 
     Parameters
@@ -65,7 +68,7 @@ def effective_n_threads(n_threads=None):
     return max(1, n)
 
 
-def show_config(file=None):
+def show_config(file: TextIO | None = None) -> None:
     """Print version, OpenMP support, default thread count, compiler and flags.
 
     Parameters

@@ -25,27 +25,58 @@ are read from the data, ``fit`` warns with ``PrivacyLeakWarning`` and ``privacy_
 conditional (``privacy_.unconditional`` is False). The classes of
 ``DPLogisticRegression`` are public (an argument, or a fixed convention), never read from ``y``.
 
-Requires scikit-learn (``pip install scikit-learn``).
+Requires scikit-learn >= 1.6 (``pip install "dpsco-core[sklearn]"``).
 """
 
+from __future__ import annotations
+
 import math
+import re
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-try:
-    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-    from sklearn.utils.multiclass import check_classification_targets
-    from sklearn.utils.validation import check_is_fitted, validate_data
-except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
-    raise ImportError("dpsco_core.estimators needs scikit-learn: pip install scikit-learn") \
-        from exc
+# scikit-learn >= 1.6: validate_data (sklearn.utils.validation) and the __sklearn_tags__
+# protocol are both new in 1.6. Checked before importing them, so that an older scikit-learn
+# gets this message instead of "cannot import name 'validate_data'".
+SKLEARN_MIN_VERSION = (1, 6)
+_INSTALL_HINT = "pip install 'dpsco-core[sklearn]' (or: pip install 'scikit-learn>=1.6')"
 
-from .exceptions import PrivacyLeakWarning, external_stacklevel
-from .penalties import L1, L2, ElasticNet
-from .problems import Problem
-from .result import (HISTORY_OBJECTIVE_CONDITION, as_held_condition,
+
+def _check_sklearn_version(version: object) -> None:
+    """Raise ImportError naming the minimum when scikit-learn ``version`` is older than 1.6."""
+    match = re.match(r"\s*(\d+)\.(\d+)", str(version))
+    if match is None or (int(match[1]), int(match[2])) < SKLEARN_MIN_VERSION:
+        minimum = ".".join(map(str, SKLEARN_MIN_VERSION))
+        raise ImportError(f"dpsco_core.estimators needs scikit-learn >= {minimum}; found "
+                          f"scikit-learn {version}. Upgrade: {_INSTALL_HINT}")
+
+
+try:
+    import sklearn
+except ImportError as exc:  # exercised without scikit-learn (tests/test_packaging.py)
+    raise ImportError(f"dpsco_core.estimators needs scikit-learn >= 1.6: {_INSTALL_HINT}") \
+        from exc
+_check_sklearn_version(getattr(sklearn, "__version__", "unknown"))
+
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin  # noqa: E402
+from sklearn.utils.multiclass import check_classification_targets  # noqa: E402
+from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
+
+from ._typing import ArrayLike, FloatArray, MatrixLike, RandomStateLike  # noqa: E402
+from .exceptions import PrivacyLeakWarning, external_stacklevel  # noqa: E402
+from .penalties import L1, L2, ElasticNet  # noqa: E402
+from .problems import Problem  # noqa: E402
+from .result import (HISTORY_OBJECTIVE_CONDITION, as_held_condition,  # noqa: E402
                      without_objective_condition)
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .penalties import Penalty
+    from .privacy.budget import Budget
+    from .result import Result
 
 __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
 
@@ -53,13 +84,13 @@ __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
 class _DPLinearModel(BaseEstimator):
     """Shared fitting logic; subclasses define the problem."""
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.non_deterministic = self.random_state is None
         return tags
 
-    def _solve(self, problem):
+    def _solve(self, problem: Problem) -> Result:
         from .solvers.dp_cd import dp_cd
 
         n = problem.n_samples
@@ -78,7 +109,7 @@ class _DPLinearModel(BaseEstimator):
                           random_state=self.random_state, budget=self.budget)
         raise ValueError(f"solver must be 'cd' or 'sgd'; got {self.solver!r}.")
 
-    def _fit_problem(self, problem):
+    def _fit_problem(self, problem: Problem) -> Self:
         if not isinstance(self.diagnostics, (bool, np.bool_)):
             raise TypeError(f"diagnostics must be a bool; got {self.diagnostics!r}.")
         diagnostics = bool(self.diagnostics)
@@ -103,7 +134,7 @@ class _DPLinearModel(BaseEstimator):
                 del self.history_      # a refit must not keep an earlier diagnostic
         return self
 
-    def _decision(self, X):
+    def _decision(self, X: MatrixLike) -> FloatArray:
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False,
                           dtype=np.float64)
@@ -175,9 +206,12 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     **Privacy guarantee.** (epsilon, delta)-DP for one ``fit``, as stated by ``privacy_``.
     """
 
-    def __init__(self, alpha=1.0, *, epsilon=1.0, delta=None, solver="cd", passes=20,
-                 step=1.0, clip=1.0, batch_size=256, average=False, random_state=None,
-                 bounds=None, row_norm=None, label_bound=None, diagnostics=False, budget=None):
+    def __init__(self, alpha: float = 1.0, *, epsilon: float = 1.0, delta: float | None = None,
+                 solver: str = "cd", passes: float = 20, step: float = 1.0, clip: float = 1.0,
+                 batch_size: int = 256, average: bool = False,
+                 random_state: RandomStateLike = None, bounds: Any = None,
+                 row_norm: float | None = None, label_bound: float | None = None,
+                 diagnostics: bool = False, budget: Budget | None = None) -> None:
         self.bounds = bounds
         self.row_norm = row_norm
         self.label_bound = label_bound
@@ -194,17 +228,17 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         self.batch_size = batch_size
         self.random_state = random_state
 
-    def _penalty(self):
+    def _penalty(self) -> Penalty:
         return L1(self.alpha)
 
-    def fit(self, X, y):
+    def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64,
                              y_numeric=True)
         return self._fit_problem(Problem(X, y, loss="half_squared", penalty=self._penalty(),
                                          bounds=self.bounds, row_norm=self.row_norm,
                                          label_bound=self.label_bound))
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         return self._decision(X)
 
 
@@ -220,17 +254,20 @@ class DPElasticNet(DPLasso):
         Public bound on ``|y_i|``; the targets are clipped onto it.
 """
 
-    def __init__(self, alpha=1.0, *, l1_ratio=0.5, epsilon=1.0, delta=None, solver="cd",
-                 passes=20, step=1.0, clip=1.0, batch_size=256, average=False,
-                 random_state=None, bounds=None, row_norm=None, label_bound=None,
-                 diagnostics=False, budget=None):
+    def __init__(self, alpha: float = 1.0, *, l1_ratio: float = 0.5, epsilon: float = 1.0,
+                 delta: float | None = None, solver: str = "cd", passes: float = 20,
+                 step: float = 1.0, clip: float = 1.0, batch_size: int = 256,
+                 average: bool = False, random_state: RandomStateLike = None,
+                 bounds: Any = None, row_norm: float | None = None,
+                 label_bound: float | None = None, diagnostics: bool = False,
+                 budget: Budget | None = None) -> None:
         super().__init__(alpha, epsilon=epsilon, delta=delta, solver=solver, passes=passes,
                          step=step, clip=clip, batch_size=batch_size, average=average,
                          random_state=random_state, bounds=bounds, row_norm=row_norm,
                          label_bound=label_bound, diagnostics=diagnostics, budget=budget)
         self.l1_ratio = l1_ratio
 
-    def _penalty(self):
+    def _penalty(self) -> Penalty:
         if not 0.0 <= self.l1_ratio <= 1.0:
             raise ValueError(f"l1_ratio must be in [0, 1]; got {self.l1_ratio!r}.")
         return ElasticNet(self.alpha * self.l1_ratio, self.alpha * (1.0 - self.l1_ratio))
@@ -315,9 +352,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     with the same convention, so its accuracy is right for both encodings.
     """
 
-    def __init__(self, C=1.0, *, classes=None, epsilon=1.0, delta=None, solver="cd",
-                 passes=20, step=1.0, clip=1.0, batch_size=256, average=False,
-                 random_state=None, bounds=None, row_norm=None, diagnostics=False, budget=None):
+    def __init__(self, C: float = 1.0, *, classes: Any = None, epsilon: float = 1.0,
+                 delta: float | None = None, solver: str = "cd", passes: float = 20,
+                 step: float = 1.0, clip: float = 1.0, batch_size: int = 256,
+                 average: bool = False, random_state: RandomStateLike = None,
+                 bounds: Any = None, row_norm: float | None = None, diagnostics: bool = False,
+                 budget: Budget | None = None) -> None:
         self.bounds = bounds
         self.row_norm = row_norm
         self.C = C
@@ -334,7 +374,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.random_state = random_state
         self.diagnostics = diagnostics
 
-    def fit(self, X, y):
+    def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
         check_classification_targets(y)     # rejects continuous targets, as scikit-learn does
         classes = _check_classes(self.classes)
@@ -348,20 +388,20 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.classes_ = classes
         return self
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
 
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> FloatArray:
         return self._decision(X)
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> FloatArray:
         z = self._decision(X)
         p1 = 0.5 * (1.0 + np.tanh(0.5 * z))
         return np.column_stack([1.0 - p1, p1])
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> np.ndarray:
         positive = self._decision(X) > 0     # checks that the model is fitted first
         return self.classes_[positive.astype(int)]
 

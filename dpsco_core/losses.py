@@ -24,6 +24,8 @@ loss               :math:`\ell(z, y)`                    smoothness   Lipschitz 
 derivative is the subgradient 0.
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from ._validation import check_positive, check_vector
@@ -74,11 +76,11 @@ class Loss:
         :math:`\\sup_z |\\ell'(z, y)|`, None when unbounded (squared losses).
     """
 
-    kind = None
-    param = 0.0
-    smoothness = None
-    lipschitz_in_margin = None
-    name = None
+    kind: int | None = None
+    param: float = 0.0
+    smoothness: float | None = None
+    lipschitz_in_margin: float | None = None
+    name: str | None = None
 
     def check_labels(self, y, name="y"):
         """Return ``y`` as a finite 1-d float64 array in the loss's label domain.
@@ -174,7 +176,7 @@ class Squared(Loss):
         Use the 1/2 convention.
     """
 
-    lipschitz_in_margin = None
+    lipschitz_in_margin: float | None = None
 
     def __init__(self, half=False):
         if not isinstance(half, (bool, np.bool_)):

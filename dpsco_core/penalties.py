@@ -19,7 +19,13 @@ Conventions follow the DP-CD paper (note 002, sections 3.6 and 3.7): ``L1(lam)``
 Penalties are data-independent: applying them is post-processing and costs no privacy.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+
+from ._typing import ArrayLike, FloatArray
 
 from ._config import effective_n_threads
 from ._kernels import _prox as _prox_kernel
@@ -36,7 +42,7 @@ PENALTY_ELASTIC_NET = 3
 PENALTY_BOX = 4
 
 
-def _check_step(step, size):
+def _check_step(step: float | ArrayLike, size: int) -> FloatArray:
     step = np.asarray(step, dtype=np.float64)
     if step.ndim not in (0, 1) or (step.ndim == 1 and step.shape[0] != size):
         raise ValueError(f"step must be a scalar or a vector of length {size}; got shape "
@@ -49,17 +55,18 @@ def _check_step(step, size):
 class Penalty:
     """Base class: a separable penalty :math:`\\psi(w) = \\sum_j \\psi_j(w_j)`."""
 
-    kind = None
+    kind: int | None = None
 
     @property
-    def params(self):
+    def params(self) -> tuple[Any, ...]:
         """The two scalar parameters passed to the compiled scalar prox."""
         return (0.0, 0.0)
 
-    def value(self, w):
+    def value(self, w: ArrayLike) -> float:
         raise NotImplementedError
 
-    def prox(self, u, step, *, n_threads=None):
+    def prox(self, u: ArrayLike, step: float | ArrayLike, *,
+             n_threads: int | None = None) -> FloatArray:
         """:math:`\\arg\\min_w \\frac12 \\|w - u\\|^2 + t \\psi(w)`, a new array.
 
         Parameters
@@ -95,22 +102,22 @@ class Penalty:
                                  effective_n_threads(n_threads))
         return out.reshape(shape)
 
-    def _prox(self, u, step):
+    def _prox(self, u: FloatArray, step: FloatArray) -> FloatArray:
         """The prox of a penalty without a compiled ``kind``; subclasses override it."""
         raise NotImplementedError
 
     @property
-    def strong_convexity(self):
+    def strong_convexity(self) -> float:
         """Modulus of strong convexity of :math:`\\psi` in the l2 norm (0 if none)."""
         return 0.0
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.params == other.params
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((type(self).__name__, self.params))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
@@ -119,7 +126,7 @@ class NoPenalty(Penalty):
 
     kind = PENALTY_NONE
 
-    def value(self, w):
+    def value(self, w: ArrayLike) -> float:
         return 0.0
 
 
@@ -128,17 +135,17 @@ class L1(Penalty):
 
     kind = PENALTY_L1
 
-    def __init__(self, lam):
+    def __init__(self, lam: float) -> None:
         self.lam = check_scalar(lam, "lam", low=0.0, low_open=False)
 
     @property
-    def params(self):
+    def params(self) -> tuple[Any, ...]:
         return (self.lam, 0.0)
 
-    def value(self, w):
+    def value(self, w: ArrayLike) -> float:
         return self.lam * float(np.abs(w).sum())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"L1(lam={self.lam!r})"
 
 
@@ -147,21 +154,21 @@ class L2(Penalty):
 
     kind = PENALTY_L2
 
-    def __init__(self, lam):
+    def __init__(self, lam: float) -> None:
         self.lam = check_scalar(lam, "lam", low=0.0, low_open=False)
 
     @property
-    def params(self):
+    def params(self) -> tuple[Any, ...]:
         return (self.lam, 0.0)
 
     @property
-    def strong_convexity(self):
+    def strong_convexity(self) -> float:
         return self.lam
 
-    def value(self, w):
+    def value(self, w: ArrayLike) -> float:
         return 0.5 * self.lam * float(np.dot(np.ravel(w), np.ravel(w)))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"L2(lam={self.lam!r})"
 
 
@@ -175,23 +182,23 @@ class ElasticNet(Penalty):
 
     kind = PENALTY_ELASTIC_NET
 
-    def __init__(self, l1, l2):
+    def __init__(self, l1: float, l2: float) -> None:
         self.l1 = check_scalar(l1, "l1", low=0.0, low_open=False)
         self.l2 = check_scalar(l2, "l2", low=0.0, low_open=False)
 
     @property
-    def params(self):
+    def params(self) -> tuple[Any, ...]:
         return (self.l1, self.l2)
 
     @property
-    def strong_convexity(self):
+    def strong_convexity(self) -> float:
         return self.l2
 
-    def value(self, w):
+    def value(self, w: ArrayLike) -> float:
         w = np.ravel(w)
         return self.l1 * float(np.abs(w).sum()) + 0.5 * self.l2 * float(np.dot(w, w))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"ElasticNet(l1={self.l1!r}, l2={self.l2!r})"
 
 
@@ -203,7 +210,7 @@ class Box(Penalty):
 
     kind = PENALTY_BOX
 
-    def __init__(self, lower, upper):
+    def __init__(self, lower: float, upper: float) -> None:
         self.lower = check_scalar(lower, "lower", allow_inf=True)
         self.upper = check_scalar(upper, "upper", allow_inf=True)
         if not self.lower <= self.upper:
@@ -211,19 +218,19 @@ class Box(Penalty):
                              f"upper={self.upper!r}.")
 
     @property
-    def params(self):
+    def params(self) -> tuple[Any, ...]:
         return (self.lower, self.upper)
 
-    def value(self, w):
+    def value(self, w: ArrayLike) -> float:
         w = np.asarray(w)
         inside = np.all((w >= self.lower) & (w <= self.upper))
         return 0.0 if inside else float("inf")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Box(lower={self.lower!r}, upper={self.upper!r})"
 
 
-def check_penalty(penalty):
+def check_penalty(penalty: Penalty | None) -> Penalty:
     """Return a Penalty: None means no penalty; anything else must be a Penalty instance."""
     if penalty is None:
         return NoPenalty()

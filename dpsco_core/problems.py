@@ -24,17 +24,26 @@ privacy report. A problem built with public bounds (``bounds=``, ``row_norm=``,
 ``problem.public_bounds`` gives the same constants as worst-case bounds that read no data.
 """
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg
 
+from ._typing import ArrayLike, FloatArray, MatrixLike
 from ._validation import check_int, check_vector
 from .losses import LOSS_HINGE, LOSS_LOGISTIC, check_loss
 from .penalties import check_penalty
 from .public_bounds import _loss_lipschitz, _loss_smoothness, check_public_bounds
+
+if TYPE_CHECKING:
+    from .losses import Loss
+    from .optimum import Optimum
+    from .penalties import Penalty
 
 __all__ = ["Problem"]
 
@@ -184,8 +193,9 @@ class Problem:
     3.0
     """
 
-    def __init__(self, X, y, loss="squared", penalty=None, *, bounds=None, row_norm=None,
-                 label_bound=None):
+    def __init__(self, X: MatrixLike, y: ArrayLike, loss: str | Loss = "squared",
+                 penalty: Penalty | None = None, *, bounds: Any = None,
+                 row_norm: float | None = None, label_bound: float | None = None) -> None:
         self.loss = check_loss(loss)
         self.penalty = check_penalty(penalty)
         self.X, self.is_sparse = _check_X(X)
@@ -196,8 +206,8 @@ class Problem:
             raise ValueError(f"y must have one entry per row of X ({self.n_samples}); got "
                              f"{y_arr.shape[0]}.")
         self.y = _read_only(self.loss.check_labels(y_arr, "y"))
+        self._cache: dict = {}
         self.public_bounds = self._enforce_public_bounds(bounds, row_norm, label_bound)
-        self._cache = {}
 
     def _enforce_public_bounds(self, bounds, row_norm, label_bound):
         """Validate the declared bounds and map X and y onto them (class docstring)."""
@@ -215,7 +225,7 @@ class Problem:
             self.y = _read_only(y)
         return public
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
         bounds = "" if self.public_bounds is None else f", {self.public_bounds!r}"
         return (f"Problem(n_samples={self.n_samples}, n_features={self.n_features}, {kind}, "
@@ -230,17 +240,17 @@ class Problem:
         return self._cache[key]
 
     # ---------------------------------------------------------------- layouts for kernels
-    def X_fortran(self):
+    def X_fortran(self) -> FloatArray:
         """Dense X as a Fortran-ordered float64 array (for column kernels); cached, read-only."""
         self._require_dense("X_fortran", "X_csc")
         return self._cached("X_fortran", lambda: np.asfortranarray(self.X))
 
-    def X_c(self):
+    def X_c(self) -> FloatArray:
         """Dense X as a C-ordered float64 array (for row kernels); cached, read-only."""
         self._require_dense("X_c", "X_csr")
         return self._cached("X_c", lambda: np.ascontiguousarray(self.X))
 
-    def X_csc(self):
+    def X_csc(self) -> Any:
         """Sparse X in CSC format with sorted, unique indices (column kernels); cached.
 
         The index arrays keep SciPy's dtype (int32 or int64). A copy is made only when X is
@@ -249,7 +259,7 @@ class Problem:
         self._require_sparse("X_csc", "X_fortran")
         return self._cached("X_csc", lambda: self._canonical("csc"))
 
-    def X_csr(self):
+    def X_csr(self) -> Any:
         """Sparse X in CSR format with sorted, unique indices (row kernels); cached."""
         self._require_sparse("X_csr", "X_c")
         return self._cached("X_csr", lambda: self._canonical("csr"))
@@ -286,16 +296,16 @@ class Problem:
     def _margins(self, w):
         return np.ascontiguousarray(self.X @ w, dtype=np.float64)
 
-    def margins(self, w):
+    def margins(self, w: ArrayLike) -> FloatArray:
         """The margins :math:`z = X w`, shape (n_samples,)."""
         return self._margins(self._check_w(w))
 
-    def smooth_objective(self, w):
+    def smooth_objective(self, w: ArrayLike) -> float:
         """:math:`f(w) = \\frac1n \\sum_i \\ell(\\langle x_i, w\\rangle, y_i)` (the loss part)."""
         w = self._check_w(w)
         return float(np.mean(self.loss._value(self._margins(w), self.y)))
 
-    def objective(self, w):
+    def objective(self, w: ArrayLike) -> float:
         """:math:`F(w) = f(w) + \\psi(w)`."""
         w = self._check_w(w)
         return float(np.mean(self.loss._value(self._margins(w), self.y))) + \
@@ -304,19 +314,19 @@ class Problem:
     def _loss_derivs(self, w):
         return self.loss._deriv(self._margins(w), self.y)
 
-    def gradient(self, w):
+    def gradient(self, w: ArrayLike) -> FloatArray:
         """:math:`\\nabla f(w) = X^\\top \\ell'(Xw, y) / n` (a subgradient for hinge/absolute)."""
         w = self._check_w(w)
         return np.asarray(self.X.T @ self._loss_derivs(w)).ravel() / self.n_samples
 
-    def per_sample_gradients(self, w):
+    def per_sample_gradients(self, w: ArrayLike) -> Any:
         """Dense (n_samples, n_features) array of :math:`\\ell'(z_i, y_i) x_i` (for tests)."""
         w = self._check_w(w)
         d = self._loss_derivs(w)
         Xd = self.X.toarray() if self.is_sparse else np.asarray(self.X)
         return Xd * d[:, None]
 
-    def coordinate_gradient(self, w, j):
+    def coordinate_gradient(self, w: ArrayLike, j: int) -> float:
         """:math:`\\nabla_j f(w) = X_{:,j}^\\top \\ell'(Xw, y) / n`."""
         w = self._check_w(w)
         j = check_int(j, "j", low=0, high=self.n_features - 1)
@@ -341,11 +351,11 @@ class Problem:
             return np.einsum("ij,ij->i", self.X, self.X)
         return self._cached("row_sq_norms", compute)
 
-    def column_norms(self):
+    def column_norms(self) -> FloatArray:
         """:math:`\\|X_{:,j}\\|_2` for every feature j, shape (n_features,)."""
         return self._cached("column_norms", lambda: np.sqrt(self._column_sq_norms()))
 
-    def row_norms(self):
+    def row_norms(self) -> FloatArray:
         """:math:`\\|x_i\\|_2` for every sample i, shape (n_samples,)."""
         return self._cached("row_norms", lambda: np.sqrt(self._row_sq_norms()))
 
@@ -362,7 +372,7 @@ class Problem:
     def _loss_lipschitz(self, what):
         return _loss_lipschitz(self.loss, what)
 
-    def coordinate_smoothness(self):
+    def coordinate_smoothness(self) -> FloatArray:
         """:math:`M_j = s_\\ell \\|X_{:,j}\\|_2^2 / n`, shape (n_features,) (note 002, 3.6).
 
         Raises
@@ -373,7 +383,7 @@ class Problem:
         s = self._loss_smoothness("coordinate smoothness")
         return self._cached("M", lambda: s * self._column_sq_norms() / self.n_samples)
 
-    def coordinate_lipschitz(self):
+    def coordinate_lipschitz(self) -> FloatArray:
         """:math:`L_j = \\Lambda_\\ell \\max_i |x_{ij}|`: bound on :math:`|\\nabla_j \\ell(\\cdot; x_i, y_i)|`.
 
         Raises
@@ -404,18 +414,18 @@ class Problem:
             return float(vals[0])
         return self._cached("lambda_max", compute)
 
-    def smoothness(self):
+    def smoothness(self) -> float:
         """Global smoothness :math:`\\beta = s_\\ell \\lambda_{\\max}(X^\\top X) / n` of f."""
         s = self._loss_smoothness("the smoothness constant")
         return self._cached("beta", lambda: s * max(self._lambda_max(), 0.0) / self.n_samples)
 
-    def lipschitz(self):
+    def lipschitz(self) -> float:
         """Lipschitz constant of every per-sample loss: :math:`\\Lambda_\\ell \\max_i \\|x_i\\|_2`."""
         lip = self._loss_lipschitz("a Lipschitz constant")
         return self._cached("lipschitz", lambda: lip * float(np.max(self.row_norms())))
 
     # ---------------------------------------------------------------- optimum
-    def solve(self, tol=None):
+    def solve(self, tol: float | None = None) -> Optimum:
         """The non-private optimum :math:`w^*, F^*` to high precision (cached per ``tol``).
 
         Delegates to :func:`dpsco_core.optimum.solve`; see there for the certificates and

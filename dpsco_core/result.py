@@ -78,7 +78,7 @@ class History:
     passes: np.ndarray
     objective: np.ndarray
 
-    def relative_error(self, optimum):
+    def relative_error(self, optimum: float) -> np.ndarray:
         """:math:`(F(w) - F^*) / F^*` at each record, for a known optimum :math:`F^*`."""
         return (self.objective - optimum) / optimum
 
@@ -110,7 +110,7 @@ class Result:
     history: History
     stats: Mapping[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "privacy",
                            with_objective_condition(self.privacy, self.history.objective))
         coef = np.asarray(self.coef)

@@ -30,11 +30,16 @@ the noise is the same for any ``n_threads``, for either estimator (shared nodes)
 horizon. The seed is a secret (never stored in results).
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 
 from ._config import effective_n_threads
 from ._kernels import _tree
 from ._random import BIT_GENERATOR, check_random_state
+from ._typing import ArrayLike, FloatArray, RandomStateLike
 from ._validation import check_int, check_scalar, check_vector
 from .privacy.events import SingleEpochTreeAggregationDpEvent
 
@@ -119,8 +124,9 @@ class TreeAggregation:
     array([1., 1., 1.])
     """
 
-    def __init__(self, n_features, steps, *, noise_scale, variance_reduced=False,
-                 random_state=None, n_threads=None, _impl=None):
+    def __init__(self, n_features: int, steps: int, *, noise_scale: float,
+                 variance_reduced: bool = False, random_state: RandomStateLike = None,
+                 n_threads: int | None = None, _impl: Any = None) -> None:
         self._p = check_int(n_features, "n_features", low=1)
         self._steps = check_int(steps, "steps", low=1)
         self._noise_scale = check_scalar(noise_scale, "noise_scale", low=0.0, low_open=False)
@@ -133,27 +139,27 @@ class TreeAggregation:
         self._step = 0
 
     @property
-    def steps(self):
+    def steps(self) -> int:
         """int: the horizon T."""
         return self._steps
 
     @property
-    def step(self):
+    def step(self) -> int:
         """int: prefix sums released so far."""
         return self._step
 
     @property
-    def levels(self):
+    def levels(self) -> int:
         """int: ``bit_length(T)``, the nodes holding one leaf at most (and the live vectors)."""
         return self._steps.bit_length()
 
     @property
-    def noise_scale(self):
+    def noise_scale(self) -> float:
         """float: the node noise standard deviation."""
         return self._noise_scale
 
     @property
-    def variance_reduced(self):
+    def variance_reduced(self) -> bool:
         """bool: whether the Honaker estimator is used."""
         return self._variance_reduced
 
@@ -163,7 +169,7 @@ class TreeAggregation:
             seed.entropy, spawn_key=tuple(seed.spawn_key) + (k, j, b), pool_size=seed.pool_size))
             for b in range(self._n_blocks)]
 
-    def next(self, x, *, out=None):
+    def next(self, x: ArrayLike, *, out: FloatArray | None = None) -> FloatArray:
         """Release the noisy prefix sum of length ``step + 1``: ``x + N_{step+1}``.
 
         Parameters
@@ -191,12 +197,12 @@ class TreeAggregation:
         self._step = s
         return out
 
-    def prefix_variance(self, s=None):
+    def prefix_variance(self, s: int | None = None) -> float:
         """Per-coordinate variance of ``N_s`` (default: the last released ``s``)."""
         s = self._step if s is None else s
         return self._noise_scale ** 2 * prefix_noise_variance(s, self._variance_reduced)
 
-    def event(self, sensitivity):
+    def event(self, sensitivity: float) -> SingleEpochTreeAggregationDpEvent:
         """The privacy event of the whole release, for leaf l2 sensitivity ``sensitivity``."""
         sensitivity = check_scalar(sensitivity, "sensitivity", low=0.0)
         return SingleEpochTreeAggregationDpEvent(self._noise_scale / sensitivity, self._steps)

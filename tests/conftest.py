@@ -21,6 +21,20 @@ def rng(global_seed):
     return np.random.default_rng(global_seed)
 
 
+def pytest_configure(config):
+    # .ci/run sets DPSCO_EXPECT_INSTALLED=1 when it tests the installed wheel: the run must then
+    # import dpsco_core from the virtual environment's site-packages, never from a source tree.
+    if os.environ.get("DPSCO_EXPECT_INSTALLED", "0") not in ("", "0"):
+        import sysconfig
+
+        import dpsco_core
+        where = os.path.realpath(dpsco_core.__file__)
+        site = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}
+        if not any(where.startswith(path + os.sep) for path in site):
+            raise pytest.UsageError(f"DPSCO_EXPECT_INSTALLED=1 but dpsco_core was imported from "
+                                    f"{where}, not from site-packages ({sorted(site)}).")
+
+
 def pytest_report_header(config):
     seed = os.environ.get("DPSCO_TEST_SEED", "20261122")
     try:
@@ -28,4 +42,9 @@ def pytest_report_header(config):
         threads = f"openmp={'yes' if openmp_enabled() else 'no'}, n_threads=None -> {effective_n_threads()}"
     except ImportError as exc:  # the kernels are not built: say so before every test fails
         threads = f"compiled kernels not importable ({exc})"
-    return [f"dpsco-core: global_seed={seed} (DPSCO_TEST_SEED), {threads}"]
+    try:
+        import dpsco_core
+        where = f"dpsco_core {dpsco_core.__version__} from {os.path.dirname(dpsco_core.__file__)}"
+    except ImportError as exc:
+        where = f"dpsco_core not importable ({exc})"
+    return [f"dpsco-core: global_seed={seed} (DPSCO_TEST_SEED), {threads}", where]

@@ -162,7 +162,7 @@ def _vertices(problem, d):
 
 
 BATCH = 256
-_SIGMA = {}
+_SIGMA: dict = {}
 
 
 def alg3_phases(n, d, epsilon, kappa, offset, *, lipschitz=LIPSCHITZ, n_vertices=None):

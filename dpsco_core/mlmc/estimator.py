@@ -82,7 +82,7 @@ class MLMCDraws:
     j_max: int
     levels: str
     base_level: int
-    offsets: np.ndarray = field(default=None, repr=False)
+    offsets: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def mean(self):

@@ -28,9 +28,12 @@ Every run reports, from its executor, query depth (sequential oracle batches), t
 computational depth (sequential optimizer steps + batches).
 """
 
+from __future__ import annotations
+
 import math
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -40,6 +43,9 @@ from ..ball_acceleration import ConstantLambda, LambdaBisection, ball_accelerati
 from ..exceptions import external_stacklevel
 from ..resque import ReSQueBatch, ReSQueWarning
 from .executors import SerialExecutor
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, RandomStateLike
 
 __all__ = ["ReSQueEpochSGD", "ReSQueACSA", "BallProximalOracle", "parallel_sco",
            "ParallelSCOResult", "epoch_sgd_schedule", "ac_sa_schedule"]
@@ -216,13 +222,17 @@ class ParallelSCOResult:
     total_queries: int
     computational_depth: int
     smoothing_error_bound: float
-    trace: np.ndarray = field(repr=False, default=None)
+    trace: np.ndarray | None = field(repr=False, default=None)
 
 
-def parallel_sco(grad_batch, x0, *, lipschitz, radius_bound, epsilon, inner="ac_sa",
-                 smoothing="dimension", line_search="constant", executor=None, max_iter=200,
-                 accuracy_scale=1.0, max_queries=10 ** 7, share_rounds=True, callback=None,
-                 lambda_factor=1.0, ball_accel_constant=1.0, random_state=None):
+def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: float,
+                 radius_bound: float, epsilon: float, inner: str = "ac_sa",
+                 smoothing: str = "dimension", line_search: str = "constant",
+                 executor: Any = None, max_iter: int = 200, accuracy_scale: float = 1.0,
+                 max_queries: int = 10 ** 7, share_rounds: bool = True,
+                 callback: Callable[[int, np.ndarray], bool] | None = None,
+                 lambda_factor: float = 1.0, ball_accel_constant: float = 1.0,
+                 random_state: RandomStateLike = None) -> ParallelSCOResult:
     r"""Theorems 1 (``inner="epoch_sgd"``) and 2 (``inner="ac_sa"``): minimize f to accuracy ε
     over :math:`B_R(x_0)` with a batched stochastic subgradient oracle.
 
@@ -268,11 +278,11 @@ def parallel_sco(grad_batch, x0, *, lipschitz, radius_bound, epsilon, inner="ac_
     -------
     ParallelSCOResult
     """
-    x0 = check_vector(x0, "x0")
+    x: np.ndarray = check_vector(x0, "x0")
     L = check_positive(lipschitz, "lipschitz")
     R = check_positive(radius_bound, "radius_bound")
     eps = check_positive(epsilon, "epsilon")
-    d = x0.shape[0]
+    d = x.shape[0]
     if smoothing == "dimension":
         rho = eps / (math.sqrt(d) * L)
         bias = L * rho * math.sqrt(d)
@@ -288,6 +298,7 @@ def parallel_sco(grad_batch, x0, *, lipschitz, radius_bound, epsilon, inner="ac_
     ball = cls(grad_batch, L, rho, rho, executor, max_queries)
     lam_const = check_positive(lambda_factor, "lambda_factor") * L / rho
     c_ba = check_positive(ball_accel_constant, "ball_accel_constant")
+    next_lambda: ConstantLambda | LambdaBisection
     if line_search == "constant":
         next_lambda = ConstantLambda(lam_const)
     elif line_search == "bisection":
@@ -299,7 +310,7 @@ def parallel_sco(grad_batch, x0, *, lipschitz, radius_bound, epsilon, inner="ac_
     else:
         raise ValueError(f"line_search must be 'constant' or 'bisection'; got {line_search!r}.")
     oracles = _IterationOracles(ball, share_rounds)
-    res = ball_acceleration(oracles.ball_oracle, oracles.prox_oracle, next_lambda, x0,
+    res = ball_acceleration(oracles.ball_oracle, oracles.prox_oracle, next_lambda, x,
                             epsilon=eps, radius_bound=R, lipschitz=L, movement=rho,
                             max_iter=max_iter, accuracy_scale=accuracy_scale,
                             callback=callback, random_state=check_random_state(random_state))

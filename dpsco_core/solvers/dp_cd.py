@@ -4,9 +4,12 @@ Implementation notes: ``shared/notes/002_dpcd.md`` (sections 2, 3, 5 and 9). The
 kernel is ``dpsco_core._kernels._cd``; its NumPy twin ``dpsco_core.reference.cd``.
 """
 
+from __future__ import annotations
+
 import math
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,7 +17,7 @@ from .._config import effective_n_threads
 from .._kernels import _cd
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_int, check_scalar
-from ..privacy.budget import spend
+from ..privacy.budget import Budget, spend
 from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
@@ -24,6 +27,11 @@ from ._common import (check_privacy_budget, check_problem, check_relation, norma
                       sensitivity_factor)
 from ._public_constants import data_constant
 from .smoothness import SmoothnessRelease, smoothness_event
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, RandomStateLike
+    from ..privacy.events import NeighboringRelation
+    from ..problems import Problem
 
 __all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
 
@@ -218,11 +226,15 @@ def _check_clip(clip, epsilon, name="clip"):
     return clip
 
 
-def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, step=1.0,
-          clip=1.0, average=True, selection="random", calibration="rdp",
-          smoothness="auto", smoothness_share=0.1, smoothness_bounds="auto",
-          neighboring_relation="replace_one", public_n=None, coef_init=None, random_state=None,
-          record_history=True, budget=None):
+def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | None = None,
+          n_outer: int | None = None, n_inner: int | None = None, step: float = 1.0,
+          clip: float = 1.0, average: bool = True, selection: str = "random",
+          calibration: str = "rdp", smoothness: str | ArrayLike = "auto",
+          smoothness_share: float = 0.1, smoothness_bounds: str | ArrayLike = "auto",
+          neighboring_relation: str | NeighboringRelation = "replace_one",
+          public_n: int | None = None, coef_init: ArrayLike | None = None,
+          random_state: RandomStateLike = None, record_history: bool = True,
+          budget: Budget | None = None) -> Result:
     r"""Differentially private proximal coordinate descent (DP-CD).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` for the
@@ -475,11 +487,16 @@ class GridResult:
     stats: dict
 
 
-def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None, n_outer=None,
-               n_inner=None, average=True, selection="random", calibration="rdp",
-               smoothness="auto", smoothness_share=0.1, smoothness_bounds="auto",
-               neighboring_relation="replace_one", public_n=None, random_state=None,
-               n_threads=None, evaluate=True, budget=None):
+def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLike,
+               clips: ArrayLike, n_seeds: int = 1, passes: float | None = None,
+               n_outer: int | None = None, n_inner: int | None = None, average: bool = True,
+               selection: str = "random", calibration: str = "rdp",
+               smoothness: str | ArrayLike = "auto", smoothness_share: float = 0.1,
+               smoothness_bounds: str | ArrayLike = "auto",
+               neighboring_relation: str | NeighboringRelation = "replace_one",
+               public_n: int | None = None, random_state: RandomStateLike = None,
+               n_threads: int | None = None, evaluate: bool = True,
+               budget: Budget | None = None) -> GridResult:
     """Many independent DP-CD runs, one per (step, clip, seed), in parallel over runs.
 
     The hyperparameter grids of the paper's experiments (Appendix G.1) in one call: the

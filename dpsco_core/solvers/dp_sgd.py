@@ -4,8 +4,11 @@ Implementation notes: ``shared/notes/002_dpcd.md`` (sections 4, 5.3, 5.4 and 9.4
 kernel is ``dpsco_core._kernels._batch``; its NumPy twin ``dpsco_core.reference.batch``.
 """
 
+from __future__ import annotations
+
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,7 +17,7 @@ from .._kernels import _batch
 from .._random import block_bit_generators, check_random_state
 from .._validation import check_int, check_scalar, check_vector
 from ..privacy._checks import check_conversion
-from ..privacy.budget import spend
+from ..privacy.budget import Budget, spend
 from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian, steps_from_epochs
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
@@ -23,6 +26,10 @@ from ._common import (check_privacy_budget, check_problem, check_relation, norma
                       objective_or_inf, public_n_assumptions, report_from_event,
                       sensitivity_factor)
 from ._public_constants import SMOOTHNESS_MODES, data_constant
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, RandomStateLike
+    from ..problems import Problem
 
 __all__ = ["dp_sgd", "dp_sgd_schedule"]
 
@@ -129,10 +136,14 @@ def _relation(neighboring_relation, sampling):
     return relation
 
 
-def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None, step=1.0,
-           clip=1.0, sampling="poisson", neighboring_relation=None, public_n=None,
-           conversion="improved", coef_init=None, random_state=None, n_threads=None,
-           record_history=True, smoothness="auto", budget=None):
+def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
+           batch_size: int | None = None, sample_rate: float | None = None, step: float = 1.0,
+           clip: float = 1.0, sampling: str = "poisson",
+           neighboring_relation: str | NeighboringRelation | None = None,
+           public_n: int | None = None, conversion: str = "improved",
+           coef_init: ArrayLike | None = None, random_state: RandomStateLike = None,
+           n_threads: int | None = None, record_history: bool = True,
+           smoothness: str | float = "auto", budget: Budget | None = None) -> Result:
     r"""Differentially private proximal SGD with per-sample clipping (the DP-SGD baseline).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` by

@@ -7,16 +7,19 @@ the differences; 6.3: exact GDP calibration; 9: errata; 11: defaults). Kernels:
 ``_batch.batch_diff_*`` (two-point differences, K1) and ``_tree.tree_step`` (K2).
 """
 
+from __future__ import annotations
+
 import math
 import time
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._config import effective_n_threads
 from .._validation import check_int, check_scalar
 from ..exceptions import TheoryWarning, external_stacklevel
-from ..privacy.budget import spend
+from ..privacy.budget import Budget, spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               SingleEpochTreeAggregationDpEvent)
 from ..privacy.gdp import gdp_mu
@@ -24,6 +27,10 @@ from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..result import History, Result
 from ._common import check_privacy_budget, check_problem, check_relation, sensitivity_factor
 from ._single_epoch import check_penalty_supported, run_single_epoch, single_epoch_schedule
+
+if TYPE_CHECKING:
+    from .._typing import RandomStateLike
+    from ..problems import Problem
 
 __all__ = ["dp_srgd", "theory_params"]
 
@@ -93,10 +100,13 @@ def make_history(problem, run, B, record_history):
     return History(np.asarray(passes), np.asarray(objective))
 
 
-def dp_srgd(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", clip=1.0,
-            radius=None, z_step_scale=0.5, variance_reduced_tree=False,
-            neighboring_relation="zero_out", random_state=None, n_threads=None,
-            record_history=True, budget=None):
+def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
+            batch_size: int | None = None, preset: str = "sqrt", clip: float = 1.0,
+            radius: float | None = None, z_step_scale: float = 0.5,
+            variance_reduced_tree: bool = False,
+            neighboring_relation: str | NeighboringRelation = "zero_out",
+            random_state: RandomStateLike = None, n_threads: int | None = None,
+            record_history: bool = True, budget: Budget | None = None) -> Result:
     r"""Accelerated-DP-SRGD (mu-GDP): one epoch, ``T = n // B`` rounds, tree-aggregated noise.
 
     Minimizes :math:`F(x) = \frac1n \sum_i \ell(\langle a_i, x\rangle, y_i) + \psi(x)` over

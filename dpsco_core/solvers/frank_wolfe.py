@@ -62,9 +62,12 @@ in the pure case; the level's amplified ``EpsilonDeltaDpEvent`` in the approxima
 :func:`vr_frank_wolfe_ledger` lists every level, and a test recomputes the report from it.
 """
 
+from __future__ import annotations
+
 import math
 import time
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -74,7 +77,7 @@ from .._random import block_bit_generators, check_random_state, child_seed_seque
 from .._validation import check_delta, check_int, check_scalar
 from ..exceptions import DPSCOWarning, external_stacklevel
 from ..penalties import PENALTY_NONE
-from ..privacy.budget import spend
+from ..privacy.budget import Budget, spend
 from ..privacy.accountants import RdpAccountant
 from ..privacy.conversions import zcdp_to_epsilon
 from ..privacy.events import (EpsilonDeltaDpEvent, GaussianDpEvent, NeighboringRelation,
@@ -83,6 +86,10 @@ from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..result import History, Result
 from ._common import check_problem, objective_or_inf
 from ._row_source import is_sign_stream, row_source
+
+if TYPE_CHECKING:
+    from .._typing import RandomStateLike
+    from ..problems import Problem
 
 __all__ = ["vr_frank_wolfe", "vr_frank_wolfe_ledger", "vr_frank_wolfe_schedule",
            "dyadic_tree", "ttz_frank_wolfe", "projected_dp_sgd_l1"]
@@ -465,10 +472,13 @@ def _fit_to_report(scales, reported_epsilon, target):
 # Algorithm 3
 # --------------------------------------------------------------------------------------------
 
-def vr_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, domain="l1",
-                   smoothness=None, noise="laplace", calibration="strict", batch="auto",
-                   n_phases=None, random_state=None, n_threads=None, record_history=True,
-                   budget=None):
+def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | None = None,
+                   radius: float = 1.0, lipschitz: float = 1.0, domain: str = "l1",
+                   smoothness: float | None = None, noise: str = "laplace",
+                   calibration: str = "strict", batch: int | str = "auto",
+                   n_phases: int | None = None, random_state: RandomStateLike = None,
+                   n_threads: int | None = None, record_history: bool = True,
+                   budget: Budget | None = None) -> Result:
     r"""Private variance-reduced ("dyadic") Frank-Wolfe: Algorithm 3 of Asi et al. (2021).
 
     Minimizes :math:`F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over a polytope
@@ -668,9 +678,11 @@ def _rdp_epsilon_selfcomposed(eps_it, count, delta):
         return acc.compose(EpsilonDeltaDpEvent(eps_it), count).get_epsilon(delta)
 
 
-def ttz_frank_wolfe(problem, *, epsilon, delta=None, radius=1.0, lipschitz=1.0, domain="l1",
-                    n_iter=None, noise="laplace", random_state=None, n_threads=None,
-                    budget=None):
+def ttz_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | None = None,
+                    radius: float = 1.0, lipschitz: float = 1.0, domain: str = "l1",
+                    n_iter: int | None = None, noise: str = "laplace",
+                    random_state: RandomStateLike = None, n_threads: int | None = None,
+                    budget: Budget | None = None) -> Result:
     r"""Private Frank-Wolfe of Talwar, Thakurta and Zhang (2015): full-batch gradients.
 
     ``n_iter`` iterations (default :math:`\lceil (n\varepsilon)^{2/3}\rceil`, capped at 2000);

@@ -45,8 +45,11 @@ is the largest (``SelfComposedDpEvent(PoissonSampledDpEvent(q_i, GaussianDpEvent
 T_i)``); ``stats["phases"]`` lists every phase's event, and a test recomputes them all.
 """
 
+from __future__ import annotations
+
 import math
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -56,13 +59,16 @@ from ..reference import mirror as _mirror_twin
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_delta, check_int, check_scalar
 from ..penalties import PENALTY_NONE
-from ..privacy.budget import spend
+from ..privacy.budget import Budget, spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..problems import Problem
 from ..result import History, Result
 from ._common import (check_problem, check_relation, normaliser, public_n_assumptions,
                       report_from_event)
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, RandomStateLike
 
 __all__ = ["noisy_mirror_descent", "localized_mirror_descent", "localized_schedule",
            "strongly_convex_reduction"]
@@ -185,10 +191,13 @@ def _run_entropic(problem, rows, *, steps, q, expected_batch, sigma, clip, step,
     return avg
 
 
-def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, geometry="l1",
-                         batch_size=None, steps=None, step=None, clip=None,
-                         mirror_map="pnorm", neighboring_relation="zero_out", public_n=None,
-                         random_state=None, budget=None):
+def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radius: float = 1.0,
+                         lipschitz: float = 1.0, geometry: str | float = "l1",
+                         batch_size: int | None = None, steps: int | None = None,
+                         step: float | None = None, clip: float | None = None,
+                         mirror_map: str = "pnorm", neighboring_relation: str = "zero_out",
+                         public_n: int | None = None, random_state: RandomStateLike = None,
+                         budget: Budget | None = None) -> Result:
     r"""Noisy stochastic mirror descent (Algorithm 1; Algorithm 5 for lp): DP-ERM over a ball.
 
     Minimizes :math:`\hat F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over
@@ -363,11 +372,14 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
     return phases
 
 
-def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0,
-                             geometry="l1", budget_schedule="paper", reg_constant=1.0,
-                             n_min=16, max_steps=None, clip=None, start=None,
-                             neighboring_relation="zero_out", public_n=None, random_state=None,
-                             budget=None):
+def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
+                             radius: float = 1.0, lipschitz: float = 1.0,
+                             geometry: str | float = "l1", budget_schedule: str = "paper",
+                             reg_constant: float = 1.0, n_min: int = 16,
+                             max_steps: int | None = None, clip: float | None = None,
+                             start: ArrayLike | None = None, neighboring_relation: str = "zero_out",
+                             public_n: int | None = None, random_state: RandomStateLike = None,
+                             budget: Budget | None = None) -> Result:
     r"""Localized noisy mirror descent (Algorithm 2; Algorithm 6 for lp): private SCO.
 
     Phase i runs Algorithm 1 on its own chunk of :math:`\approx n_i = n/2^i` samples on the
