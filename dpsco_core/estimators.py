@@ -405,7 +405,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         positive = self._decision(X) > 0     # checks that the model is fitted first
         return self.classes_[positive.astype(int)]
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: MatrixLike, y: ArrayLike,
+              sample_weight: ArrayLike | None = None) -> float:
         """Accuracy, with ``y`` encoded by the same public convention as in ``fit``.
 
         Parameters
@@ -425,4 +426,4 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         y = np.asarray(y)
         signs = _label_signs(y, None if self.classes is None else self.classes_)
         predicted = np.where(self._decision(X) > 0, 1.0, -1.0)
-        return accuracy_score(signs, predicted, sample_weight=sample_weight)
+        return float(accuracy_score(signs, predicted, sample_weight=sample_weight))

@@ -42,7 +42,7 @@ share of epsilon to estimate :math:`M_j` inside the same public bounds).
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import scipy.sparse as sp
@@ -119,7 +119,7 @@ class PublicBounds:
         return f"PublicBounds({', '.join(parts)})"
 
     # ---------------------------------------------------------------- checks and enforcement
-    def check_features(self, n_features):
+    def check_features(self, n_features: int) -> None:
         """Raise ValueError unless the per-feature bounds fit ``n_features`` columns."""
         if self.bounds is None:
             return
@@ -128,7 +128,7 @@ class PublicBounds:
                 raise ValueError(f"bounds {side} must be a scalar or have shape "
                                  f"({n_features},) (one per feature); got {arr.shape}.")
 
-    def enforce(self, X, y):
+    def enforce(self, X: Any, y: np.ndarray) -> tuple[Any, np.ndarray]:
         """The data mapped record by record onto the bounds (module docstring).
 
         ``X`` (float64 ndarray, or CSR/CSC float64) and ``y`` are never written to: the result
@@ -178,7 +178,7 @@ class PublicBounds:
         return X * scale[:, None]
 
     # ---------------------------------------------------------------- constants
-    def feature_bounds(self, n_features):
+    def feature_bounds(self, n_features: int) -> np.ndarray:
         """:math:`B_j^R = \\min(\\max(|lo_j|, |hi_j|), R)`, shape (n_features,)."""
         B = np.full(n_features, math.inf)
         if self.bounds is not None:
@@ -188,29 +188,29 @@ class PublicBounds:
             B = np.minimum(B, self.row_norm)
         return B
 
-    def row_bound(self, n_features):
+    def row_bound(self, n_features: int) -> float:
         """:math:`R' = \\min(R, \\|B\\|_2)`: a bound on every row's Euclidean norm."""
         R = math.inf if self.row_norm is None else self.row_norm
         if self.bounds is not None:
             R = min(R, float(np.sqrt(np.sum(self.feature_bounds(n_features) ** 2))))
         return R
 
-    def coordinate_smoothness(self, loss, n_features):
+    def coordinate_smoothness(self, loss: Any, n_features: int) -> np.ndarray:
         """:math:`M_j \\le s_\\ell (B_j^R)^2` (module docstring)."""
         return _loss_smoothness(loss, "coordinate smoothness") * \
             self.feature_bounds(n_features) ** 2
 
-    def smoothness(self, loss, n_features):
+    def smoothness(self, loss: Any, n_features: int) -> float:
         """:math:`\\beta \\le s_\\ell R'^2` (module docstring)."""
         return _loss_smoothness(loss, "the smoothness constant") * \
             self.row_bound(n_features) ** 2
 
-    def coordinate_lipschitz(self, loss, n_features):
+    def coordinate_lipschitz(self, loss: Any, n_features: int) -> np.ndarray:
         """:math:`L_j \\le \\Lambda_\\ell B_j^R` (module docstring)."""
         return _loss_lipschitz(loss, "a coordinate-wise Lipschitz bound") * \
             self.feature_bounds(n_features)
 
-    def lipschitz(self, loss, n_features):
+    def lipschitz(self, loss: Any, n_features: int) -> float:
         """:math:`\\Lambda_\\ell \\max_i \\|x_i\\|_2 \\le \\Lambda_\\ell R'` (module docstring)."""
         return _loss_lipschitz(loss, "a Lipschitz constant") * self.row_bound(n_features)
 

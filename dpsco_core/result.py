@@ -21,13 +21,13 @@ __all__ = ["Result", "History", "HISTORY_OBJECTIVE_CONDITION", "with_objective_c
 HISTORY_OBJECTIVE_CONDITION = "history.objective: exact training objective values, not private"
 
 
-def _holds_objective_values(objective):
+def _holds_objective_values(objective: Any) -> bool:
     """True if ``objective`` holds at least one value computed from the data (not NaN)."""
     values = np.asarray(objective, dtype=np.float64).reshape(-1)
     return bool(np.any(~np.isnan(values)))
 
 
-def with_objective_condition(report, objective):
+def with_objective_condition(report: Any, objective: Any) -> Any:
     """``report`` with :data:`HISTORY_OBJECTIVE_CONDITION` in ``non_private_outputs`` if
     ``objective`` holds values.
 
@@ -42,7 +42,7 @@ def with_objective_condition(report, objective):
     return report
 
 
-def without_objective_condition(report):
+def without_objective_condition(report: PrivacyReport) -> PrivacyReport:
     """``report`` without :data:`HISTORY_OBJECTIVE_CONDITION`, for a holder that drops the
     objective values (an estimator fitted with ``diagnostics=False``)."""
     return dataclasses.replace(
@@ -52,7 +52,7 @@ def without_objective_condition(report):
         conditions=tuple(c for c in report.conditions if c != HISTORY_OBJECTIVE_CONDITION))
 
 
-def as_held_condition(report):
+def as_held_condition(report: PrivacyReport) -> PrivacyReport:
     """``report`` for an object that keeps the objective values as part of what it holds (a
     fitted estimator with ``diagnostics=True``): the statement becomes a condition too."""
     if HISTORY_OBJECTIVE_CONDITION in report.conditions:

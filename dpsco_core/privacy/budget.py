@@ -33,6 +33,7 @@ not compose into one.
 import copy
 import math
 import threading
+from typing import Any
 
 from .._validation import check_delta, check_scalar
 from ..exceptions import PrivacyBudgetError, UnsupportedEventError
@@ -134,8 +135,9 @@ NeighboringRelation or None, default=None
     True
     """
 
-    def __init__(self, epsilon, delta, *, accountant="rdp", neighboring_relation=None,
-                 orders=None, conversion="improved"):
+    def __init__(self, epsilon: float, delta: float, *, accountant: str = "rdp",
+                 neighboring_relation: Any = None, orders: Any = None,
+                 conversion: str = "improved") -> None:
         if accountant not in BUDGET_ACCOUNTANTS:
             raise ValueError(f"accountant must be one of {list(BUDGET_ACCOUNTANTS)}; got "
                              f"{accountant!r}.")
@@ -291,14 +293,16 @@ NeighboringRelation or None, default=None
         # Called with the lock held (from _attempt).
         return 0 if self._accountant is None else len(self._accountant.ledger.events)
 
-    def check(self, event, *, neighboring_relation, delta=None):
+    def check(self, event: DpEvent, *, neighboring_relation: Any,
+              delta: float | None = None) -> float:
         """Return the spent epsilon if ``event`` were charged; raise if it would not fit.
 
         Nothing is charged. Raises as :meth:`charge` does.
         """
         return self._attempt(event, neighboring_relation, delta, commit=False)
 
-    def charge(self, event, *, neighboring_relation, delta=None):
+    def charge(self, event: DpEvent, *, neighboring_relation: Any,
+               delta: float | None = None) -> float:
         """Compose ``event`` into the budget, or refuse it; return the spent epsilon after it.
 
         Parameters
