@@ -9,6 +9,9 @@ DPSCO_DEBUG_BUILD=1
 DPSCO_DISABLE_OPENMP=1
     Serial build even when the compiler supports OpenMP (the fallback that compilers without
     OpenMP get automatically).
+DPSCO_REQUIRE_OPENMP=1
+    Fail the build instead of falling back to serial when the OpenMP probe fails (CI and
+    ``tools/sanitize.sh`` set it). Without it a failed probe is reported on stderr, loudly.
 
 OpenMP is detected at build time by compiling and linking a small program with ``-fopenmp``;
 it is never assumed. What was decided is written to ``dpsco_core/_kernels/_build_info.py`` (in
@@ -20,6 +23,7 @@ tools, docs); the version is read from ``dpsco_core.__version__`` (``pyproject.t
 """
 
 import os
+import shlex
 import shutil
 import sys
 import sysconfig
@@ -38,6 +42,7 @@ BUILD_INFO = HERE / "dpsco_core" / "_kernels" / "_build_info.py"
 
 DEBUG = os.environ.get("DPSCO_DEBUG_BUILD", "0") not in ("", "0", "false", "False")
 DISABLE_OPENMP = os.environ.get("DPSCO_DISABLE_OPENMP", "0") not in ("", "0", "false", "False")
+REQUIRE_OPENMP = os.environ.get("DPSCO_REQUIRE_OPENMP", "0") not in ("", "0", "false", "False")
 
 OPENMP_TEST_PROGRAM = textwrap.dedent(
     """
@@ -62,6 +67,14 @@ def _openmp_flags(compiler):
         candidates = [(["-Xpreprocessor", "-fopenmp"], ["-lomp"]), (["-fopenmp"], ["-fopenmp"])]
     else:
         candidates = [(["-fopenmp"], ["-fopenmp"])]
+    # The probe object is compiled with CFLAGS (through compiler_so) but linked by linker_exe,
+    # which sees neither CFLAGS nor LDFLAGS: with -fsanitize in CFLAGS the link then failed on
+    # the sanitizer runtime and the build silently went serial. Link with LDFLAGS and the
+    # -fsanitize options of CFLAGS, as the extensions themselves are linked.
+    env_lflags = shlex.split(os.environ.get("LDFLAGS", ""))
+    env_lflags += [f for f in shlex.split(os.environ.get("CFLAGS", ""))
+                   if f.startswith("-fsanitize") and f not in env_lflags]
+    errors = []
     tmp = tempfile.mkdtemp(prefix="dpsco_openmp_")
     try:
         src = os.path.join(tmp, "test_openmp.c")
@@ -71,12 +84,20 @@ def _openmp_flags(compiler):
             try:
                 objects = compiler.compile([src], output_dir=tmp, extra_postargs=cflags)
                 compiler.link_executable(objects, "test_openmp", output_dir=tmp,
-                                         extra_postargs=lflags)
-            except Exception:  # any compile or link failure means "no OpenMP with these flags"
+                                         extra_postargs=lflags + env_lflags)
+            except Exception as exc:  # any compile or link failure: no OpenMP with these flags
+                errors.append(f"{' '.join(cflags)}: {exc}")
                 continue
             return cflags, lflags
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    message = ("\n" + "!" * 78 + "\nWARNING: OpenMP probe failed; building SERIAL kernels "
+               "(one thread).\n" + "\n".join(errors) + "\nSet DPSCO_DISABLE_OPENMP=1 to "
+               "choose this, or DPSCO_REQUIRE_OPENMP=1 to fail instead.\n" + "!" * 78)
+    if REQUIRE_OPENMP:
+        raise SystemExit(message.replace("WARNING", "ERROR").replace(
+            "building SERIAL kernels (one thread)", "DPSCO_REQUIRE_OPENMP=1 is set"))
+    print(message, file=sys.stderr)
     return [], []
 
 

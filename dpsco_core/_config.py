@@ -3,6 +3,14 @@
 ``n_threads`` convention (everywhere in dpsco-core): ``None`` means every core OpenMP reports,
 capped by the CPUs this process may run on unless ``OMP_NUM_THREADS`` is set; an int >= 1 is
 used as given. A build without OpenMP always runs one thread.
+
+Fork after OpenMP: GNU libgomp keeps its thread pool across ``fork()`` but not the threads, so
+a child process (``multiprocessing`` with the "fork" start method, the default on Linux before
+Python 3.14) that enters a multithreaded OpenMP region after its parent ran one waits forever.
+Here such a child falls back to one thread, with a ``RuntimeWarning``, rather than raising:
+results are bitwise the same for any thread count, so the fallback costs only speed, and code
+that already works in forked workers keeps working. The "spawn" and "forkserver" start methods
+keep every thread.
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import warnings
 from typing import TextIO
 
 import numpy as np
@@ -18,6 +27,36 @@ from . import __version__
 from ._kernels import _build_info, _config as _kconfig
 
 __all__ = ["show_config", "effective_n_threads", "openmp_enabled"]
+
+
+# Set once a kernel has been handed more than one thread (libgomp has then started its pool);
+# copied into forked children, where it turns into _FORKED_AFTER_OPENMP.
+_OPENMP_THREADS_USED = False
+_FORKED_AFTER_OPENMP = False
+_FORK_WARNED = False
+
+FORK_MESSAGE = (
+    "dpsco-core: this process was forked after its parent ran multithreaded OpenMP kernels; "
+    "GNU OpenMP (libgomp) would hang in a multithreaded region here, so kernels run on one "
+    "thread (same results, less speed). Use multiprocessing.get_context('spawn') or "
+    "'forkserver', or call the kernels with n_threads=1 in the parent, to keep every thread."
+)
+
+
+def _after_fork_in_child() -> None:
+    global _FORKED_AFTER_OPENMP, _FORK_WARNED
+    if _OPENMP_THREADS_USED:
+        _FORKED_AFTER_OPENMP = True
+        _FORK_WARNED = False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def forked_after_openmp() -> bool:
+    """True in a process forked after OpenMP threads ran in its parent (kernels use 1 thread)."""
+    return _FORKED_AFTER_OPENMP
 
 
 def openmp_enabled() -> bool:
@@ -45,7 +84,9 @@ def effective_n_threads(n_threads: int | None = None) -> int:
     Returns
     -------
     int
-        The thread count; always 1 in a build without OpenMP.
+        The thread count; always 1 in a build without OpenMP, and 1 (with a
+        ``RuntimeWarning``) in a process forked after its parent ran multithreaded kernels,
+        where libgomp would hang (module docstring).
 
     Raises
     ------
@@ -58,14 +99,22 @@ def effective_n_threads(n_threads: int | None = None) -> int:
 
     if n_threads is not None:
         n_threads = check_int(n_threads, "n_threads", low=1)
+    global _OPENMP_THREADS_USED, _FORK_WARNED
     if not _kconfig.openmp_enabled():
         return 1
-    if n_threads is not None:
-        return n_threads
-    n = _kconfig.omp_max_threads()
-    if "OMP_NUM_THREADS" not in os.environ:
-        n = min(n, _usable_cpus())
-    return max(1, n)
+    if n_threads is None:
+        n_threads = _kconfig.omp_max_threads()
+        if "OMP_NUM_THREADS" not in os.environ:
+            n_threads = min(n_threads, _usable_cpus())
+        n_threads = max(1, n_threads)
+    if n_threads > 1 and _FORKED_AFTER_OPENMP:
+        if not _FORK_WARNED:
+            _FORK_WARNED = True
+            warnings.warn(FORK_MESSAGE, RuntimeWarning, stacklevel=2)
+        return 1
+    if n_threads > 1:
+        _OPENMP_THREADS_USED = True
+    return n_threads
 
 
 def show_config(file: TextIO | None = None) -> None:
@@ -91,4 +140,12 @@ def show_config(file: TextIO | None = None) -> None:
         f"  compile flags  {' '.join(_build_info.EXTRA_COMPILE_ARGS)}",
         f"  link flags     {' '.join(_build_info.EXTRA_LINK_ARGS) or '(none)'}",
     ]
+    if openmp_enabled():
+        lines.append(
+            "  fork           after multithreaded kernels, a fork()ed child (multiprocessing's "
+            "default\n                 'fork' start method on Linux) runs kernels on 1 thread: "
+            "libgomp would\n                 hang there. Use the 'spawn' or 'forkserver' start "
+            "method for all threads."
+            + ("\n                 (this process is such a child: 1 thread)"
+               if _FORKED_AFTER_OPENMP else ""))
     print("\n".join(lines), file=file)

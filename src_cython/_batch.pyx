@@ -57,6 +57,7 @@ from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_geometric, random_interval, random_normal
 
+from _interrupt cimport Interrupt, POLL_WORK, interrupt_init, poll, raise_if_interrupted
 from _batch cimport (BATCH_BLOCK, BATCH_GROUP, BATCH_PARALLEL_MIN_WORK, axpy_row, clip_weight,
                      dot_row, index_t)
 from _loss cimport LOSS_LOGISTIC, LOSS_SQUARED, loss_deriv, loss_deriv_diff
@@ -228,22 +229,29 @@ cdef struct Run:
 cdef void _sgd(const Rows *X, const index_t *indices, const index_t *indptr, const Run *r,
                double *coef, bitgen_t *sgen, bitgen_t *ngen, int64_t *rows, double *grad,
                double *scratch, Py_ssize_t *counts, int n_threads,
-               Py_ssize_t *n_clipped_out, Py_ssize_t *n_sampled_out) noexcept nogil:
-    cdef Py_ssize_t k, j, m, n_clipped = 0, n_sampled = 0
+               Py_ssize_t *n_clipped_out, Py_ssize_t *n_sampled_out,
+               Interrupt *it) noexcept nogil:
+    # Signals are polled between steps, on the calling thread, outside the parallel block
+    # groups: a step's cost is bounded by its batch, and the checks change no result.
+    cdef Py_ssize_t k, j, m, n_clipped = 0, n_sampled = 0, budget = POLL_WORK
     cdef Py_ssize_t per_epoch = X.n // r.batch_size if r.sampling == SAMPLING_SHUFFLE else 1
     cdef const int64_t *batch
     cdef double g
     cdef TwoPoint one_point = TwoPoint(dx=NULL, eta=1.0, eta_prev=0.0)
     for k in range(r.n_steps):
+        if poll(it, &budget, 8 * X.p):
+            break
         if r.sampling == SAMPLING_POISSON:
             m = _poisson_batch(sgen, X.n, r.sample_rate, rows)
             batch = rows
         else:
             if k % per_epoch == 0:
                 _permute(sgen, X.n, rows)
+                budget -= 4 * X.n
             m = r.batch_size
             batch = rows + (k % per_epoch) * r.batch_size
         n_sampled += m
+        budget -= m * X.p if indices == NULL else 4 * m + 2 * X.p
         n_clipped += _clipped_sum(X, indices, indptr, batch, m, coef, r.clip, &one_point, grad,
                                   scratch, counts, n_threads)
         for j in range(X.p):
@@ -444,18 +452,21 @@ cdef tuple _sgd_call(const Rows *X, const index_t *indices, const index_t *indpt
     cdef double *scratch = <double *> malloc(BATCH_GROUP * X.p * sizeof(double))
     cdef Py_ssize_t *counts = <Py_ssize_t *> malloc(BATCH_GROUP * sizeof(Py_ssize_t))
     cdef Py_ssize_t n_clipped = 0, n_sampled = 0
+    cdef Interrupt it
+    interrupt_init(&it)
     try:
         if rows == NULL or grad == NULL or scratch == NULL or counts == NULL:
             raise MemoryError()
         with nogil:
             _sgd(X, indices, indptr, r, &coef[0], gens[0], gens[1], rows, grad, scratch,
-                 counts, n_threads, &n_clipped, &n_sampled)
+                 counts, n_threads, &n_clipped, &n_sampled, &it)
     finally:
         free(gens)
         free(rows)
         free(grad)
         free(scratch)
         free(counts)
+    raise_if_interrupted(&it)
     return n_clipped, n_sampled
 
 

@@ -33,19 +33,27 @@ run many independent configurations in parallel (dynamic schedule: runs differ i
 only through their data-dependent skips), each with its own generator and thread-local scratch,
 so results do not depend on the thread count.
 
+Ctrl-C (``_interrupt.pxd``): a run polls for signals every few tens of microseconds of work
+(one clock read) and the caller's thread runs Python's handlers about every 50 ms; the grid
+hands runs out itself (instead of ``prange``) so that a master with no run left keeps listening
+while the other threads finish. An interrupted call raises before returning, and its output
+buffers (solver-owned) are left partly updated.
+
 Summation: the per-sample terms of a column go to four lanes by position (term t of the column
 to lane t mod 4), each lane summed left to right, and the result is ``(a0 + a1) + (a2 + a3)``.
 Four independent accumulators break the add-latency chain (about 4x faster than one) and the
 order is fixed, so the twin reproduces it exactly (``np.cumsum`` per lane).
 """
 
-from cython.parallel cimport parallel, prange
+from cython.parallel cimport parallel
 from libc.math cimport fabs
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_bounded_uint64, random_standard_normal
 
+from _interrupt cimport (Interrupt, POLL_WORK, interrupt_init, item_done, master_wait,
+                         next_item, poll, raise_if_interrupted)
 from _loss cimport LOSS_LOGISTIC, LOSS_SQUARED, loss_deriv
 from _prox cimport prox_scalar
 from _rng cimport bitgen_array
@@ -213,13 +221,18 @@ cdef void _margins(const double *data, const index_t *indices, const index_t *in
 cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *indptr,
                      const double *y, const double *step, const double *clip,
                      const double *noise_scale, double *coef, Settings *s, bitgen_t *gen,
-                     double *z, double *sums, Py_ssize_t *last) noexcept nogil:
-    """All outer iterations of one run; returns the number of clipped per-sample terms."""
+                     double *z, double *sums, Py_ssize_t *last,
+                     Interrupt *it) noexcept nogil:
+    """All outer iterations of one run; returns the number of clipped per-sample terms (the
+    run stops early, leaving ``coef`` partly updated, once ``it`` is interrupted)."""
     cdef Py_ssize_t t, k, i, j, idx, n_clipped = 0, update = s.update_offset
+    cdef Py_ssize_t budget = POLL_WORK
     cdef double acc, g, w_new, delta
     cdef double inv_n = 1.0 / s.normaliser
     cdef const double *col
     for t in range(s.n_outer):
+        if poll(it, &budget, s.n * s.p if indices == NULL else indptr[s.p]):
+            return n_clipped
         _margins(data, indices, indptr, coef, s, z)
         if s.average:
             for j in range(s.p):
@@ -231,6 +244,8 @@ cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *
             else:
                 j = <Py_ssize_t> random_bounded_uint64(gen, 0, <uint64_t> (s.p - 1), 0, 0)
             update += 1
+            if poll(it, &budget, 8 + (s.n if indices == NULL else indptr[j + 1] - indptr[j])):
+                return n_clipped
             g = noise_scale[j] * random_standard_normal(gen)
             # acc = sum_i clip(x_ij * l'(z_i, y_i), clip[j])
             if indices == NULL:
@@ -336,17 +351,20 @@ def cd_dense(const double[::1, :] X,       # IN  (n, p) Fortran-ordered
     cdef double *sums = <double *> malloc(p * sizeof(double))
     cdef Py_ssize_t *last = <Py_ssize_t *> malloc(p * sizeof(Py_ssize_t))
     cdef Py_ssize_t n_clipped = 0
+    cdef Interrupt it
+    interrupt_init(&it)
     try:
         if sums == NULL or last == NULL:
             raise MemoryError()
         with nogil:
             n_clipped = _run(&X[0, 0], <const int32_t *> NULL, <const int32_t *> NULL, &y[0],
                              &step[0], &clip[0], &noise_scale[0], &coef[0], &s, gens[0],
-                             &margin_out[0], sums, last)
+                             &margin_out[0], sums, last, &it)
     finally:
         free(gens)
         free(sums)
         free(last)
+    raise_if_interrupted(&it)
     return n_clipped
 
 
@@ -377,25 +395,32 @@ def cd_csc(const double[::1] data,         # IN  (nnz,) CSC values
     cdef Py_ssize_t n_clipped = 0
     cdef const double *data_ptr = &data[0] if data.shape[0] > 0 else NULL
     cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
+    cdef Interrupt it
+    interrupt_init(&it)
     try:
         if sums == NULL or last == NULL:
             raise MemoryError()
         with nogil:
             n_clipped = _run(data_ptr, indices_ptr, &indptr[0], &y[0], &step[0], &clip[0],
                              &noise_scale[0], &coef[0], &s, gens[0], &margin_out[0], sums,
-                             last)
+                             last, &it)
     finally:
         free(gens)
         free(sums)
         free(last)
+    raise_if_interrupted(&it)
     return n_clipped
 
 
 cdef int _grid(const double *data, const index_t *indices, const index_t *indptr,
                const double *y, const double[:, ::1] step, const double[:, ::1] clip,
                const double[:, ::1] noise_scale, double[:, ::1] coef, Settings *s,
-               bitgen_t **gens, int64_t *n_clipped, int n_threads) noexcept nogil:
-    """Independent runs r = 0..R-1 in parallel; returns -1 if scratch allocation failed."""
+               bitgen_t **gens, int64_t *n_clipped, int n_threads, Interrupt *it) noexcept nogil:
+    """Independent runs r = 0..R-1 in parallel; returns -1 if scratch allocation failed.
+
+    Runs are handed out one at a time (``next_item``: the dynamic schedule, and which thread
+    runs a run never changes it); the master then waits for the others listening for signals.
+    """
     cdef Py_ssize_t r, n_runs = coef.shape[0]
     cdef double *z
     cdef double *sums
@@ -405,19 +430,24 @@ cdef int _grid(const double *data, const index_t *indices, const index_t *indptr
         z = <double *> malloc(s.n * sizeof(double))
         sums = <double *> malloc(s.p * sizeof(double))
         last = <Py_ssize_t *> malloc(s.p * sizeof(Py_ssize_t))
-        # Every thread must reach the worksharing loop, so a failed allocation is handled
-        # per run inside it (and reported through the reduction), not by skipping the loop.
-        for r in prange(n_runs, schedule="dynamic"):
+        r = next_item(it)
+        while r < n_runs:
             if z == NULL or sums == NULL or last == NULL:
-                failed += 1
+                n_clipped[r] = -1       # no clipped count is negative: marks the failure
             else:
                 n_clipped[r] = _run(data, indices, indptr, y, &step[r, 0], &clip[r, 0],
                                     &noise_scale[r, 0], &coef[r, 0], s, gens[r], z, sums,
-                                    last)
+                                    last, it)
+            item_done(it)
+            r = next_item(it)
+        master_wait(it, n_runs)
         free(z)
         free(sums)
         free(last)
-    return -1 if failed > 0 else 0
+    for r in range(n_runs):
+        if n_clipped[r] < 0:
+            failed = 1
+    return -1 if failed else 0
 
 
 def cd_grid_dense(const double[::1, :] X, const double[::1] y,
@@ -441,13 +471,16 @@ def cd_grid_dense(const double[::1, :] X, const double[::1] y,
         return
     cdef bitgen_t **gens = bitgen_array(bit_generators, n_runs)
     cdef int status
+    cdef Interrupt it
+    interrupt_init(&it)
     try:
         with nogil:
             status = _grid(&X[0, 0], <const int32_t *> NULL, <const int32_t *> NULL, &y[0],
                            step, clip, noise_scale, coef, &s, gens, &n_clipped_out[0],
-                           n_threads)
+                           n_threads, &it)
     finally:
         free(gens)
+    raise_if_interrupted(&it)
     if status != 0:
         raise MemoryError()
 
@@ -472,12 +505,15 @@ def cd_grid_csc(const double[::1] data, const index_t[::1] indices, const index_
     cdef const double *data_ptr = &data[0] if data.shape[0] > 0 else NULL
     cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
     cdef int status
+    cdef Interrupt it
+    interrupt_init(&it)
     try:
         with nogil:
             status = _grid(data_ptr, indices_ptr, &indptr[0], &y[0], step, clip, noise_scale,
-                           coef, &s, gens, &n_clipped_out[0], n_threads)
+                           coef, &s, gens, &n_clipped_out[0], n_threads, &it)
     finally:
         free(gens)
+    raise_if_interrupted(&it)
     if status != 0:
         raise MemoryError()
 

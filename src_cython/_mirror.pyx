@@ -27,6 +27,8 @@ Design
   tests compare with a relative tolerance.
 - Powers follow note 9.4: ``|t|^e = exp(e log|t|)`` on max-scaled vectors (entries in [0, 1]),
   so nothing overflows for q - 1 = ln d.
+- Ctrl-C: signals are polled between steps (``_interrupt.pxd``); an interrupted call raises
+  with ``x_out`` and ``avg_out`` partly written.
 - Margins, the l2 clip and the gradient accumulation are ``_batch.pxd``'s ``dot_row``,
   ``clip_weight`` and ``axpy_row``.
 """
@@ -37,6 +39,8 @@ from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_normal, random_standard_uniform
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport int64_t
+
+from _interrupt cimport Interrupt, POLL_WORK, interrupt_init, poll, raise_if_interrupted
 
 from _batch cimport axpy_row, clip_weight, dot_row
 from _loss cimport loss_deriv
@@ -363,7 +367,8 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
     ``l1_radius = inf``: no l1 constraint; ``ball_radius = inf``: no localization ball.
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = rows.shape[0], k, j, t, i
-    cdef Py_ssize_t total = 0, n_clipped = 0
+    cdef Py_ssize_t total = 0, n_clipped = 0, budget = POLL_WORK
+    cdef Interrupt it
     cdef double eta, A, w, r, link_factor = 1.0
     cdef bint explicit_link = True
     cdef bitgen_t *gen
@@ -385,6 +390,7 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
     u = <double *> malloc(max(d, 1) * sizeof(double))
     xs = <double *> malloc(max(d, 1) * sizeof(double))
     scratch = <double *> malloc(5 * max(d, 1) * sizeof(double))
+    interrupt_init(&it)
     try:
         if g == NULL or theta == NULL or u == NULL or xs == NULL or scratch == NULL:
             raise MemoryError()
@@ -393,6 +399,8 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
                 xs[j] = x_start[j]
                 avg_out[j] = 0.0
             for k in range(1, steps + 1):
+                if poll(&it, &budget, m + 8 * d):
+                    break
                 # g = sum over the Poisson batch of the clipped per-row gradients
                 for j in range(d):
                     g[j] = 0.0
@@ -405,6 +413,7 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
                                        loss_param)
                         r = clip_weight(r, row_norms[i], clip, &n_clipped)
                         axpy_row[int64_t](r, &X[i, 0], NULL, d, g)
+                        budget -= 2 * d
                 if noise_scale > 0.0:
                     for j in range(d):
                         g[j] = g[j] + random_normal(gen, 0.0, noise_scale)
@@ -442,4 +451,5 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
         free(u)
         free(xs)
         free(scratch)
+    raise_if_interrupted(&it)
     return total

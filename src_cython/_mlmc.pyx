@@ -35,13 +35,15 @@ data-independent.
 Threading: the K's fix every block's cost; blocks then run longest first under a dynamic
 schedule (the cost is heavy-tailed, P(cost >= t) ~ 1/t, note 8.2 pitfall 4), each with
 thread-local scratch, writing only its own output rows: results are bitwise identical for any
-thread count.
+thread count. Blocks are handed out by ``_interrupt.pxd``'s ``next_item`` (a dynamic schedule
+that lets the master keep listening for Ctrl-C once it has no block left); copies poll for
+signals as they step, and an interrupted call raises with its OUT buffers partly written.
 
 Summation: dot products and squared norms use four lanes (term j to lane j mod 4, each lane
 summed left to right from 0.0, result (a0 + a1) + (a2 + a3)); everything else is elementwise.
 """
 
-from cython.parallel cimport parallel, prange
+from cython.parallel cimport parallel
 from libc.math cimport fabs, sqrt
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
@@ -50,6 +52,8 @@ from numpy.random.c_distributions cimport random_bounded_uint64
 
 import numpy as np
 
+from _interrupt cimport (Interrupt, POLL_WORK, interrupt_init, item_done, master_wait,
+                         next_item, poll, raise_if_interrupted)
 from _loss cimport loss_deriv
 from _batch cimport dot_row
 from _rng cimport bitgen_array
@@ -119,9 +123,10 @@ cdef int64_t _run_copy(const Spec *s, const double *X, const double *y, const do
                        const double *row_norms, const double *lin, const double *da,
                        const double *db, bitgen_t *gen, Py_ssize_t e0, Py_ssize_t e1,
                        Py_ssize_t e2, double weight, double *u, double *acc, double *base,
-                       double *prev, double *tmp, double *out) noexcept nogil:
-    """One copy (its K already drawn): writes out[0:d] (relative to c), returns its gradients."""
-    cdef Py_ssize_t d = s.d, j, k, t, idx
+                       double *prev, double *tmp, double *out, Interrupt *it) noexcept nogil:
+    """One copy (its K already drawn): writes out[0:d] (relative to c), returns its gradients
+    (or stops early, out unwritten, once ``it`` is interrupted)."""
+    cdef Py_ssize_t d = s.d, j, k, t, idx, budget = POLL_WORK
     cdef Py_ssize_t e_last = e2 if e2 > e1 else e0
     cdef int64_t n_grads = 0, t_k = 16
     cdef double eta = 1.0 / (4.0 * s.mu), denom, z, gs, gn
@@ -145,6 +150,8 @@ cdef int64_t _run_copy(const Spec *s, const double *X, const double *y, const do
         for j in range(d):
             acc[j] = u[j]
         for t in range(1, t_k):
+            if poll(it, &budget, 4 * d + 8):
+                return n_grads
             idx = <Py_ssize_t> random_bounded_uint64(gen, 0, <uint64_t> (s.n - 1), 0, 0)
             xs = X + idx * d
             z = z0[idx] + _lane_dot(xs, u, d)
@@ -181,7 +188,7 @@ cdef int _batch(const Spec *s, const double *X, const double *y, const double *z
                 const double *row_norms, const double *lin, const double *da, const double *db,
                 bitgen_t **gens, Py_ssize_t n_copies, Py_ssize_t n_blocks, const int64_t *order,
                 const int64_t *e0, const int64_t *e1, const int64_t *e2, const double *weight,
-                double *out, int64_t *n_grads, int n_threads) noexcept nogil:
+                double *out, int64_t *n_grads, int n_threads, Interrupt *it) noexcept nogil:
     """Blocks order[0], order[1], ... in parallel (dynamic schedule), the copies of a block in
     order on its generator; -1 if scratch allocation failed."""
     cdef Py_ssize_t i, b, m, d = s.d
@@ -189,20 +196,25 @@ cdef int _batch(const Spec *s, const double *X, const double *y, const double *z
     cdef int failed = 0
     with parallel(num_threads=n_threads):
         scratch = <double *> malloc(5 * d * sizeof(double))
-        # Every thread must reach the worksharing loop, so a failed allocation is handled per
-        # block inside it and reported through the reduction.
-        for i in prange(n_blocks, schedule="dynamic", chunksize=1):
+        i = next_item(it)
+        while i < n_blocks:
             b = order[i]
-            if scratch == NULL:
-                failed += 1
-            else:
-                for m in range(b * _COPY_BLOCK, min((b + 1) * _COPY_BLOCK, n_copies)):
+            for m in range(b * _COPY_BLOCK, min((b + 1) * _COPY_BLOCK, n_copies)):
+                if scratch == NULL:
+                    n_grads[m] = -1     # no gradient count is negative: marks the failure
+                else:
                     n_grads[m] = _run_copy(s, X, y, z0, row_norms, lin, da, db, gens[b],
                                            e0[m], e1[m], e2[m], weight[m], scratch,
                                            scratch + d, scratch + 2 * d, scratch + 3 * d,
-                                           scratch + 4 * d, out + m * d)
+                                           scratch + 4 * d, out + m * d, it)
+            item_done(it)
+            i = next_item(it)
+        master_wait(it, n_blocks)
         free(scratch)
-    return -1 if failed > 0 else 0
+    for m in range(n_copies):
+        if n_grads[m] < 0:
+            failed = 1
+    return -1 if failed else 0
 
 
 def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered features
@@ -262,6 +274,8 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
     cdef double[::1] weight = np.empty(n_copies, dtype=np.float64)
     cdef int64_t[::1] order
     cdef int k, status
+    cdef Interrupt it
+    interrupt_init(&it)
     try:
         # The level of every copy first: it fixes the copy's cost, hence the schedule.
         for m in range(n_copies):
@@ -285,8 +299,10 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
         with nogil:
             status = _batch(&s, &X[0, 0], &y[0], &z0[0], &row_norms[0], &linear[0],
                             &domain_a[0], &domain_b[0], gens, n_copies, n_blocks, &order[0], &e0[0],
-                            &e1[0], &e2[0], &weight[0], &out[0, 0], &n_grads_out[0], n_threads)
+                            &e1[0], &e2[0], &weight[0], &out[0, 0], &n_grads_out[0], n_threads,
+                            &it)
     finally:
         free(gens)
+    raise_if_interrupted(&it)
     if status != 0:
         raise MemoryError()

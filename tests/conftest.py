@@ -3,12 +3,31 @@
 ``global_seed`` contract: a test that takes it must pass for every seed it can be given; the
 suite runs it with the fixed seed below (set ``DPSCO_TEST_SEED`` to try another one).
 Statistical tests take fixed seeds and state their tolerance in standard errors.
+
+Test extras (scikit-learn, dp-accounting, hypothesis, mpmath, matplotlib): outside CI a test
+that needs a missing one is skipped (``pytest.importorskip``); under CI (``CI`` set to a true
+value, as ``.ci/run`` does) ``pytest.importorskip`` raises ImportError instead, so a CI
+environment without the extras fails rather than passing with the tests silently skipped.
 """
 
 import os
 
 import numpy as np
 import pytest
+
+ON_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+if ON_CI:
+    _importorskip = pytest.importorskip
+
+    def _import_or_fail(modname, *args, **kwargs):
+        try:
+            return _importorskip(modname, *args, **kwargs)
+        except pytest.skip.Exception as exc:
+            raise ImportError(f"CI is set and the test extra {modname!r} is missing or too "
+                              f"old ({exc}); install the package with its [test] extra") from None
+
+    pytest.importorskip = _import_or_fail
 
 
 @pytest.fixture

@@ -1,6 +1,9 @@
 """show_config and the n_threads convention."""
 
 import io
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -24,12 +27,37 @@ def test_effective_n_threads():
     assert effective_n_threads(3) == (3 if openmp_enabled() else 1)
 
 
-def test_omp_num_threads_is_honoured(monkeypatch):
-    if not openmp_enabled():
-        pytest.skip("serial build")
-    # omp_get_max_threads reads OMP_NUM_THREADS at start-up only; the cap is what we control.
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    assert effective_n_threads() <= max(1, len(__import__("os").sched_getaffinity(0)))
+def _threads_in_child(omp_num_threads):
+    """effective_n_threads() and show_config() in a fresh process (OpenMP reads
+    OMP_NUM_THREADS once, at start-up)."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    if omp_num_threads is not None:
+        env["OMP_NUM_THREADS"] = omp_num_threads
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(dpsco_core.__file__)),
+                                         env.get("PYTHONPATH", "")])
+    code = ("import io, dpsco_core; from dpsco_core._config import effective_n_threads as f\n"
+            "b = io.StringIO(); dpsco_core.show_config(file=b)\n"
+            "print(f()); print(b.getvalue())")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    first, rest = out.split("\n", 1)
+    return int(first), rest
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="serial build: always one thread")
+@pytest.mark.parametrize("value", ["1", "3", "5"])
+def test_omp_num_threads_is_honoured(value):
+    # Set: used as given, even above the usable CPUs (the user asked for it); no cap.
+    n, config = _threads_in_child(value)
+    assert n == int(value)
+    assert f"n_threads=None {value} thread(s) (OMP_NUM_THREADS={value})" in config
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="serial build: always one thread")
+def test_without_omp_num_threads_the_usable_cpus_cap():
+    n, config = _threads_in_child(None)
+    assert 1 <= n <= max(1, len(os.sched_getaffinity(0)))
+    assert "OMP_NUM_THREADS" not in config
 
 
 @pytest.mark.parametrize("bad, exc", [(0, ValueError), (-2, ValueError), (1.5, TypeError),
@@ -40,8 +68,17 @@ def test_bad_n_threads(bad, exc):
 
 
 def test_build_matches_expectation():
-    # CI's serial job sets DPSCO_EXPECT_OPENMP=0, so a silently parallel "serial" build fails.
-    expected = __import__("os").environ.get("DPSCO_EXPECT_OPENMP")
+    # CI sets DPSCO_EXPECT_OPENMP: 1 for the main build, 0 for the serial job, so a build that
+    # silently lost OpenMP (or a "serial" build that has it) fails. Without it (a local run)
+    # the extension must agree with what setup.py recorded at build time.
+    from dpsco_core._kernels import _build_info
+
+    expected = os.environ.get("DPSCO_EXPECT_OPENMP")
     if expected is None:
-        pytest.skip("DPSCO_EXPECT_OPENMP not set")
+        assert os.environ.get("CI", "").strip().lower() not in ("1", "true", "yes"), \
+            "CI must set DPSCO_EXPECT_OPENMP"
+        assert openmp_enabled() == _build_info.OPENMP
+        return
+    assert expected in ("0", "1"), f"DPSCO_EXPECT_OPENMP must be 0 or 1; got {expected!r}"
     assert openmp_enabled() == (expected == "1")
+    assert _build_info.OPENMP == (expected == "1")

@@ -28,6 +28,14 @@ def test_csv_rows(outputs):
         q = float(r["v_over_rho"])
         assert float(r["predicted_second_moment"]) == pytest.approx(math.exp(q * q))
         assert 0.0 < float(r["ess_fraction"]) <= 1.0
+        # Paper 000 (note 000, Lemma 1): ReSQue is unbiased (max z-score over the d = 20
+        # coordinates below 4.5) and, for linear f, E||ReSQue||^2 = L^2 exp(||v||^2 / rho^2):
+        # within 4 standard errors up to ||v|| = rho (beyond, the weights' tail makes the
+        # sample second moment unreliable at N = 20,000).
+        assert float(r["bias_max_z"]) < 4.5, r
+        if 0.0 < q <= 1.0:
+            assert abs(float(r["second_moment"]) - float(r["predicted_second_moment"])) <= \
+                4 * float(r["second_moment_se"]), r
     assert float(est[0]["second_moment"]) == 1.0 and float(est[0]["ess_fraction"]) == 1.0
     sco = [r for r in rows if r["part"] == "sco"]
     methods = {(r["problem"], r["d"], r["epsilon"]): set() for r in sco}
@@ -41,6 +49,13 @@ def test_csv_rows(outputs):
     slopes = [r for r in rows if r["part"] == "slope"]
     assert {r["method"] for r in slopes} >= {"resque", "minibatch"}
     assert all(math.isfinite(float(r["measured"])) for r in slopes)
+    # Depth grows as epsilon shrinks for every method, and (Table I) ReSQue's depth grows
+    # more slowly in 1/epsilon than minibatch SGD's (exponents 2/3 and 2; smoke grid: 1.13
+    # and 1.24).
+    depth = {r["method"]: float(r["measured"]) for r in slopes
+             if r["quantity"] == "depth" and r["against"] == "1/epsilon"}
+    assert all(v > 0 for v in depth.values()), depth
+    assert depth["resque"] < depth["minibatch"], depth
 
 
 def test_markdown_and_figures(outputs):

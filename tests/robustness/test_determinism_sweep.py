@@ -2,8 +2,8 @@
 
 ``KERNEL_CALLS`` holds one entry per (kernel entry point, variant): a function of
 ``n_threads`` returning the kernel's outputs. A compiled module whose source uses ``prange``
-must appear here (``test_every_parallel_kernel_is_swept``): adding a parallel kernel means
-adding its entry.
+or an OpenMP ``parallel`` block must appear here (``test_every_parallel_kernel_is_swept``):
+adding a parallel kernel means adding its entry.
 """
 
 import pathlib
@@ -48,26 +48,27 @@ KERNEL_CALLS = {
     "_noisy_max.report_noisy_max[exponential]": _noisy_max_call(_noisy_max.EXPONENTIAL),
 }
 
-try:   # secure (exact) samplers, when built
-    from dpsco_core._kernels import _discrete
+# Secure (exact) samplers: built with every other kernel, so a failed import fails the sweep
+# (it used to drop these two entries silently).
+from dpsco_core._kernels import _discrete  # noqa: E402
 
-    def _discrete_call(which):
-        def call(n_threads):
-            x = np.arange(SIZE, dtype=np.int64) - SIZE // 2
-            out = np.empty(SIZE, dtype=np.int64)
-            gens = _gens(13, SIZE, _discrete.DISCRETE_BLOCK_SIZE)
-            if which == "laplace":
-                status = _discrete.add_discrete_laplace(x, 12345, gens, out, n_threads)
-            else:
-                status = _discrete.add_discrete_gaussian(x, 1 << 29, (1 << 29) + 7, gens, out,
-                                                         n_threads)
-            return np.append(out, status)
-        return call
 
-    KERNEL_CALLS["_discrete.add_discrete_laplace"] = _discrete_call("laplace")
-    KERNEL_CALLS["_discrete.add_discrete_gaussian"] = _discrete_call("gaussian")
-except ImportError:
-    pass
+def _discrete_call(which):
+    def call(n_threads):
+        x = np.arange(SIZE, dtype=np.int64) - SIZE // 2
+        out = np.empty(SIZE, dtype=np.int64)
+        gens = _gens(13, SIZE, _discrete.DISCRETE_BLOCK_SIZE)
+        if which == "laplace":
+            status = _discrete.add_discrete_laplace(x, 12345, gens, out, n_threads)
+        else:
+            status = _discrete.add_discrete_gaussian(x, 1 << 29, (1 << 29) + 7, gens, out,
+                                                     n_threads)
+        return np.append(out, status)
+    return call
+
+
+KERNEL_CALLS["_discrete.add_discrete_laplace"] = _discrete_call("laplace")
+KERNEL_CALLS["_discrete.add_discrete_gaussian"] = _discrete_call("gaussian")
 
 
 def _cd_grid_call(n_threads):
@@ -255,6 +256,7 @@ def test_bitwise_equal_for_any_thread_count(name):
 @pytest.mark.skipif(not SRC.is_dir(), reason="source tree not available")
 def test_every_parallel_kernel_is_swept():
     swept = {name.split(".")[0] for name in KERNEL_CALLS}
-    parallel = {p.stem for p in SRC.glob("*.pyx") if re.search(r"\bprange\s*\(", p.read_text())}
+    parallel = {p.stem for p in SRC.glob("*.pyx")
+                if re.search(r"\b(prange|parallel)\s*\(", p.read_text())}
     missing = sorted(parallel - swept)
     assert not missing, f"parallel kernels missing from KERNEL_CALLS: {missing}"

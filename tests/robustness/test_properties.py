@@ -150,13 +150,31 @@ def test_calibrate_analytic_gaussian(epsilon, delta, sensitivity):
 
 @SETTINGS
 @given(mu=REALS, delta=REALS)
-def test_gdp_round_trip(mu, delta):
+def test_gdp_epsilon_on_arbitrary_inputs(mu, delta):
     try:
         eps = P.gdp_epsilon(mu, delta)
     except (TypeError, ValueError) as exc:
-        assert str(exc)
+        assert "mu" in str(exc) or "delta" in str(exc), str(exc)
         return
+    assert mu > 0 and 0 < delta < 1
     assert eps >= 0 and not math.isnan(eps)
+
+
+@SETTINGS
+@given(mu=st.floats(min_value=1e-3, max_value=50.0),
+       delta=st.floats(min_value=1e-15, max_value=0.99))
+def test_gdp_round_trip(mu, delta):
+    # mu -> epsilon(delta) -> (delta, mu) again: delta(mu, epsilon) = delta to a relative 1e-8
+    # and mu(epsilon, delta) = mu to a relative 1e-8 (the solvers' bracketing tolerances are
+    # far tighter; 1e-8 leaves room for the erfc tails at delta ~ 1e-15).
+    eps = P.gdp_epsilon(mu, delta)
+    assert eps >= 0 and math.isfinite(eps)
+    if eps == 0.0:
+        # epsilon = 0 is exact only when mu-GDP already gives delta at epsilon = 0.
+        assert P.gdp_delta(mu, 0.0) <= delta * (1 + 1e-8)
+        return
+    assert P.gdp_delta(mu, eps) == pytest.approx(delta, rel=1e-8)
+    assert P.gdp_mu(eps, delta) == pytest.approx(mu, rel=1e-8)
 
 
 @SETTINGS
@@ -182,17 +200,35 @@ def test_rdp_accountant_composition_is_monotone(events, delta):
 @given(value=st.one_of(REALS, st.text(max_size=3), st.none(), st.booleans(),
                        st.just(np.array([1.0, 2.0])), st.just(1 + 2j)))
 def test_scalar_arguments_reject_wrong_types_clearly(value):
-    for fn in (lambda: M.LaplaceMechanism(sensitivity=value, epsilon=1.0),
-               lambda: P.zcdp_to_epsilon(value, 1e-5),
-               lambda: P.gdp_epsilon(1.0, value)):
+    def real(v):
+        return (isinstance(v, (int, float)) and not isinstance(v, bool)
+                and math.isfinite(v))
+
+    checks = (
+        # (call, the argument its message must name, is the value valid, check the output)
+        (lambda: M.LaplaceMechanism(sensitivity=value, epsilon=1.0), "sensitivity",
+         lambda: real(value) and value > 0,
+         lambda out: out.sensitivity == value and out.noise_scale == pytest.approx(value)),
+        (lambda: P.zcdp_to_epsilon(value, 1e-5), "rho",
+         lambda: real(value) and value >= 0,
+         lambda out: out >= 0 and not math.isnan(out)
+         and (value == 0 or out >= value)),   # epsilon >= rho for rho-zCDP, any delta < 1
+        (lambda: P.gdp_epsilon(1.0, value), "delta",
+         lambda: real(value) and 0 < value < 1,
+         lambda out: out >= 0 and math.isfinite(out)
+         and (out == 0 or P.gdp_delta(1.0, out) == pytest.approx(value, rel=1e-8))),
+    )
+    for fn, name, valid, correct in checks:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 out = fn()
         except (TypeError, ValueError) as exc:
-            assert str(exc)
+            assert name in str(exc), str(exc)
+            assert not valid(), f"{name}={value!r} is valid but was rejected: {exc}"
             continue
-        assert out is not None
+        assert valid(), f"{name}={value!r} was accepted"
+        assert correct(out), (name, value, out)
 
 
 @pytest.mark.parametrize("random_state", [np.random.RandomState(0), "seed", -1, 1.5, True])

@@ -16,6 +16,16 @@ def test_run_sweeps_and_report_tiny(tmp_path):
                                  second=second)
     assert {r["method"] for r in rows} == {"zero", "alg3", "dp_sgd_proj", "alg2"}
     assert len(rows) == 4 * 2 * 3 and all(np.isfinite(r["excess"]) for r in rows)
+
+    def mean_excess(sweep, d, method):
+        return np.mean([r["excess"] for r in rows
+                        if (r["sweep"], r["d"], r["method"]) == (sweep, d, method)])
+
+    # Paper 004's premise: DP-SGD's error grows with the dimension (this grid: 0.001 at d = 10,
+    # 0.022 at d = 70), and noisy mirror descent (Algorithm 2) beats the zero vector.
+    assert mean_excess("d", 70, "dp_sgd_proj") > 4 * mean_excess("d", 10, "dp_sgd_proj")
+    for d in (10, 40):
+        assert mean_excess("crossover", d, "alg2") < mean_excess("crossover", d, "zero")
     assert chosen[("d", 2000, 10, 1.0, "dp_sgd_proj")]["step_factor"] in (1.0, 8.0)
     text = l1.report(rows, chosen, points)
     assert "fitted slope vs d" in text and "crossover" in text and "grows" in text

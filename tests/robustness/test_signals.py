@@ -1,0 +1,163 @@
+"""Ctrl-C inside long kernels, and kernels in a process forked after OpenMP threads ran.
+
+Signals (issue 16): a child process runs, one after the other, calls that each take several
+seconds in one compiled kernel call; the test sends SIGINT about 0.4 s into each and requires
+a KeyboardInterrupt within a second, and no thread still computing afterwards (the child's
+CPU time barely moves over the next 0.4 s). Before the kernels polled for signals, each call
+ran to its end (5 to 21 s in the issue) before Python saw the signal.
+
+Fork: after a multithreaded kernel, a fork()ed child that asked for threads hung forever in
+libgomp; now it runs on one thread with a RuntimeWarning and gets the same result.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from dpsco_core._config import openmp_enabled
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGINT") or sys.platform == "win32",
+                                reason="POSIX signals and fork")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Each call runs one kernel for several seconds (far more at the test's 0.4 s interrupt).
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    import numpy as np
+    import dpsco_core as dp
+    from dpsco_core.mlmc import GLMOracle, mlmc_draws
+    from dpsco_core.solvers.mirror_descent import noisy_mirror_descent
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4000, 20))
+    y = np.sign(X @ rng.standard_normal(20))
+    sq = dp.Problem(X, y)
+    lg = dp.Problem(X, y, loss="logistic")
+    CALLS = {
+        "dp_cd average": lambda: dp.dp_cd(sq, epsilon=1.0, delta=1e-6, n_outer=1,
+                                          n_inner=4_000_000, random_state=0),
+        "dp_cd no history": lambda: dp.dp_cd(lg, epsilon=1.0, delta=1e-6, n_outer=1,
+                                             n_inner=4_000_000, average=False,
+                                             record_history=False, random_state=0),
+        "dp_cd_grid": lambda: dp.dp_cd_grid(sq, epsilon=1.0, delta=1e-6, steps=[0.5, 1.0],
+                                            clips=[1.0], n_outer=1, n_inner=2_000_000,
+                                            n_threads=2, random_state=0),
+        "dp_sgd": lambda: dp.dp_sgd(sq, epsilon=1.0, delta=1e-6, passes=40_000,
+                                    sample_rate=0.05, n_threads=2, record_history=False,
+                                    random_state=0),
+        "mlmc_draws": lambda: mlmc_draws(GLMOracle(lg), 1.0, np.zeros(20), j_max=18,
+                                         base_level=18, n_copies=16, n_threads=2,
+                                         random_state=0),
+        "mirror descent": lambda: noisy_mirror_descent(lg, epsilon=1.0, delta=1e-6,
+                                                       steps=10_000_000, batch_size=4000,
+                                                       random_state=0),
+    }
+    names = sys.argv[1:] or list(CALLS)
+    for name in names:
+        print("start", name, flush=True)
+        t0 = time.monotonic()
+        try:
+            CALLS[name]()
+        except KeyboardInterrupt:
+            t = time.monotonic()
+            cpu = time.process_time()
+            time.sleep(0.4)
+            print("caught", name, f"{t:.6f}", f"{time.process_time() - cpu:.3f}", flush=True)
+        else:
+            print("finished", name, f"{time.monotonic() - t0:.1f}", flush=True)
+    """
+)
+
+NAMES = ["dp_cd average", "dp_cd no history", "dp_cd_grid", "dp_sgd", "mlmc_draws",
+         "mirror descent"]
+
+
+def test_ctrl_c_interrupts_every_long_kernel_within_a_second():
+    proc = subprocess.Popen([sys.executable, "-c", CHILD], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": ROOT})
+    latencies = {}
+    # Without the checks a call runs to its end (minutes on a loaded machine): kill the child
+    # after a minute so that the test fails instead of hanging the suite.
+    watchdog = threading.Timer(60.0, proc.kill)
+    watchdog.start()
+    try:
+        for name in NAMES:
+            line = proc.stdout.readline().split()
+            assert line[:1] == ["start"], (line, proc.stderr.read() if not line else "")
+            time.sleep(0.4)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            line = proc.stdout.readline().split()
+            assert line[:1] == ["caught"], f"{name}: {line} (the call ended, not interrupted)"
+            # CLOCK_MONOTONIC is system-wide on Linux: the child's stamp compares with ours.
+            latencies[name] = float(line[-2]) - sent
+            print(f"{name}: KeyboardInterrupt {latencies[name]:.3f} s after SIGINT")
+            assert float(line[-1]) < 0.2, f"{name}: threads still computing ({line[-1]} s CPU)"
+        proc.wait(timeout=30)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, proc.stderr.read()
+    for name, latency in latencies.items():
+        assert latency < 1.0, f"{name}: KeyboardInterrupt {latency:.3f} s after SIGINT"
+
+
+FORK_CHILD = textwrap.dedent(
+    """
+    import os, sys, time, warnings
+    import numpy as np
+    import dpsco_core as dp
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 5))
+    prob = dp.Problem(X, X @ np.ones(5))
+    run = lambda: dp.dp_cd_grid(prob, epsilon=1.0, delta=1e-5, steps=[0.5, 1.0],
+                                clips=[1.0, 2.0], passes=2, n_threads=2, random_state=0).coef
+    before = run()          # the parent's OpenMP pool now exists
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            same = np.array_equal(run(), before)
+        ok = same and any("forked" in str(w.message) for w in caught)
+        os.write(write, b"ok" if ok else b"bad")
+        os._exit(0)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            print(os.read(read, 10).decode())
+            sys.exit(0)
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    print("hang")
+    """
+)
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="serial build: no OpenMP pool to inherit")
+def test_kernel_in_forked_child_falls_back_to_one_thread():
+    out = subprocess.run([sys.executable, "-c", FORK_CHILD], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ok"], out.stdout + out.stderr
+
+
+def test_show_config_documents_fork(capsys):
+    import dpsco_core
+
+    dpsco_core.show_config()
+    text = capsys.readouterr().out
+    if openmp_enabled():
+        assert "fork" in text and "spawn" in text
