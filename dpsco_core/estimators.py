@@ -33,10 +33,24 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     raise ImportError("dpsco_core.estimators needs scikit-learn: pip install scikit-learn") \
         from exc
 
+from ._validation import check_real_array, check_scalar, check_sparse
 from .penalties import L1, L2, ElasticNet
 from .problems import Problem
 
 __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
+
+
+def _structure_checked(X):
+    """X with its sparse structure validated (scikit-learn's checks would run SciPy's unchecked
+    C++ conversions on it first) and dense dtypes scikit-learn accepts but we do not (masked
+    arrays, timedelta64) rejected."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        return check_sparse(X, "X")
+    if isinstance(X, np.ndarray) and (isinstance(X, np.ma.MaskedArray) or X.dtype.kind in "mM"):
+        check_real_array(X, "X")     # raises; other dtypes get scikit-learn's own errors
+    return X
 
 
 class _DPLinearModel(BaseEstimator):
@@ -78,7 +92,8 @@ class _DPLinearModel(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False,
+        X = validate_data(self, _structure_checked(X), accept_sparse=["csr", "csc"],
+                          reset=False,
                           dtype=np.float64)
         return np.asarray(X @ self.coef_).reshape(-1)
 
@@ -144,7 +159,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         return L1(self.alpha)
 
     def fit(self, X, y):
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64,
+        X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
+                             dtype=np.float64,
                              y_numeric=True)
         return self._fit_problem(Problem(X, y, loss="half_squared", penalty=self._penalty()))
 
@@ -208,7 +224,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.random_state = random_state
 
     def fit(self, X, y):
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
+        X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
+                             dtype=np.float64)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type != "binary":
             raise ValueError("Only binary classification is supported. The type of the target "
@@ -216,9 +233,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.classes_, encoded = np.unique(y, return_inverse=True)
         signs = np.where(encoded == 1, 1.0, -1.0)
         n = X.shape[0]
-        if not (isinstance(self.C, (int, float)) and self.C > 0):
-            raise ValueError(f"C must be in (0, inf]; got {self.C!r}.")
-        penalty = None if math.isinf(self.C) else L2(1.0 / (n * self.C))
+        C = check_scalar(self.C, "C", low=0.0, allow_inf=True)   # numpy scalars too
+        penalty = None if math.isinf(C) else L2(1.0 / (n * C))
         return self._fit_problem(Problem(X, signs, loss="logistic", penalty=penalty))
 
     def __sklearn_tags__(self):

@@ -41,7 +41,8 @@ import warnings
 import numpy as np
 
 from ._random import block_bit_generators, check_random_state
-from ._validation import check_int, check_n_threads, check_positive, check_vector
+from ._validation import (all_finite, check_int, check_n_threads, check_positive,
+                          check_real_array, check_vector)
 from .exceptions import DPSCOWarning, external_stacklevel
 
 __all__ = ["ReSQueWarning", "draw_resque_samples", "resque_log_weights", "resque_estimate",
@@ -61,15 +62,13 @@ def _kernel():
 
 
 def _check_matrix(a, name, cols=None):
-    arr = np.asarray(a)
-    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}.")
+    arr = check_real_array(a, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional; got an array of shape {arr.shape}.")
     if cols is not None and arr.shape[1] != cols:
         raise ValueError(f"{name} must have {cols} columns; got shape {arr.shape}.")
     out = np.ascontiguousarray(arr, dtype=np.float64)
-    if out.size and not np.isfinite(out.sum()) and not np.all(np.isfinite(out)):
+    if not all_finite(out):
         raise ValueError(f"{name} must contain only finite values; it has NaN or inf.")
     return out
 
