@@ -40,7 +40,7 @@ import warnings
 
 import numpy as np
 
-from ._random import block_bit_generators, check_random_state
+from ._random import block_bit_generators, check_random_state, child_seed_sequences
 from ._validation import (all_finite, check_int, check_n_threads, check_positive,
                           check_real_array, check_vector)
 from .exceptions import DPSCOWarning, external_stacklevel
@@ -225,7 +225,7 @@ class ReSQueBatch:
         center = check_vector(center, "center")
         rho = check_positive(smoothing_radius, "smoothing_radius")
         seed = check_random_state(random_state)
-        s_zeta, s_oracle = seed.spawn(2)
+        s_zeta, s_oracle = child_seed_sequences(seed, 2)    # never seed.spawn: see _random
         zeta = draw_resque_samples(n_samples, center.shape[0], random_state=s_zeta,
                                    n_threads=n_threads)
         executor = SerialExecutor() if executor is None else executor
@@ -273,13 +273,21 @@ class GLMReSQueBatch:
     def __init__(self, A, y, loss, center, smoothing_radius, n_samples, *, store_samples=True,
                  random_state=None, n_threads=None):
         from .losses import check_loss
+        from .problems import _check_magnitude
 
-        self.A = _check_matrix(A, "A")
-        self.y = check_vector(y, "y")
-        if self.y.shape[0] != self.A.shape[0]:
-            raise ValueError(f"y must have one entry per row of A ({self.A.shape[0]}); got "
-                             f"{self.y.shape[0]}.")
+        # the checks Problem applies to (X, y), under this class's argument names
         self.loss = check_loss(loss)
+        self.A = _check_matrix(A, "A")
+        if self.A.shape[0] == 0 or self.A.shape[1] == 0:
+            raise ValueError(f"A must have at least one row and one column; got shape "
+                             f"{self.A.shape}.")
+        _check_magnitude(self.A.max(), self.A.min(), "A")
+        y = check_vector(y, "y")
+        _check_magnitude(y.max(), y.min(), "y")
+        if y.shape[0] != self.A.shape[0]:
+            raise ValueError(f"y must have one entry per row of A ({self.A.shape[0]}); got "
+                             f"{y.shape[0]}.")
+        self.y = self.loss.check_labels(y, "y")
         self.center = check_vector(center, "center")
         if self.center.shape[0] != self.A.shape[1]:
             raise ValueError(f"center must have length {self.A.shape[1]}; got "
@@ -288,7 +296,7 @@ class GLMReSQueBatch:
         n = check_int(n_samples, "n_samples", low=1)
         self.n_threads = check_n_threads(n_threads)
         seed = check_random_state(random_state)
-        s_idx, self._seed = seed.spawn(2)
+        s_idx, self._seed = child_seed_sequences(seed, 2)    # never seed.spawn: see _random
         self.idx = np.random.Generator(np.random.PCG64DXSM(s_idx)).integers(
             0, self.A.shape[0], size=n).astype(np.int64)
         # margin cache for this centre: only the sampled rows
@@ -303,6 +311,10 @@ class GLMReSQueBatch:
                                   zeta, [] if store_samples else _gens(self._seed, n),
                                   self.loss.kind, float(self.loss.param), self.coefs,
                                   self.n_threads)
+        if not all_finite(self.coefs):
+            raise ValueError("the loss derivatives at the queries overflow: A @ center and "
+                             "smoothing_radius * |A| must stay within float64's range; rescale "
+                             "A, center or smoothing_radius.")
 
     @property
     def n_samples(self):

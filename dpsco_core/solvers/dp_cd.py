@@ -13,13 +13,14 @@ import numpy as np
 from .._config import effective_n_threads
 from .._kernels import _cd
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
-from .._validation import check_int, check_scalar
+from .._validation import check_int, check_real_array, check_scalar, check_vector
 from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
 from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
                       report_from_event, sensitivity_factor)
+from ._common import check_noise_scale
 from .smoothness import TWICE_MAX_ASSUMPTION, SmoothnessRelease, private_coordinate_smoothness
 
 __all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
@@ -80,10 +81,19 @@ def _run_streams(seed_seq):
 def _check_coef(coef_init, p):
     if coef_init is None:
         return np.zeros(p)
-    coef = np.array(coef_init, dtype=np.float64, copy=True).reshape(-1)
-    if coef.shape != (p,) or not np.all(np.isfinite(coef)):
-        raise ValueError(f"coef_init must be a finite vector of length {p}.")
+    coef = check_vector(coef_init, "coef_init", copy=True)     # 1-d: (p, 1) is an error
+    if coef.shape != (p,):
+        raise ValueError(f"coef_init must have length n_features={p}; got {coef.shape[0]}.")
     return coef
+
+
+def _check_grid(values, name):
+    """A 1-d float64 grid from a scalar or a 1-d array-like (entries checked by the caller)."""
+    arr = check_real_array(values, name)
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be a scalar or 1-dimensional; got an array of shape "
+                         f"{arr.shape}.")
+    return arr.astype(np.float64).reshape(-1)
 
 
 def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq):
@@ -284,7 +294,7 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
 
     releases = n_outer * n_inner
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
-    noise_scales = _noise_scales(s, relation, clips, n)
+    noise_scales = check_noise_scale(_noise_scales(s, relation, clips, n), epsilon)
 
     start = time.perf_counter()
     bit_generator = block_bit_generators(kernel_seq, 1)[0]
@@ -420,8 +430,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
     n_outer, n_inner = dp_cd_schedule(p, passes=passes, n_outer=n_outer, n_inner=n_inner,
                                       average=average)
     _check_options(selection, calibration)
-    step_grid = np.asarray(steps, dtype=np.float64).reshape(-1)
-    clip_grid = np.asarray(clips, dtype=np.float64).reshape(-1)
+    step_grid, clip_grid = _check_grid(steps, "steps"), _check_grid(clips, "clips")
     if step_grid.size == 0 or clip_grid.size == 0:
         raise ValueError("steps and clips must not be empty.")
     for k, value in enumerate(step_grid):
@@ -457,7 +466,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
             for k in range(n_seeds):
                 r = (i * clip_grid.size + j) * n_seeds + k
                 run_steps[r], run_clips[r] = dp_cd_constants(run_M[r], step=step, clip=clip)
-    run_noise = _noise_scales(s, relation, run_clips, n)
+    run_noise = check_noise_scale(_noise_scales(s, relation, run_clips, n), epsilon)
     generators = [block_bit_generators(kernel_seq, 1)[0] for kernel_seq, _ in streams]
     coef = np.zeros((n_runs, p))
     n_clipped = np.zeros(n_runs, dtype=np.int64)

@@ -20,6 +20,7 @@ from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDp
 from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
                       report_from_event, sensitivity_factor)
+from ._common import check_noise_scale
 
 __all__ = ["dp_sgd", "dp_sgd_schedule"]
 
@@ -246,7 +247,7 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
             s = calibrate_gaussian(target_epsilon=epsilon, target_delta=delta, steps=epochs,
                                    accountant="rdp", conversion=conversion)
             event = SelfComposedDpEvent(GaussianDpEvent(s), epochs)
-        noise_scale = s * sensitivity_factor(relation) * clip
+        noise_scale = check_noise_scale(s * sensitivity_factor(relation) * clip, epsilon)
     else:
         s, noise_scale, event = 0.0, 0.0, NonPrivateDpEvent()
 

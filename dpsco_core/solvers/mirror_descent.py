@@ -55,7 +55,7 @@ from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDp
                               PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..problems import Problem
 from ..result import History, Result
-from ._common import check_problem, report_from_event
+from ._common import check_problem, check_solver_epsilon, report_from_event
 
 __all__ = ["noisy_mirror_descent", "localized_mirror_descent", "localized_schedule",
            "strongly_convex_reduction"]
@@ -226,7 +226,7 @@ def noisy_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1.0, 
     Asi, Feldman, Koren and Talwar (2021), Algorithm 1, Theorem 3; Algorithm 5, Theorem 12.
     """
     problem = _check_problem(problem)
-    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    epsilon = check_solver_epsilon(epsilon)
     delta = check_delta(delta)
     radius = check_scalar(radius, "radius", low=0.0)
     lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0)
@@ -385,7 +385,7 @@ def localized_mirror_descent(problem, *, epsilon, delta, radius=1.0, lipschitz=1
     Theorems 5 and 13.
     """
     problem = _check_problem(problem)
-    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    epsilon = check_solver_epsilon(epsilon)
     delta = check_delta(delta)
     radius = check_scalar(radius, "radius", low=0.0)
     lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0)

@@ -26,7 +26,7 @@ from .._config import effective_n_threads
 from ..privacy.events import GaussianDpEvent, NonPrivateDpEvent, SingleEpochTreeAggregationDpEvent
 from ..privacy.gdp import gdp_mu
 from ..result import Result
-from ._common import sensitivity_factor
+from ._common import check_noise_scale, sensitivity_factor
 from ._single_epoch import run_single_epoch
 from .dp_srgd import (_CALIBRATION_SLACK, check_single_epoch_args, make_history, record_points,
                       single_epoch_report)
@@ -55,7 +55,7 @@ def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, p
         else:
             s = 1.0 / mu * (1.0 + _CALIBRATION_SLACK)
             event = GaussianDpEvent(s)
-        noise_scale = s * sensitivity
+        noise_scale = check_noise_scale(s * sensitivity, epsilon)
     else:
         mu, s, noise_scale, event = math.inf, 0.0, 0.0, NonPrivateDpEvent()
     start = time.perf_counter()
