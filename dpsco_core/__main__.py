@@ -168,7 +168,31 @@ _REPRODUCTIONS = {"dpcd": "dpcd", "l1": "l1", "srgd": "srgd", "resque-parallel":
                   "mlmc": "mlmc"}
 
 
+#: One line per paper for ``reproduce --help``.
+_PAPERS = {
+    "dpcd": "DP-CD (Mangold et al. 2022): private coordinate descent vs DP-SGD",
+    "l1": "l1-geometry DP-SCO (Asi et al.): Frank-Wolfe and mirror descent",
+    "srgd": "accelerated DP-SRGD (Choquette-Choo et al.): single-epoch tree noise",
+    "resque-parallel": "ReSQue (Carmon et al. 2023): parallel ball-oracle optimization",
+    "mlmc": "MLMC optimum estimator (Asi et al.): bias-reduced estimators",
+}
+
+
+def _reproduce_help():
+    lines = ["usage: python -m dpsco_core reproduce PAPER [options]", "",
+             "Reproduce a paper's experiments (a reduced grid by default, --full for the",
+             "paper's); `python -m dpsco_core reproduce PAPER --help` lists PAPER's options.",
+             "", "papers:"]
+    lines += [f"  {name:<16} {_PAPERS.get(name, '')}" for name in sorted(_REPRODUCTIONS)]
+    return "\n".join(lines)
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["reproduce"] and (len(argv) == 1 or argv[1] in ("-h", "--help")):
+        # the subcommand's own parser cannot print this: its options belong to each paper
+        print(_reproduce_help(), file=sys.stdout if len(argv) > 1 else sys.stderr)
+        return 0 if len(argv) > 1 else 2
     parser = argparse.ArgumentParser(prog="python -m dpsco_core",
                                      description="dpsco-core command line")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -48,6 +48,7 @@ import numpy as np
 from .. import datasets
 from ..penalties import L1, L2
 from ..problems import Problem
+from ._cli import parse_experiment_args
 from ._progress import Progress
 
 PASSES = (2, 5, 10, 20, 50)
@@ -566,7 +567,7 @@ def main(argv=None):
     parser.add_argument("--problems", nargs="*", default=None,
                         help="subset of: electricity_raw electricity_std california_raw "
                              "california_std sparse_lasso")
-    args = parser.parse_args(argv)
+    args = parse_experiment_args(parser, argv)    # checks --threads, --out
     kind = "smoke" if args.smoke else ("full" if args.full else "reduced")
     start = time.perf_counter()
     if args.table3_from:
