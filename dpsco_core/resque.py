@@ -301,7 +301,8 @@ class GLMReSQueBatch:
             0, self.A.shape[0], size=n).astype(np.int64)
         # margin cache for this centre: only the sampled rows
         rows, inverse = np.unique(self.idx, return_inverse=True)
-        margins = (self.A[rows] @ self.center)[inverse]
+        with np.errstate(over="ignore", invalid="ignore"):   # checked below
+            margins = (self.A[rows] @ self.center)[inverse]
         d = self.A.shape[1]
         self.zeta = (draw_resque_samples(n, d, random_state=self._seed, n_threads=n_threads)
                      if store_samples else None)
