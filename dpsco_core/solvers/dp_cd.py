@@ -20,7 +20,7 @@ from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEven
 from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
                       report_from_event, sensitivity_factor)
-from ._common import check_noise_scale
+from ._common import MAX_NOISE_SCALE, check_noise_scale
 from .smoothness import TWICE_MAX_ASSUMPTION, SmoothnessRelease, private_coordinate_smoothness
 
 __all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
@@ -131,6 +131,17 @@ def _noise_scales(s, relation, clips, n):
     if s == 0.0:
         return np.zeros_like(clips)
     return s * sensitivity_factor(relation) * clips / n
+
+
+def _check_step_noise(steps, noise_scales):
+    """The noise a coordinate update adds, gamma_j sigma_j, must not overflow coef: a tiny
+    M_j (a column of X near 0) makes gamma_j = step / M_j huge."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        worst = float(np.max(steps * noise_scales)) if steps.size else 0.0
+    if not worst <= MAX_NOISE_SCALE:
+        raise ValueError(f"step / M_j times the noise standard deviation reaches {worst:.3g}, "
+                         f"beyond {MAX_NOISE_SCALE:g}: coef would overflow (a column of X "
+                         "is near 0); rescale X or use a smaller step or a larger epsilon.")
 
 
 def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assumptions):
@@ -295,6 +306,7 @@ def dp_cd(problem, *, epsilon, delta, passes=None, n_outer=None, n_inner=None, s
     releases = n_outer * n_inner
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
     noise_scales = check_noise_scale(_noise_scales(s, relation, clips, n), epsilon)
+    _check_step_noise(steps, noise_scales)
 
     start = time.perf_counter()
     bit_generator = block_bit_generators(kernel_seq, 1)[0]
@@ -467,6 +479,7 @@ def dp_cd_grid(problem, *, epsilon, delta, steps, clips, n_seeds=1, passes=None,
                 r = (i * clip_grid.size + j) * n_seeds + k
                 run_steps[r], run_clips[r] = dp_cd_constants(run_M[r], step=step, clip=clip)
     run_noise = check_noise_scale(_noise_scales(s, relation, run_clips, n), epsilon)
+    _check_step_noise(run_steps, run_noise)
     generators = [block_bit_generators(kernel_seq, 1)[0] for kernel_seq, _ in streams]
     coef = np.zeros((n_runs, p))
     n_clipped = np.zeros(n_runs, dtype=np.int64)

@@ -20,7 +20,7 @@ from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDp
 from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, objective_or_inf,
                       report_from_event, sensitivity_factor)
-from ._common import check_noise_scale
+from ._common import MAX_NOISE_SCALE, check_noise_scale
 
 __all__ = ["dp_sgd", "dp_sgd_schedule"]
 
@@ -250,6 +250,12 @@ def dp_sgd(problem, *, epsilon, delta, passes, batch_size=None, sample_rate=None
         noise_scale = check_noise_scale(s * sensitivity_factor(relation) * clip, epsilon)
     else:
         s, noise_scale, event = 0.0, 0.0, NonPrivateDpEvent()
+    if not eta * noise_scale / norm <= MAX_NOISE_SCALE:
+        # the noise each step adds to coef: a tiny beta (X near 0) makes step / beta huge
+        raise ValueError(f"step / beta times the noise standard deviation per batch is "
+                         f"{eta * noise_scale / norm:.3g}, beyond {MAX_NOISE_SCALE:g}: coef "
+                         f"would overflow (beta={beta:.3g} from X); rescale X or use a "
+                         "smaller step or a larger epsilon.")
 
     start = time.perf_counter()
     sampling_generator, noise_generator = block_bit_generators(check_random_state(random_state),
