@@ -22,8 +22,6 @@ privacy budget for them (note 002, section 3.4) or treat them as public, and say
 privacy report.
 """
 
-import math
-
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp

@@ -78,7 +78,11 @@ def _offsets(x, center, rho):
     arr = np.asarray(x)
     single = arr.ndim == 1
     X = _check_matrix(arr[None, :] if single else arr, "x", cols=center.shape[0])
-    V = (X - center) / rho
+    with np.errstate(over="ignore", invalid="ignore"):
+        V = (X - center) / rho
+    if not all_finite(V):
+        raise ValueError("(x - center) / smoothing_radius overflows float64; rescale x, center "
+                         "or smoothing_radius.")
     norms = np.sqrt(np.einsum("ij,ij->i", V, V))
     if norms.size and norms.max() > 1.0 + 1e-12:
         warnings.warn(f"a query lies {norms.max():.3g} smoothing radii from the centre "
@@ -140,6 +144,9 @@ def resque_log_weights(x, center, smoothing_radius, zeta, *, n_threads=None):
     V, single, zeta = _check_queries(x, center, smoothing_radius, zeta)
     out = np.empty((zeta.shape[0], V.shape[0]))
     _kernel().resque_log_weights(V, zeta, out, check_n_threads(n_threads))
+    if not all_finite(out):
+        raise ValueError("the log-weights overflow float64: x lies ~1e154 or more smoothing "
+                         "radii from center (||(x - center) / smoothing_radius||^2 overflows).")
     return out[:, 0] if single else out
 
 
@@ -167,8 +174,17 @@ def resque_estimate(x, center, smoothing_radius, zeta, gradients, *, n_threads=N
         raise ValueError(f"gradients must have one row per sample ({zeta.shape[0]}); got "
                          f"{G.shape[0]}.")
     out = np.empty((V.shape[0], G.shape[1]))
-    _kernel().resque_batch(V, zeta, G, [], out, check_n_threads(n_threads))
+    with np.errstate(over="ignore", invalid="ignore"):
+        _kernel().resque_batch(V, zeta, G, [], out, check_n_threads(n_threads))
+    _check_estimate(out)
     return out[0] if single else out
+
+
+def _check_estimate(out):
+    if not all_finite(out):
+        raise ValueError("the ReSQue estimate overflows float64 (weights exp(<v, zeta>) times "
+                         "gradients); keep x within smoothing_radius of center and rescale "
+                         "gradients.")
 
 
 class ReSQueBatch:

@@ -212,3 +212,23 @@ def test_dp_cd_tiny_budget_error_names_epsilon(epsilon):
     prob = dp.Problem(np.eye(3), np.ones(3))
     with pytest.raises(ValueError, match="epsilon"):
         dp.dp_cd(prob, epsilon=epsilon, delta=1e-5, passes=1, random_state=0)
+
+
+@SETTINGS
+@given(vectors(min_size=2, max_size=2), st.one_of(FINITE.map(abs), st.just(math.nan)),
+       st.sampled_from([1.0, 1e300, 1e-300]))
+def test_resque_queries(x, smoothing_radius, gradient_scale):
+    from dpsco_core.resque import resque_estimate, resque_log_weights
+
+    zeta = np.array([[1.0, -0.5], [0.25, 2.0], [-1.0, 0.0]])
+    names = ["x", "center", "smoothing_radius", "gradients", "zeta"]
+    logw = run(lambda: resque_log_weights(x, np.zeros(2), smoothing_radius, zeta), names)
+    if logw is not None:
+        _finite(logw)
+        v = x / smoothing_radius
+        np.testing.assert_allclose(logw, zeta @ v - 0.5 * v @ v, rtol=1e-9,
+                                   atol=1e-9 * max(1.0, float(v @ v)))
+    est = run(lambda: resque_estimate(x, np.zeros(2), smoothing_radius, zeta,
+                                      np.full((3, 2), gradient_scale)), names)
+    if est is not None:
+        _finite(est)
