@@ -187,10 +187,35 @@ def _prog_name():
     return "python -m dpsco_core"
 
 
+#: One line per paper for ``reproduce --help``.
+_PAPERS = {
+    "dpcd": "DP-CD (Mangold et al. 2022): private coordinate descent vs DP-SGD",
+    "l1": "l1-geometry DP-SCO (Asi et al.): Frank-Wolfe and mirror descent",
+    "srgd": "accelerated DP-SRGD (Choquette-Choo et al.): single-epoch tree noise",
+    "resque-parallel": "ReSQue (Carmon et al. 2023): parallel ball-oracle optimization",
+    "mlmc": "MLMC optimum estimator (Asi et al.): bias-reduced estimators",
+}
+
+
+def _reproduce_help(prog):
+    lines = [f"usage: {prog} reproduce PAPER [options]", "",
+             "Reproduce a paper's experiments (a reduced grid by default, --full for the",
+             f"paper's); `{prog} reproduce PAPER --help` lists PAPER's options.",
+             "", "papers:"]
+    lines += [f"  {name:<16} {_PAPERS.get(name, '')}" for name in sorted(_REPRODUCTIONS)]
+    return "\n".join(lines)
+
+
 def main(argv=None, *, prog=None):
     from . import __version__
 
-    parser = argparse.ArgumentParser(prog=prog or _prog_name(),
+    prog = prog or _prog_name()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["reproduce"] and (len(argv) == 1 or argv[1] in ("-h", "--help")):
+        # the subcommand's own parser cannot print this: its options belong to each paper
+        print(_reproduce_help(prog), file=sys.stdout if len(argv) > 1 else sys.stderr)
+        return 0 if len(argv) > 1 else 2
+    parser = argparse.ArgumentParser(prog=prog,
                                      description="dpsco-core command line")
     parser.add_argument("--version", action="version", version=f"dpsco-core {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -71,6 +71,11 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+#: Largest n_threads accepted: kernels take a C int, and far beyond any core count a request
+#: is a mistake (2**31 used to overflow into a raw OverflowError).
+MAX_N_THREADS = 65536
+
+
 def effective_n_threads(n_threads: int | None = None) -> int:
     """Resolve ``n_threads`` to the number of OpenMP threads a kernel will use.
 
@@ -93,12 +98,12 @@ def effective_n_threads(n_threads: int | None = None) -> int:
     TypeError
         If ``n_threads`` is not None or an integer.
     ValueError
-        If ``n_threads < 1``.
+        If ``n_threads`` is outside [1, MAX_N_THREADS].
     """
     from ._validation import check_int
 
     if n_threads is not None:
-        n_threads = check_int(n_threads, "n_threads", low=1)
+        n_threads = check_int(n_threads, "n_threads", low=1, high=MAX_N_THREADS)
     global _OPENMP_THREADS_USED, _FORK_WARNED
     if not _kconfig.openmp_enabled():
         return 1

@@ -18,6 +18,9 @@ __all__ = [
     "check_positive",
     "check_int",
     "check_vector",
+    "check_real_array",
+    "all_finite",
+    "check_sparse",
     "check_n_threads",
 ]
 
@@ -112,12 +115,7 @@ def check_vector(x, name, *, allow_empty=False, copy=False):
     ValueError
         If ``x`` is not 1-dimensional, is empty (unless ``allow_empty``), or has NaN or inf.
     """
-    arr = np.asarray(x)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
-                                   or np.issubdtype(arr.dtype, np.bool_)):
-        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}.")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be an array of real numbers; got complex dtype {arr.dtype}.")
+    arr = check_real_array(x, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional; got an array of shape {arr.shape}.")
     if arr.size == 0 and not allow_empty:
@@ -125,10 +123,209 @@ def check_vector(x, name, *, allow_empty=False, copy=False):
     out = np.ascontiguousarray(arr, dtype=np.float64)
     if copy and np.shares_memory(out, arr):
         out = out.copy()
-    if out.size and not math.isfinite(float(np.sum(out))):
-        if not np.all(np.isfinite(out)):
-            raise ValueError(f"{name} must contain only finite values; it has NaN or inf.")
+    if not all_finite(out):
+        raise ValueError(f"{name} must contain only finite values; it has NaN or inf.")
     return out
+
+
+def all_finite(arr):
+    """Whether every entry of the float array ``arr`` is finite: one cheap reduction, and the
+    element-wise test only when the sum is not finite (large finite entries may overflow it;
+    that is not an error, so the overflow warning is silenced)."""
+    if arr.size == 0:
+        return True
+    with np.errstate(over="ignore", invalid="ignore"):
+        if math.isfinite(float(np.sum(arr))):
+            return True
+    return bool(np.all(np.isfinite(arr)))
+
+
+#: dtype kinds accepted as real numbers: bool, signed and unsigned integers, floats. Not
+#: timedelta64 / datetime64 (NumPy files timedelta64 under np.signedinteger, so an
+#: ``issubdtype(dtype, np.number)`` test lets it through), complex, strings or objects.
+_REAL_KINDS = "biuf"
+
+
+def check_real_array(x, name):
+    """Return ``np.asarray(x)`` after checking that it holds real numbers.
+
+    No conversion and no copy: the caller converts (to float64, to its layout) afterwards.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is a masked array (``np.asarray`` would drop the mask and use the masked
+        values), a sparse matrix, or its dtype is not bool, integer or floating (complex,
+        timedelta64, datetime64, strings, objects).
+    """
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{name} must be a plain array, not a masked array: its mask would be "
+                        "ignored; fill the masked entries (x.filled(value)) or drop them first.")
+    if _is_sparse(x):
+        raise TypeError(f"{name} must be a dense array; got a sparse {type(x).__name__}.")
+    try:
+        arr = np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise TypeError(f"{name} must be an array of real numbers; got {type(x).__name__} "
+                        f"that NumPy cannot convert ({exc}).") from None
+    if arr.dtype.kind not in _REAL_KINDS:
+        raise TypeError(f"{name} must be an array of real numbers (bool, integer or float); "
+                        f"got dtype {arr.dtype}.")
+    return arr
+
+
+def _is_sparse(x):
+    import scipy.sparse as sp
+    return sp.issparse(x)
+
+
+def _index_array(a, name, what):
+    """A structure array of a sparse matrix: a 1-d ndarray of integers (not yet range-checked)."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{name}.{what} must be a numpy array; got {type(a).__name__}.")
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{name}.{what} must hold integers (int32 or int64); got dtype "
+                        f"{a.dtype}.")
+    if a.ndim != 1:
+        raise ValueError(f"{name}.{what} must be 1-dimensional; got shape {a.shape}.")
+    return a
+
+
+def _check_range(a, high, name, what):
+    """Every entry of the integer array ``a`` in [0, high)."""
+    if a.size and (a.min() < 0 or a.max() >= high):
+        raise ValueError(f"{name}.{what} must be in [0, {high}) (the matrix's shape); got "
+                         f"entries in [{a.min()}, {a.max()}].")
+
+
+def _index_dtype(*bounds):
+    """int32 when every index and offset fits (SciPy's choice), else int64."""
+    return np.int32 if max(bounds) <= np.iinfo(np.int32).max else np.int64
+
+
+def _compressed_parts(X, name):
+    """Validated (data, indices, indptr) of a CSR/CSC matrix, checked with NumPy only.
+
+    SciPy's own routines (``has_sorted_indices``, ``tocsc``, ``sum_duplicates``, products)
+    run C++ loops that trust this structure: on a malformed matrix they read and write out of
+    bounds. So every property they rely on is checked here first, on the raw arrays.
+    """
+    major, minor = X.shape if X.format == "csr" else X.shape[::-1]
+    data = X.data
+    if not isinstance(data, np.ndarray) or data.ndim != 1:
+        raise ValueError(f"{name}.data must be a 1-d numpy array; got "
+                         f"{type(data).__name__} of shape {np.shape(data)}.")
+    indices = _index_array(X.indices, name, "indices")
+    indptr = _index_array(X.indptr, name, "indptr")
+    if indptr.shape[0] != major + 1:
+        raise ValueError(f"{name}.indptr must have {major + 1} entries (one per "
+                         f"{'row' if X.format == 'csr' else 'column'}, plus one); got "
+                         f"{indptr.shape[0]}.")
+    if indices.shape[0] != data.shape[0]:
+        raise ValueError(f"{name}.indices and {name}.data must have the same length; got "
+                         f"{indices.shape[0]} and {data.shape[0]}.")
+    if indptr[0] != 0:
+        raise ValueError(f"{name}.indptr must start at 0; got {indptr[0]}.")
+    if major and np.any(indptr[1:] < indptr[:-1]):
+        raise ValueError(f"{name}.indptr must be non-decreasing.")
+    nnz = int(indptr[-1])
+    if nnz > indices.shape[0]:
+        raise ValueError(f"{name}.indptr must end at most at len({name}.indices) = "
+                         f"{indices.shape[0]} (the number of stored entries); got {nnz}.")
+    # Entries past indptr[-1] are not part of the matrix (SciPy's prune drops them).
+    data, indices = data[:nnz], indices[:nnz]
+    _check_range(indices, minor, name, "indices")
+    return data, indices, indptr
+
+
+def _is_canonical(indices, indptr):
+    """Indices strictly increasing within each row (CSR) / column (CSC): sorted, no duplicates."""
+    if indices.shape[0] < 2:
+        return True
+    increasing = indices[1:] > indices[:-1]
+    # A slice boundary at position k (0 < k < nnz) lets indices[k] <= indices[k - 1].
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < indices.shape[0])]
+    increasing[starts - 1] = True
+    return bool(increasing.all())
+
+
+def check_sparse(X, name="X"):
+    """Return a structurally valid, canonical CSR or CSC copy of the sparse matrix ``X``.
+
+    Validated before any SciPy or kernel code reads it (both index without bounds checks):
+
+    - ``shape`` is two non-negative integers;
+    - CSR/CSC: ``indptr`` has ``major + 1`` integer entries, starts at 0, is non-decreasing
+      and ends at most at ``len(indices) == len(data)``; every index lies in ``[0, minor)``;
+    - COO: ``row``/``col`` are integer vectors as long as ``data``, within the shape;
+    - other formats (LIL, DOK, DIA, BSR) are converted to COO by SciPy's array code, then
+      checked the same way.
+
+    CSR and CSC keep their format, other formats become CSR. Duplicate entries are summed and
+    indices sorted (on a copy). The index arrays of the result are always new arrays owned by
+    it (int32 when they fit, else int64), so that a later write to the caller's matrix cannot
+    break what was checked; ``data`` is shared read-only when it needs no change. ``X`` is
+    never modified. The values are not checked here (dtype, finiteness): callers do that.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is not a scipy.sparse matrix/array, or its index arrays are not integer
+        numpy arrays.
+    ValueError
+        If ``X`` is not 2-dimensional or its structure is malformed (the message names the
+        array and the accepted range).
+    """
+    import scipy.sparse as sp
+
+    if not sp.issparse(X):
+        raise TypeError(f"{name} must be a scipy.sparse matrix or array; got "
+                        f"{type(X).__name__}.")
+    shape = X.shape
+    if len(shape) != 2:
+        raise ValueError(f"{name} must be 2-dimensional; got a sparse array of shape {shape}.")
+    if not all(isinstance(s, numbers.Integral) and s >= 0 for s in shape):
+        raise ValueError(f"{name}.shape must be two integers >= 0; got {shape!r}.")
+    n_rows, n_cols = int(shape[0]), int(shape[1])
+    if np.dtype(X.dtype).kind not in _REAL_KINDS:
+        raise TypeError(f"{name} must hold real numbers (bool, integer or float); got dtype "
+                        f"{X.dtype}.")
+    caller_data = X.data if isinstance(getattr(X, "data", None), np.ndarray) else None
+    if X.format in ("csr", "csc"):
+        data, indices, indptr = _compressed_parts(X, name)
+        dtype = _index_dtype(n_rows, n_cols, indices.shape[0])
+        # The copies this library owns (astype copies even when the dtype already matches).
+        indices, indptr = indices.astype(dtype), indptr.astype(dtype)
+        Y = type(X)((data, indices, indptr), shape=(n_rows, n_cols), copy=False)
+        canonical = _is_canonical(indices, indptr)
+    else:
+        if X.format != "coo":
+            try:
+                X = X.tocoo()
+            except (ValueError, TypeError, IndexError) as exc:
+                raise ValueError(f"{name} is a malformed {X.format.upper()} matrix: {exc}")                     from None
+        data = X.data
+        if not isinstance(data, np.ndarray) or data.ndim != 1:
+            raise ValueError(f"{name}.data must be a 1-d numpy array.")
+        coords = []
+        for what, a, high in (("row", X.row, n_rows), ("col", X.col, n_cols)):
+            a = _index_array(a, name, what)
+            if a.shape[0] != data.shape[0]:
+                raise ValueError(f"{name}.{what} and {name}.data must have the same length; "
+                                 f"got {a.shape[0]} and {data.shape[0]}.")
+            _check_range(a, high, name, what)
+            coords.append(a.astype(_index_dtype(n_rows, n_cols, data.shape[0])))
+        coo = type(X)((data, tuple(coords)), shape=(n_rows, n_cols), copy=False)
+        Y = coo.tocsr()              # new arrays; SciPy sums duplicates here
+        canonical = False
+    if canonical:
+        Y.has_canonical_format = True
+    else:
+        if caller_data is not None and np.may_share_memory(Y.data, caller_data):
+            Y.data = Y.data.copy()   # sum_duplicates permutes data in place
+        Y.sum_duplicates()           # safe now: the structure is valid; sorts as well
+    return Y
 
 
 def check_n_threads(n_threads):

@@ -65,6 +65,7 @@ from sklearn.utils.multiclass import check_classification_targets  # noqa: E402
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
 
 from ._typing import ArrayLike, FloatArray, MatrixLike, RandomStateLike  # noqa: E402
+from ._validation import check_real_array, check_scalar, check_sparse  # noqa: E402
 from .exceptions import PrivacyLeakWarning, external_stacklevel  # noqa: E402
 from .penalties import L1, L2, ElasticNet  # noqa: E402
 from .problems import Problem  # noqa: E402
@@ -79,6 +80,19 @@ if TYPE_CHECKING:
     from .result import Result
 
 __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
+
+
+def _structure_checked(X):
+    """X with its sparse structure validated (scikit-learn's checks would run SciPy's unchecked
+    C++ conversions on it first) and dense dtypes scikit-learn accepts but we do not (masked
+    arrays, timedelta64) rejected."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        return check_sparse(X, "X")
+    if isinstance(X, np.ndarray) and (isinstance(X, np.ma.MaskedArray) or X.dtype.kind in "mM"):
+        check_real_array(X, "X")     # raises; other dtypes get scikit-learn's own errors
+    return X
 
 
 class _DPLinearModel(BaseEstimator):
@@ -136,7 +150,8 @@ class _DPLinearModel(BaseEstimator):
 
     def _decision(self, X: MatrixLike) -> FloatArray:
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False,
+        X = validate_data(self, _structure_checked(X), accept_sparse=["csr", "csc"],
+                          reset=False,
                           dtype=np.float64)
         return np.asarray(X @ self.coef_).reshape(-1)
 
@@ -232,7 +247,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         return L1(self.alpha)
 
     def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64,
+        X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
+                             dtype=np.float64,
                              y_numeric=True)
         return self._fit_problem(Problem(X, y, loss="half_squared", penalty=self._penalty(),
                                          bounds=self.bounds, row_norm=self.row_norm,
@@ -375,14 +391,14 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.diagnostics = diagnostics
 
     def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=np.float64)
+        X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
+                             dtype=np.float64)
         check_classification_targets(y)     # rejects continuous targets, as scikit-learn does
         classes = _check_classes(self.classes)
         signs = _label_signs(y, None if self.classes is None else classes)
         n = X.shape[0]
-        if not (isinstance(self.C, (int, float)) and self.C > 0):
-            raise ValueError(f"C must be in (0, inf]; got {self.C!r}.")
-        penalty = None if math.isinf(self.C) else L2(1.0 / (n * self.C))
+        C = check_scalar(self.C, "C", low=0.0, allow_inf=True)   # numpy scalars too
+        penalty = None if math.isinf(C) else L2(1.0 / (n * C))
         self._fit_problem(Problem(X, signs, loss="logistic", penalty=penalty,
                                   bounds=self.bounds, row_norm=self.row_norm))
         self.classes_ = classes

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import check_positive, check_vector
+from ._validation import all_finite, check_positive, check_real_array, check_vector
 
 __all__ = ["Loss", "Squared", "Logistic", "Huber", "Hinge", "Absolute", "check_loss",
            "LOSS_SQUARED", "LOSS_HALF_SQUARED", "LOSS_LOGISTIC", "LOSS_HUBER", "LOSS_HINGE",
@@ -122,13 +122,19 @@ class Loss:
         return self._run("loss_derivs2", z, y, n_threads)
 
     def _public(self, private, z, y, n_threads):
-        z_arr = np.asarray(z, dtype=np.float64)
+        z_arr = check_real_array(z, "z").astype(np.float64)
+        if not all_finite(z_arr):
+            raise ValueError("z must contain only finite values; it has NaN or inf.")
         y_arr = np.asarray(y)
         shape = np.broadcast_shapes(z_arr.shape, y_arr.shape)
         zb = np.ascontiguousarray(np.broadcast_to(z_arr, shape)).ravel()
         yb = self.check_labels(np.broadcast_to(y_arr, shape).ravel()) if zb.size else \
             np.empty(0)
-        out = private(zb, yb, n_threads).reshape(shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = private(zb, yb, n_threads).reshape(shape)
+        if not all_finite(out):
+            raise ValueError(f"the {self!r} loss overflows float64 at these z and y (its value "
+                             "exceeds about 1.8e308); rescale z and y.")
         return float(out) if out.ndim == 0 else out
 
     def value(self, z, y, n_threads=None):

@@ -34,7 +34,7 @@ import numpy as np
 from ._config import effective_n_threads
 from ._kernels import _noise, _noisy_max
 from ._random import block_bit_generators, check_random_state, child_seed_sequences
-from ._validation import check_delta, check_epsilon, check_positive, check_vector
+from ._validation import all_finite, check_delta, check_epsilon, check_positive, check_vector
 from .privacy.conversions import zcdp_to_epsilon
 from .privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                              LaplaceDpEvent, ZCDpEvent)
@@ -60,12 +60,21 @@ _NOISE_KINDS = {
 }
 
 
+#: Largest noise scale and largest |score| of report-noisy-max: every draw of the samplers
+#: (Gaussian, Laplace, Gumbel, exponential) is at most about 745 scales (-log of the smallest
+#: double), so a noisy score stays below 0.5 + 745 / 2000 of the double range: never inf or
+#: NaN (an all -inf row made report-noisy-max return index -1).
+_MAX_NOISE_SCALE = float(np.finfo(np.float64).max) / 2000.0
+_MAX_SCORE = float(np.finfo(np.float64).max) / 2.0
+
+
 def _check_noise_scale(scale, formula):
     """Reject a noise scale that overflowed (tiny epsilon, huge sensitivity): infinite noise
     would turn the output into NaN or inf instead of a release."""
-    if not (0.0 < scale < np.inf):
-        raise ValueError(f"the noise scale {formula} must be a finite positive number; "
-                         f"got {scale!r}. Use a larger epsilon or a smaller sensitivity.")
+    if not (0.0 < scale <= _MAX_NOISE_SCALE):
+        raise ValueError(f"the noise scale {formula} must be a finite positive number at most "
+                         f"{_MAX_NOISE_SCALE:.3g}; got {scale!r}. Use a larger epsilon or a "
+                         "smaller sensitivity.")
     return scale
 
 
@@ -108,6 +117,12 @@ def _noisy_array(x, name, scale, kind, random_state, n_threads, secure_params=No
                                           _n_blocks(flat.size, _noise.NOISE_BLOCK_SIZE))
         _noise.add_noise(flat, scale, kind, generators, out,
                          _threads_for(len(generators), n_threads))
+    if not all_finite(out):
+        # x within ~1.8e308 of the double range's edge plus a large draw: the release is not
+        # representable (the curator's error, like a NaN in x; nothing is returned)
+        raise ValueError(f"{name} + noise overflows float64 (entries of {name} near 1.8e308 "
+                         "or a huge noise scale from sensitivity / epsilon); rescale "
+                         f"{name} and sensitivity.")
     if arr.ndim == 0:
         return float(out[0])
     return out.reshape(arr.shape)
@@ -481,6 +496,9 @@ class ReportNoisyMax:
         spend(budget, self.event_with_value if return_value else self.event,
               neighboring_relation=neighboring_relation)
         scores = check_vector(scores, "scores")
+        if max(float(scores.max()), -float(scores.min())) > _MAX_SCORE:
+            raise ValueError(f"scores must be in [-{_MAX_SCORE:.4g}, {_MAX_SCORE:.4g}] (noisy "
+                             "scores must not overflow); rescale scores and sensitivity.")
         seed_seq = check_random_state(random_state)
         select_seq, value_seq = child_seed_sequences(seed_seq, 2)
         if self.secure:

@@ -29,7 +29,7 @@ from ._typing import ArrayLike, FloatArray
 
 from ._config import effective_n_threads
 from ._kernels import _prox as _prox_kernel
-from ._validation import check_scalar
+from ._validation import all_finite, check_real_array, check_scalar
 
 __all__ = ["Penalty", "NoPenalty", "L1", "L2", "ElasticNet", "Box", "check_penalty",
            "PENALTY_NONE", "PENALTY_L1", "PENALTY_L2", "PENALTY_ELASTIC_NET", "PENALTY_BOX"]
@@ -43,7 +43,7 @@ PENALTY_BOX = 4
 
 
 def _check_step(step: float | ArrayLike, size: int) -> FloatArray:
-    step = np.asarray(step, dtype=np.float64)
+    step = check_real_array(step, "step").astype(np.float64)
     if step.ndim not in (0, 1) or (step.ndim == 1 and step.shape[0] != size):
         raise ValueError(f"step must be a scalar or a vector of length {size}; got shape "
                          f"{step.shape}.")
@@ -86,8 +86,17 @@ class Penalty:
             The prox, computed coordinate-wise by the compiled kernel; a penalty without a
             compiled ``kind`` (a user subclass) uses its own ``_prox``.
         """
-        u = np.asarray(u, dtype=np.float64)
+        u = check_real_array(u, "u").astype(np.float64)
+        if not all_finite(u):
+            raise ValueError("u must contain only finite values; it has NaN or inf.")
         step = _check_step(step, u.shape[-1] if u.ndim else 1)
+        # t * lambda = inf would turn u / (1 + t lambda) into 0 instead of a small value
+        # (a box's parameters are bounds, not multiplied by the step)
+        strength = 0.0 if self.kind == PENALTY_BOX else max(map(abs, self.params), default=0.0)
+        if step.size and not np.isfinite(float(np.max(step)) * strength):
+            largest = np.finfo(np.float64).max / strength
+            raise ValueError(f"step must be at most {largest:.3g} for this penalty (step times "
+                             f"its parameters {self.params} overflows float64).")
         if self.kind is None:
             return self._prox(u, step)
         shape = np.broadcast_shapes(u.shape, step.shape)

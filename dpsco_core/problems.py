@@ -35,7 +35,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg
 
 from ._typing import ArrayLike, FloatArray, MatrixLike
-from ._validation import check_int, check_vector
+from ._validation import all_finite, check_int, check_real_array, check_sparse, check_vector
 from .losses import LOSS_HINGE, LOSS_LOGISTIC, check_loss
 from .penalties import check_penalty
 from .public_bounds import _loss_lipschitz, _loss_smoothness, check_public_bounds
@@ -69,11 +69,7 @@ def _read_only_sparse(X):
 
 def _check_X(X):
     if sp.issparse(X):
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional; got a sparse array of shape {X.shape}.")
-        if X.format not in ("csr", "csc"):
-            # Documented copy: COO, LIL, DOK, BSR, DIA are converted to CSR once.
-            X = X.tocsr()
+        X = check_sparse(X, "X")   # structure first: SciPy and the kernels trust it
         if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_) or \
                 np.iscomplexobj(X.data):
             raise TypeError(f"X must hold real numbers; got dtype {X.dtype}.")
@@ -88,10 +84,7 @@ def _check_X(X):
             raise ValueError(f"X must have at least one sample and one feature; got shape "
                              f"{X.shape}.")
         return _read_only_sparse(X), True
-    arr = np.asarray(X)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)
-                                   or arr.dtype == np.bool_) or np.iscomplexobj(arr):
-        raise TypeError(f"X must be an array of real numbers; got dtype {arr.dtype}.")
+    arr = check_real_array(X, "X")
     if arr.ndim != 2:
         raise ValueError(f"X must be 2-dimensional (n_samples, n_features); got an array of "
                          f"shape {arr.shape}. Reshape with X.reshape(-1, 1) for one feature "
@@ -101,7 +94,7 @@ def _check_X(X):
                          f"{arr.shape}.")
     if arr.dtype != np.float64:
         arr = arr.astype(np.float64, order="K")       # the one copy; keeps the layout
-    if not math.isfinite(float(np.sum(arr))) and not np.all(np.isfinite(arr)):
+    if not all_finite(arr):
         raise ValueError("X must contain only finite values; it has NaN or inf.")
     _check_magnitude(arr.max(), arr.min(), "X")
     return _read_only(arr), False

@@ -22,6 +22,8 @@ References
    l1-ball for learning in high dimensions", ICML 2008.
 """
 
+import math
+
 import numpy as np
 
 from ._config import effective_n_threads
@@ -31,6 +33,7 @@ from ._validation import check_scalar, check_vector
 __all__ = ["project_l2_ball", "project_l1_ball", "project_simplex"]
 
 _ORIGIN = np.empty(0)
+_EPS = float(np.finfo(np.float64).eps)
 
 
 def project_l2_ball(v, radius, center=None, *, n_threads=None):
@@ -76,9 +79,90 @@ def project_l2_ball(v, radius, center=None, *, n_threads=None):
         if center.shape != v.shape:
             raise ValueError(f"center must have the length of v ({v.shape[0]}); got "
                              f"{center.shape[0]}.")
+    n_threads = effective_n_threads(n_threads)
+    # The kernel's norm rescales by 1 / max|v - c|, which overflows when that maximum is
+    # subnormal, it forms v - c and ||v - c||, which can overflow, and it scales by
+    # R / ||v - c||, which can underflow: those ends of the double range go to the scaled
+    # NumPy version.
+    if center.size:
+        with np.errstate(over="ignore"):
+            largest = float(np.max(np.abs(v - center)))
+    else:
+        largest = max(float(v.max()), -float(v.min()))
+    bound = largest * math.sqrt(v.size)           # ||v - c|| <= bound
+    if not (_L2_KERNEL_SMALLEST <= largest and bound < _L2_KERNEL_LARGEST
+            and radius >= bound * _L2_KERNEL_SMALLEST):
+        # kernel out of range (its factor R / ||v - c|| could underflow too): NumPy version
+        return _project_l2_ball_scaled(v, center if center.size else None, radius)
     out = np.empty_like(v)
-    _prox.project_l2_ball(v, center, radius, out, effective_n_threads(n_threads))
+    _prox.project_l2_ball(v, center, radius, out, n_threads)
     return out
+
+
+#: Where the kernel is exact to rounding: 1 / max|v - c| and R / ||v - c|| normal numbers,
+#: ||v - c|| (at most sqrt(d) max|v - c|) finite.
+_L2_KERNEL_SMALLEST, _L2_KERNEL_LARGEST = 2.0 ** -1000, 2.0 ** 1000
+
+
+def _project_l2_ball_scaled(v, center, radius):
+    r""":math:`c + (v - c) \min(1, R / \|v - c\|_2)` without overflow or underflow.
+
+    :math:`u = v - c` is formed as :math:`v/2 - c/2` (exact up to subnormal rounding) when it
+    overflows; with :math:`m = \max_i |u_i|` and :math:`s = \|u / m\|_2 \in [1, \sqrt d]`
+    the result is :math:`c + (u / m) (R / s)` when :math:`m > R / s`: no intermediate
+    overflows or underflows (``u / m`` stays exact where ``u * (1 / m)`` overflows for a
+    subnormal m, and :math:`\|u\| = m s` itself may exceed the double range).
+    """
+    half = 1.0
+    with np.errstate(over="ignore"):
+        u = v.copy() if center is None else v - center
+    if not np.all(np.isfinite(u)):
+        half = 0.5
+        u = 0.5 * v - 0.5 * center
+    m = float(np.max(np.abs(u)))
+    if m == 0.0:
+        return v.copy()
+    u /= m
+    s = float(np.sqrt(np.sum(np.square(u))))    # ||v - c|| = m s (m s may overflow)
+    target = half * radius / s                  # in [R / (2 sqrt(d)), R]: no over/underflow
+    if m <= target:
+        return v.copy()
+    u *= target
+    with np.errstate(over="ignore"):
+        out = u * (1.0 / half) if center is None else center + u * (1.0 / half)
+    if not np.all(np.isfinite(out)):
+        raise ValueError("the projection of v onto the ball of this center and radius has "
+                         "entries beyond the float64 range (about 1.8e308); rescale v, center "
+                         "and radius.")
+    return out
+
+
+def _threshold_projection(y, total):
+    r""":math:`\max(y - \tau, 0)` with :math:`\sum_i \max(y_i - \tau, 0) = a` (``total``
+    > 0): the simplex projection, accurate over the whole double range.
+
+    Computed on an exactly equivalent, well-scaled problem (the kernel's threshold search
+    sums the entries, which cancels catastrophically when :math:`\max y \gg a`):
+
+    - shift: :math:`P(y) = P(y - \max y)` (the threshold moves with the shift). The entries
+      that can be in the support lie in :math:`[\max y - a, \max y]`, where the subtraction
+      errs by at most :math:`\varepsilon a / 2` (exactly 0 when :math:`a \le \max y / 2`,
+      by Sterbenz's lemma);
+    - clamp: the threshold is at least :math:`-a` after the shift, so entries below
+      :math:`-a` (or overflowing to -inf) are outside the support and become :math:`-a`;
+    - scale: by the power of two :math:`2^k \ge a`, so that the kernel sees entries in
+      [-2, 0] and a total in [1/2, 1) (exact up to subnormal rounding), and the result is
+      scaled back exactly.
+    """
+    top = float(np.max(y))
+    with np.errstate(over="ignore"):
+        u = y - top
+    np.maximum(u, -total, out=u)
+    exponent = math.frexp(total)[1]
+    u = np.ldexp(u, -exponent)
+    out = np.empty_like(u)
+    _prox.project_simplex(u, math.ldexp(total, -exponent), out)
+    return np.ldexp(out, exponent)
 
 
 def project_l1_ball(v, radius):
@@ -117,9 +201,14 @@ def project_l1_ball(v, radius):
     """
     v = check_vector(v, "v")
     radius = check_scalar(radius, "radius", low=0.0, low_open=False, allow_inf=True)
-    out = np.empty_like(v)
-    _prox.project_l1_ball(v, radius, out)
-    return out
+    if radius == 0.0:
+        return np.zeros_like(v)
+    with np.errstate(over="ignore"):
+        inside = float(np.sum(np.abs(v))) <= radius      # an overflowing sum is inf: outside
+    if inside:
+        return v.copy()
+    # sign(v) max(|v| - tau, 0) is the simplex projection of |v| (tau > 0 as ||v||_1 > R).
+    return np.copysign(_threshold_projection(np.abs(v), radius), v)
 
 
 def project_simplex(v, total=1.0):
@@ -155,6 +244,10 @@ def project_simplex(v, total=1.0):
     """
     v = check_vector(v, "v")
     total = check_scalar(total, "total", low=0.0, low_open=False)
-    out = np.empty_like(v)
-    _prox.project_simplex(v, total, out)
-    return out
+    if total == 0.0:
+        return np.zeros_like(v)
+    with np.errstate(over="ignore"):
+        inside = v.min() >= 0.0 and abs(float(np.sum(v)) - total) <= v.size * _EPS * total
+    if inside:
+        return v.copy()
+    return _threshold_projection(v, total)

@@ -40,8 +40,9 @@ import warnings
 
 import numpy as np
 
-from ._random import block_bit_generators, check_random_state
-from ._validation import check_int, check_n_threads, check_positive, check_vector
+from ._random import block_bit_generators, check_random_state, child_seed_sequences
+from ._validation import (all_finite, check_int, check_n_threads, check_positive,
+                          check_real_array, check_vector)
 from .exceptions import DPSCOWarning, external_stacklevel
 
 __all__ = ["ReSQueWarning", "draw_resque_samples", "resque_log_weights", "resque_estimate",
@@ -61,15 +62,13 @@ def _kernel():
 
 
 def _check_matrix(a, name, cols=None):
-    arr = np.asarray(a)
-    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be an array of real numbers; got dtype {arr.dtype}.")
+    arr = check_real_array(a, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-dimensional; got an array of shape {arr.shape}.")
     if cols is not None and arr.shape[1] != cols:
         raise ValueError(f"{name} must have {cols} columns; got shape {arr.shape}.")
     out = np.ascontiguousarray(arr, dtype=np.float64)
-    if out.size and not np.isfinite(out.sum()) and not np.all(np.isfinite(out)):
+    if not all_finite(out):
         raise ValueError(f"{name} must contain only finite values; it has NaN or inf.")
     return out
 
@@ -79,7 +78,11 @@ def _offsets(x, center, rho):
     arr = np.asarray(x)
     single = arr.ndim == 1
     X = _check_matrix(arr[None, :] if single else arr, "x", cols=center.shape[0])
-    V = (X - center) / rho
+    with np.errstate(over="ignore", invalid="ignore"):
+        V = (X - center) / rho
+    if not all_finite(V):
+        raise ValueError("(x - center) / smoothing_radius overflows float64; rescale x, center "
+                         "or smoothing_radius.")
     norms = np.sqrt(np.einsum("ij,ij->i", V, V))
     if norms.size and norms.max() > 1.0 + 1e-12:
         warnings.warn(f"a query lies {norms.max():.3g} smoothing radii from the centre "
@@ -141,6 +144,9 @@ def resque_log_weights(x, center, smoothing_radius, zeta, *, n_threads=None):
     V, single, zeta = _check_queries(x, center, smoothing_radius, zeta)
     out = np.empty((zeta.shape[0], V.shape[0]))
     _kernel().resque_log_weights(V, zeta, out, check_n_threads(n_threads))
+    if not all_finite(out):
+        raise ValueError("the log-weights overflow float64: x lies ~1e154 or more smoothing "
+                         "radii from center (||(x - center) / smoothing_radius||^2 overflows).")
     return out[:, 0] if single else out
 
 
@@ -168,8 +174,17 @@ def resque_estimate(x, center, smoothing_radius, zeta, gradients, *, n_threads=N
         raise ValueError(f"gradients must have one row per sample ({zeta.shape[0]}); got "
                          f"{G.shape[0]}.")
     out = np.empty((V.shape[0], G.shape[1]))
-    _kernel().resque_batch(V, zeta, G, [], out, check_n_threads(n_threads))
+    with np.errstate(over="ignore", invalid="ignore"):
+        _kernel().resque_batch(V, zeta, G, [], out, check_n_threads(n_threads))
+    _check_estimate(out)
     return out[0] if single else out
+
+
+def _check_estimate(out):
+    if not all_finite(out):
+        raise ValueError("the ReSQue estimate overflows float64 (weights exp(<v, zeta>) times "
+                         "gradients); keep x within smoothing_radius of center and rescale "
+                         "gradients.")
 
 
 class ReSQueBatch:
@@ -226,7 +241,7 @@ class ReSQueBatch:
         center = check_vector(center, "center")
         rho = check_positive(smoothing_radius, "smoothing_radius")
         seed = check_random_state(random_state)
-        s_zeta, s_oracle = seed.spawn(2)
+        s_zeta, s_oracle = child_seed_sequences(seed, 2)    # never seed.spawn: see _random
         zeta = draw_resque_samples(n_samples, center.shape[0], random_state=s_zeta,
                                    n_threads=n_threads)
         executor = SerialExecutor() if executor is None else executor
@@ -274,13 +289,21 @@ class GLMReSQueBatch:
     def __init__(self, A, y, loss, center, smoothing_radius, n_samples, *, store_samples=True,
                  random_state=None, n_threads=None):
         from .losses import check_loss
+        from .problems import _check_magnitude
 
-        self.A = _check_matrix(A, "A")
-        self.y = check_vector(y, "y")
-        if self.y.shape[0] != self.A.shape[0]:
-            raise ValueError(f"y must have one entry per row of A ({self.A.shape[0]}); got "
-                             f"{self.y.shape[0]}.")
+        # the checks Problem applies to (X, y), under this class's argument names
         self.loss = check_loss(loss)
+        self.A = _check_matrix(A, "A")
+        if self.A.shape[0] == 0 or self.A.shape[1] == 0:
+            raise ValueError(f"A must have at least one row and one column; got shape "
+                             f"{self.A.shape}.")
+        _check_magnitude(self.A.max(), self.A.min(), "A")
+        y = check_vector(y, "y")
+        _check_magnitude(y.max(), y.min(), "y")
+        if y.shape[0] != self.A.shape[0]:
+            raise ValueError(f"y must have one entry per row of A ({self.A.shape[0]}); got "
+                             f"{y.shape[0]}.")
+        self.y = self.loss.check_labels(y, "y")
         self.center = check_vector(center, "center")
         if self.center.shape[0] != self.A.shape[1]:
             raise ValueError(f"center must have length {self.A.shape[1]}; got "
@@ -289,12 +312,13 @@ class GLMReSQueBatch:
         n = check_int(n_samples, "n_samples", low=1)
         self.n_threads = check_n_threads(n_threads)
         seed = check_random_state(random_state)
-        s_idx, self._seed = seed.spawn(2)
+        s_idx, self._seed = child_seed_sequences(seed, 2)    # never seed.spawn: see _random
         self.idx = np.random.Generator(np.random.PCG64DXSM(s_idx)).integers(
             0, self.A.shape[0], size=n).astype(np.int64)
         # margin cache for this centre: only the sampled rows
         rows, inverse = np.unique(self.idx, return_inverse=True)
-        margins = (self.A[rows] @ self.center)[inverse]
+        with np.errstate(over="ignore", invalid="ignore"):   # checked below
+            margins = (self.A[rows] @ self.center)[inverse]
         d = self.A.shape[1]
         self.zeta = (draw_resque_samples(n, d, random_state=self._seed, n_threads=n_threads)
                      if store_samples else None)
@@ -304,6 +328,10 @@ class GLMReSQueBatch:
                                   zeta, [] if store_samples else _gens(self._seed, n),
                                   self.loss.kind, float(self.loss.param), self.coefs,
                                   self.n_threads)
+        if not all_finite(self.coefs):
+            raise ValueError("the loss derivatives at the queries overflow: A @ center and "
+                             "smoothing_radius * |A| must stay within float64's range; rescale "
+                             "A, center or smoothing_radius.")
 
     @property
     def n_samples(self):

@@ -174,15 +174,32 @@ class TreeAggregation:
 
         Parameters
         ----------
-        x : ndarray of shape (n_features,)
-            The exact prefix sum (secret; not modified).
+        x : array-like of shape (n_features,)
+            The exact prefix sum (secret; not modified): finite real numbers, converted to a
+            contiguous float64 vector when it is not one.
         out : ndarray of shape (n_features,), optional
-            Where to write the result (may be ``x`` itself); a new array by default.
+            Where to write the result (may be ``x`` itself): a writeable, C-contiguous
+            float64 vector. A new array by default.
 
         Returns
         -------
         ndarray of shape (n_features,)
+
+        Raises
+        ------
+        TypeError
+            If ``x`` is not real-valued, or ``out`` is not a float64 ndarray.
+        ValueError
+            If ``x`` or ``out`` does not have length ``n_features``, ``x`` has NaN or inf
+            (noise added to NaN releases NaN), or ``out`` is not writeable and contiguous.
+        RuntimeError
+            After ``steps`` releases.
         """
+        x = check_vector(x, "x")
+        if x.shape[0] != self._p:
+            raise ValueError(f"x must have length n_features={self._p}; got {x.shape[0]}.")
+        if out is not None:
+            _check_out(out, self._p)
         if self._step >= self._steps:
             raise RuntimeError(f"the tree was calibrated for steps={self._steps} releases; "
                                "running longer is not covered by its privacy analysis.")
@@ -206,6 +223,16 @@ class TreeAggregation:
         """The privacy event of the whole release, for leaf l2 sensitivity ``sensitivity``."""
         sensitivity = check_scalar(sensitivity, "sensitivity", low=0.0)
         return SingleEpochTreeAggregationDpEvent(self._noise_scale / sensitivity, self._steps)
+
+
+def _check_out(out, p):
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64:
+        got = f"dtype {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise TypeError(f"out must be a float64 numpy array; got {got}.")
+    if out.shape != (p,):
+        raise ValueError(f"out must have shape (n_features,) = ({p},); got {out.shape}.")
+    if not (out.flags.c_contiguous and out.flags.writeable):
+        raise ValueError("out must be a writeable, C-contiguous array.")
 
 
 def tree_aggregation(stream, *, noise_scale, variance_reduced=False, random_state=None,

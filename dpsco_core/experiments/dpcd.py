@@ -52,6 +52,7 @@ import numpy as np
 from .. import datasets
 from ..penalties import L1, L2
 from ..problems import Problem
+from ._cli import parse_experiment_args
 from ._progress import Progress
 
 PASSES = (2, 5, 10, 20, 50)
@@ -600,7 +601,7 @@ def main(argv=None):
                         help="subset of: " + " ".join(ALGORITHMS) + " (each algorithm's runs "
                              "have their own seeds, so a subset reproduces its rows of the "
                              "full run)")
-    args = parser.parse_args(argv)
+    args = parse_experiment_args(parser, argv)    # checks --threads, --out
     kind = "smoke" if args.smoke else ("full" if args.full else "reduced")
     start = time.perf_counter()
     if args.table3_from:

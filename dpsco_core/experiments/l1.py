@@ -77,6 +77,8 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from ._cli import parse_experiment_args
+
 __all__ = ["main", "grid", "run_sweeps", "report", "fit_slope", "crossover", "alg3_phases",
            "L1Problem", "LASSO", "CLIP_FACTORS", "SECOND"]
 
@@ -496,7 +498,7 @@ def main(argv=None):
                         choices=("d", "crossover", "n", "epsilon", "problems"),
                         help="run only these sweeps (same seeds, hence the same numbers); "
                              "'problems': problems B, C, D (module l1_problems)")
-    args = parser.parse_args(argv)
+    args = parse_experiment_args(parser, argv)    # checks --threads, --out
     from .l1_problems import PROBLEMS
     points, methods, eval_seeds, tuning_seeds = grid(args.full)
     if args.only:

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._cli import parse_experiment_args
 from ._progress import Progress
 
 __all__ = ["main", "run", "kink_problem", "median_problem", "median_minimizer", "level_sweep",
@@ -961,7 +962,7 @@ def main(argv=None):
     parser.add_argument("--out", default="mlmc_results", help="output folder")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads (default: all); E10 times 1..N")
-    args = parser.parse_args(argv)
+    args = parse_experiment_args(parser, argv)    # checks --threads, --out
     kind = "smoke" if args.smoke else ("full" if args.full else "default")
     run(args.out, kind, args.threads)
     return 0

@@ -68,6 +68,7 @@ from ..smoothing import smoothed_absolute
 from . import resque_baselines as baselines
 from ._progress import Progress
 from .resque_problems import PROBLEMS
+from ._cli import parse_experiment_args
 
 __all__ = ["main", "estimator_table", "sco_rows", "resque_depth", "best_lambda_factor",
            "minibatch_depth", "baseline_depths", "in_regime", "GRIDS"]
@@ -298,7 +299,7 @@ def main(argv=None):
     parser.add_argument("--full", action="store_true", help="the issue's grid (~13 min)")
     parser.add_argument("--smoke", action="store_true", help="a seconds-long grid (tests)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
+    args = parse_experiment_args(parser, argv)    # checks --threads, --out
     grid = "full" if args.full else "smoke" if args.smoke else "default"
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -40,6 +40,8 @@ import time
 
 import numpy as np
 
+from ._cli import parse_experiment_args
+
 __all__ = ["main", "make_problem", "run_grid", "METHODS"]
 
 P_DEFAULT = 20
@@ -213,7 +215,7 @@ def main(argv=None):
     parser.add_argument("--out", default="srgd_results", help="output directory")
     parser.add_argument("--problems", default="lsq,logistic", help="comma-separated")
     parser.add_argument("--epsilon", type=float, default=1.0, help="epsilon of the n sweep")
-    args = parser.parse_args(argv)
+    args = parse_experiment_args(parser, argv)    # checks --threads, --out
     if args.full:
         ns, seeds = [10_000, 100_000, 1_000_000], list(range(5))
         eps_sweep = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]

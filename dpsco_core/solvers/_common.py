@@ -34,8 +34,19 @@ from ..privacy.events import NeighboringRelation
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..problems import Problem
 
-__all__ = ["check_problem", "check_relation", "check_privacy_budget", "objective_or_inf",
-           "report_from_event", "sensitivity_factor", "normaliser", "public_n_assumptions"]
+__all__ = ["check_problem", "check_relation", "check_privacy_budget", "check_solver_epsilon",
+           "check_noise_scale", "objective_or_inf", "report_from_event", "sensitivity_factor",
+           "MAX_EPSILON", "MAX_NOISE_SCALE", "normaliser", "public_n_assumptions"]
+
+#: Largest finite epsilon a solver accepts. Beyond it a budget means nothing (e^epsilon
+#: bounds the odds ratio) and the calibrations lose their precision (the optimal Renyi order
+#: rounds to 1); epsilon=inf is the documented non-private run.
+MAX_EPSILON = 1e6
+
+#: Largest noise standard deviation a solver draws: iterates are sums of such draws times
+#: steps, and from about 1e150 on they overflow float64 (squares, objectives); the release
+#: would be noise only anyway.
+MAX_NOISE_SCALE = 1e150
 
 _RELATIONS = {
     "replace_one": NeighboringRelation.REPLACE_ONE,
@@ -127,9 +138,32 @@ def public_n_assumptions(relation, m):
 
 def check_privacy_budget(epsilon, delta):
     """(epsilon, delta) with epsilon in (0, inf] (inf: the non-private run) and delta in (0, 1)."""
-    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    epsilon = check_solver_epsilon(epsilon)
     delta = check_delta(delta)
     return epsilon, delta
+
+
+def check_solver_epsilon(epsilon, *, allow_inf=True):
+    """epsilon in (0, MAX_EPSILON], or inf (the non-private run) when ``allow_inf``."""
+    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=allow_inf)
+    if MAX_EPSILON < epsilon < math.inf:
+        also = " or inf (the non-private run)" if allow_inf else ""
+        raise ValueError(f"epsilon must be in (0, {MAX_EPSILON:g}]{also}; got {epsilon!r}.")
+    return epsilon
+
+
+def check_noise_scale(noise_scale, epsilon, what="noise standard deviation"):
+    """Reject a calibrated noise scale (scalar or array) that is not finite or exceeds
+    ``MAX_NOISE_SCALE``, naming epsilon: a tiny epsilon overflows the noise, and infinite or
+    astronomically large noise turns the output into inf/NaN instead of a release."""
+    values = np.asarray(noise_scale, dtype=np.float64)
+    worst = float(np.max(values)) if values.size else 0.0
+    if not worst <= MAX_NOISE_SCALE:          # also catches NaN
+        raise ValueError(f"epsilon={epsilon!r} is too small for this run: the {what} it "
+                         f"needs is {worst!r}, beyond {MAX_NOISE_SCALE:g} (the output would "
+                         "overflow to inf); use a larger epsilon (or delta, or a smaller clip "
+                         "or fewer steps).")
+    return noise_scale
 
 
 def report_from_event(event, *, delta, relation, budget_split, assumptions, target_epsilon,

@@ -16,7 +16,7 @@ import numpy as np
 from .._config import effective_n_threads
 from .._kernels import _cd
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
-from .._validation import check_int, check_scalar
+from .._validation import check_int, check_real_array, check_scalar, check_vector
 from ..privacy.budget import Budget, spend
 from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
@@ -25,6 +25,7 @@ from ..result import History, Result, with_objective_condition
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,
                       sensitivity_factor)
+from ._common import MAX_NOISE_SCALE, check_noise_scale
 from ._public_constants import data_constant
 from .smoothness import SmoothnessRelease, smoothness_event
 
@@ -96,10 +97,19 @@ def _run_streams(seed_seq):
 def _check_coef(coef_init, p):
     if coef_init is None:
         return np.zeros(p)
-    coef = np.array(coef_init, dtype=np.float64, copy=True).reshape(-1)
-    if coef.shape != (p,) or not np.all(np.isfinite(coef)):
-        raise ValueError(f"coef_init must be a finite vector of length {p}.")
+    coef = check_vector(coef_init, "coef_init", copy=True)     # 1-d: (p, 1) is an error
+    if coef.shape != (p,):
+        raise ValueError(f"coef_init must have length n_features={p}; got {coef.shape[0]}.")
     return coef
+
+
+def _check_grid(values, name):
+    """A 1-d float64 grid from a scalar or a 1-d array-like (entries checked by the caller)."""
+    arr = check_real_array(values, name)
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be a scalar or 1-dimensional; got an array of shape "
+                         f"{arr.shape}.")
+    return arr.astype(np.float64).reshape(-1)
 
 
 def _public_smoothness(problem, smoothness):
@@ -195,6 +205,17 @@ def _noise_scales(s, relation, clips, m):
     if s == 0.0:
         return np.zeros_like(clips)
     return s * sensitivity_factor(relation) * clips / m
+
+
+def _check_step_noise(steps, noise_scales):
+    """The noise a coordinate update adds, gamma_j sigma_j, must not overflow coef: a tiny
+    M_j (a column of X near 0) makes gamma_j = step / M_j huge."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        worst = float(np.max(steps * noise_scales)) if steps.size else 0.0
+    if not worst <= MAX_NOISE_SCALE:
+        raise ValueError(f"step / M_j times the noise standard deviation reaches {worst:.3g}, "
+                         f"beyond {MAX_NOISE_SCALE:g}: coef would overflow (a column of X "
+                         "is near 0); rescale X or use a smaller step or a larger epsilon.")
 
 
 def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assumptions,
@@ -399,7 +420,8 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         problem, smoothness, smoothness_share, smoothness_bounds, epsilon, smoothness_seq, m)
     assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
     steps, clips = dp_cd_constants(M, step=step, clip=clip)
-    noise_scales = _noise_scales(s, relation, clips, m)
+    noise_scales = check_noise_scale(_noise_scales(s, relation, clips, m), epsilon)
+    _check_step_noise(steps, noise_scales)
 
     start = time.perf_counter()
     bit_generator = block_bit_generators(kernel_seq, 1)[0]
@@ -550,8 +572,7 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
     n_outer, n_inner = dp_cd_schedule(p, passes=passes, n_outer=n_outer, n_inner=n_inner,
                                       average=average)
     _check_options(selection, calibration)
-    step_grid = np.asarray(steps, dtype=np.float64).reshape(-1)
-    clip_grid = np.asarray(clips, dtype=np.float64).reshape(-1)
+    step_grid, clip_grid = _check_grid(steps, "steps"), _check_grid(clips, "clips")
     if step_grid.size == 0 or clip_grid.size == 0:
         raise ValueError("steps and clips must not be empty.")
     for k, value in enumerate(step_grid):
@@ -590,7 +611,8 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
             for k in range(n_seeds):
                 r = (i * clip_grid.size + j) * n_seeds + k
                 run_steps[r], run_clips[r] = dp_cd_constants(run_M[r], step=step, clip=clip)
-    run_noise = _noise_scales(s, relation, run_clips, m)
+    run_noise = check_noise_scale(_noise_scales(s, relation, run_clips, m), epsilon)
+    _check_step_noise(run_steps, run_noise)
     generators = [block_bit_generators(kernel_seq, 1)[0] for kernel_seq, _ in streams]
     coef = np.zeros((n_runs, p))
     n_clipped = np.zeros(n_runs, dtype=np.int64)

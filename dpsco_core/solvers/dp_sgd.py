@@ -25,6 +25,7 @@ from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,
                       sensitivity_factor)
+from ._common import MAX_NOISE_SCALE, check_noise_scale
 from ._public_constants import SMOOTHNESS_MODES, data_constant
 
 if TYPE_CHECKING:
@@ -324,7 +325,7 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
             s = calibrate_gaussian(target_epsilon=epsilon, target_delta=delta, steps=epochs,
                                    accountant="rdp", conversion=conversion)
             event = SelfComposedDpEvent(GaussianDpEvent(s), epochs)
-        noise_scale = s * sensitivity_factor(relation) * clip
+        noise_scale = check_noise_scale(s * sensitivity_factor(relation) * clip, epsilon)
     else:
         s, noise_scale, event = 0.0, 0.0, NonPrivateDpEvent()
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
@@ -334,6 +335,12 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
         raise ValueError("the problem's smoothness constant beta is 0 (X is all zeros): the "
                          "step gamma / beta is undefined.")
     eta = step / beta
+    if not eta * noise_scale / norm <= MAX_NOISE_SCALE:
+        # the noise each step adds to coef: a tiny beta (X near 0) makes step / beta huge
+        raise ValueError(f"step / beta times the noise standard deviation per batch is "
+                         f"{eta * noise_scale / norm:.3g}, beyond {MAX_NOISE_SCALE:g}: coef "
+                         f"would overflow (beta={beta:.3g} from X); rescale X or use a "
+                         "smaller step or a larger epsilon.")
 
     start = time.perf_counter()
     sampling_generator, noise_generator = block_bit_generators(check_random_state(random_state),

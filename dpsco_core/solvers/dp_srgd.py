@@ -25,7 +25,8 @@ from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDp
 from ..privacy.gdp import gdp_mu
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..result import History, Result
-from ._common import check_privacy_budget, check_problem, check_relation, sensitivity_factor
+from ._common import (check_noise_scale, check_privacy_budget, check_problem, check_relation,
+                      sensitivity_factor)
 from ._single_epoch import check_penalty_supported, run_single_epoch, single_epoch_schedule
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
     if math.isfinite(epsilon):
         mu = gdp_mu(epsilon, delta)
         s = math.sqrt(levels) / mu * (1.0 + _CALIBRATION_SLACK)
-        noise_scale = s * leaf_sensitivity
+        noise_scale = check_noise_scale(s * leaf_sensitivity, epsilon)
         event = SingleEpochTreeAggregationDpEvent(s, T)
     else:
         mu, s, noise_scale, event = math.inf, 0.0, 0.0, NonPrivateDpEvent()

@@ -84,7 +84,7 @@ from ..privacy.events import (EpsilonDeltaDpEvent, GaussianDpEvent, NeighboringR
                               NonPrivateDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..result import History, Result
-from ._common import check_problem, objective_or_inf
+from ._common import check_problem, check_solver_epsilon, objective_or_inf
 from ._row_source import is_sign_stream, row_source
 
 if TYPE_CHECKING:
@@ -387,7 +387,7 @@ def _check_common(problem, epsilon, delta, lipschitz, noise, allow_stream=False)
                          f"penalty=None; got {problem.penalty!r}.")
     if problem.loss.lipschitz_in_margin is None and problem.loss.smoothness is None:
         raise ValueError(f"the loss must have a derivative; got {problem.loss!r}.")
-    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    epsilon = check_solver_epsilon(epsilon)
     if delta is not None:
         delta = check_delta(delta)
     lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0, allow_inf=not math.isfinite(
@@ -794,7 +794,7 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
         problem = check_problem(problem)
         if problem.is_sparse or problem.penalty.kind != PENALTY_NONE:
             raise ValueError("projected_dp_sgd_l1 takes dense X and penalty=None.")
-    epsilon = check_scalar(epsilon, "epsilon", low=0.0)
+    epsilon = check_solver_epsilon(epsilon, allow_inf=False)
     delta = check_delta(delta)
     radius = check_scalar(radius, "radius", low=0.0)
     clip = check_scalar(clip, "clip", low=0.0)

@@ -64,8 +64,8 @@ from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDp
                               PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..problems import Problem
 from ..result import History, Result
-from ._common import (check_problem, check_relation, normaliser, public_n_assumptions,
-                      report_from_event)
+from ._common import (check_problem, check_relation, check_solver_epsilon, normaliser,
+                      public_n_assumptions, report_from_event)
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, RandomStateLike
@@ -265,7 +265,7 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
     Asi, Feldman, Koren and Talwar (2021), Algorithm 1, Theorem 3; Algorithm 5, Theorem 12.
     """
     problem = _check_problem(problem)
-    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    epsilon = check_solver_epsilon(epsilon)
     delta = check_delta(delta)
     radius = check_scalar(radius, "radius", low=0.0)
     lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0)
@@ -443,7 +443,7 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     Theorems 5 and 13.
     """
     problem = _check_problem(problem)
-    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    epsilon = check_solver_epsilon(epsilon)
     delta = check_delta(delta)
     radius = check_scalar(radius, "radius", low=0.0)
     lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0)

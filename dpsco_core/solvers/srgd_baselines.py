@@ -27,7 +27,7 @@ from ..privacy.budget import spend
 from ..privacy.events import GaussianDpEvent, NonPrivateDpEvent, SingleEpochTreeAggregationDpEvent
 from ..privacy.gdp import gdp_mu
 from ..result import Result
-from ._common import sensitivity_factor
+from ._common import check_noise_scale, sensitivity_factor
 from ._single_epoch import run_single_epoch
 from .dp_srgd import (_CALIBRATION_SLACK, check_single_epoch_args, make_history, record_points,
                       single_epoch_report)
@@ -56,7 +56,7 @@ def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, p
         else:
             s = 1.0 / mu * (1.0 + _CALIBRATION_SLACK)
             event = GaussianDpEvent(s)
-        noise_scale = s * sensitivity
+        noise_scale = check_noise_scale(s * sensitivity, epsilon)
     else:
         mu, s, noise_scale, event = math.inf, 0.0, 0.0, NonPrivateDpEvent()
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
