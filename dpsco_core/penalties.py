@@ -43,13 +43,13 @@ PENALTY_BOX = 4
 
 
 def _check_step(step: float | ArrayLike, size: int) -> FloatArray:
-    step = check_real_array(step, "step").astype(np.float64)
-    if step.ndim not in (0, 1) or (step.ndim == 1 and step.shape[0] != size):
+    arr: FloatArray = check_real_array(step, "step").astype(np.float64)
+    if arr.ndim not in (0, 1) or (arr.ndim == 1 and arr.shape[0] != size):
         raise ValueError(f"step must be a scalar or a vector of length {size}; got shape "
-                         f"{step.shape}.")
-    if not np.all(np.isfinite(step)) or np.any(step <= 0):
+                         f"{arr.shape}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         raise ValueError("step must be finite and in (0, inf).")
-    return step
+    return arr
 
 
 class Penalty:
@@ -86,25 +86,25 @@ class Penalty:
             The prox, computed coordinate-wise by the compiled kernel; a penalty without a
             compiled ``kind`` (a user subclass) uses its own ``_prox``.
         """
-        u = check_real_array(u, "u").astype(np.float64)
-        if not all_finite(u):
+        u_arr: FloatArray = check_real_array(u, "u").astype(np.float64)
+        if not all_finite(u_arr):
             raise ValueError("u must contain only finite values; it has NaN or inf.")
-        step = _check_step(step, u.shape[-1] if u.ndim else 1)
+        step_arr = _check_step(step, u_arr.shape[-1] if u_arr.ndim else 1)
         # t * lambda = inf would turn u / (1 + t lambda) into 0 instead of a small value
         # (a box's parameters are bounds, not multiplied by the step)
         strength = 0.0 if self.kind == PENALTY_BOX else max(map(abs, self.params), default=0.0)
-        if step.size and not np.isfinite(float(np.max(step)) * strength):
+        if step_arr.size and not np.isfinite(float(np.max(step_arr)) * strength):
             largest = np.finfo(np.float64).max / strength
             raise ValueError(f"step must be at most {largest:.3g} for this penalty (step times "
                              f"its parameters {self.params} overflows float64).")
         if self.kind is None:
-            return self._prox(u, step)
-        shape = np.broadcast_shapes(u.shape, step.shape)
-        if step.ndim == 0:
-            steps = step.reshape(1)
+            return self._prox(u_arr, step_arr)
+        shape = np.broadcast_shapes(u_arr.shape, step_arr.shape)
+        if step_arr.ndim == 0:
+            steps = step_arr.reshape(1)
         else:
-            steps = np.ascontiguousarray(np.broadcast_to(step, shape)).reshape(-1)
-        flat = np.ascontiguousarray(np.broadcast_to(u, shape)).reshape(-1)
+            steps = np.ascontiguousarray(np.broadcast_to(step_arr, shape)).reshape(-1)
+        flat = np.ascontiguousarray(np.broadcast_to(u_arr, shape)).reshape(-1)
         out = np.empty(flat.shape[0])
         p1, p2 = self.params
         _prox_kernel.prox_vector(flat, steps, self.kind, p1, p2, out,

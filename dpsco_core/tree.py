@@ -195,9 +195,9 @@ class TreeAggregation:
         RuntimeError
             After ``steps`` releases.
         """
-        x = check_vector(x, "x")
-        if x.shape[0] != self._p:
-            raise ValueError(f"x must have length n_features={self._p}; got {x.shape[0]}.")
+        x_arr: FloatArray = check_vector(x, "x")
+        if x_arr.shape[0] != self._p:
+            raise ValueError(f"x must have length n_features={self._p}; got {x_arr.shape[0]}.")
         if out is not None:
             _check_out(out, self._p)
         if self._step >= self._steps:
@@ -209,7 +209,7 @@ class TreeAggregation:
         gens = [g for k in levels for g in self._node_generators(k, s >> k)]
         if out is None:
             out = np.empty(self._p)
-        self._impl.tree_step(x, s, self._noise_scale, self._variance_reduced, gens,
+        self._impl.tree_step(x_arr, s, self._noise_scale, self._variance_reduced, gens,
                              self._state, out, self._n_threads)
         self._step = s
         return out
