@@ -37,8 +37,12 @@ def test_quickstart_dp_cd(capsys):
     # to tens of percent (this seed: 0.13); 0 would mean no noise, >= 0.5 a broken solver.
     (relative,) = _numbers(lines[0])
     assert 0.0 < relative < 0.5
+    # The report leads with the status: public bounds and private smoothness constants make it
+    # unconditional; the Laplace release of the constants and the Gaussian updates compose to
+    # at most the target 1 (0.93 with this split).
     epsilon = _numbers(lines[1])[0]
-    assert 0.99 <= epsilon <= 1.0 and "replace" in lines[1].lower()
+    assert 0.5 < epsilon <= 1.0 and "replace" in lines[1].lower()
+    assert "unconditional" in lines[1] and "CONDITIONAL" not in lines[1]
     assert ns["model"].privacy_.epsilon <= 1.0
 
 
