@@ -5,13 +5,14 @@ called on the canary dataset D and on its worst neighbour under the relation (th
 replaced by an outlier whose clipped gradient has the opposite sign, zeroed, or an outlier
 added with ``public_n`` = |D|), is not refuted at 95% confidence: eps_lower <= the epsilon of
 its report. Every trial is one public call with public constants only (clip, Lipschitz bound,
-steps, batch passed explicitly; a PrivacyLeakWarning would fail the test). The broken twin of
-each solver (its first relation) runs the same solver at a larger epsilon than the claim (too
-little noise) and must be refuted: 20 where one release carries the canary's full
-sensitivity, 1000 where the canary's participation is random (vr_frank_wolfe's secret
-permutation, localized_mirror_descent's phase assignment and Poisson batches, mlmc_dp_sco's
-MLMC schedule). The cases are in ``dpsco_core.audit.solver_relation_cases``; dp_cd and dp_sgd
-are in ``test_audit_relations.py``. Small trial counts (one solver call per trial, about 1 to
+steps, batch passed explicitly; a PrivacyLeakWarning would fail the test). The broken twin
+runs the same solver at a larger epsilon than the claim (too little noise) and must be
+refuted, once per solver (its first relation) and once more under add/remove-one and
+replace-one: at 20 where one release carries the canary's full sensitivity, at 1000 where
+the canary's participation is random (vr_frank_wolfe's secret permutation,
+localized_mirror_descent's phase assignment and Poisson batches, mlmc_dp_sco's MLMC
+schedule). The cases are in ``dpsco_core.audit.solver_relation_cases``; dp_cd and dp_sgd are
+in ``test_audit_relations.py``. Small trial counts (one solver call per trial, about 1 to
 10 ms); seeds fixed.
 """
 
@@ -28,12 +29,12 @@ pytestmark = [pytest.mark.statistical,
 EPSILON = 1.0
 SEED = 2026
 #: Trials per input (one public call each); mlmc_dp_sco is about 5x slower per call.
-N_TRIALS = {"mlmc_dp_sco": 120}
-N_TRIALS_DEFAULT = 200
+N_TRIALS = {"mlmc_dp_sco": 60}
+N_TRIALS_DEFAULT = 120
 #: The twin's run epsilon and trials (module docstring).
-TWIN = {"vr_frank_wolfe": (1000.0, 600), "localized_mirror_descent": (1000.0, 300),
-        "mlmc_dp_sco": (1000.0, 200)}
-TWIN_DEFAULT = (20.0, 300)
+TWIN = {"vr_frank_wolfe": (1000.0, 400), "localized_mirror_descent": (1000.0, 240),
+        "mlmc_dp_sco": (1000.0, 160)}
+TWIN_DEFAULT = (20.0, 200)
 
 PAIRS = [(solver, relation) for solver, (relations, _, _) in SOLVER_RELATIONS.items()
          for relation in relations]
@@ -48,9 +49,13 @@ def test_black_box_not_refuted(solver, relation):
     assert result.eps_lower <= case.epsilon, result
 
 
-@pytest.mark.parametrize("solver", list(SOLVER_RELATIONS))
-def test_broken_twin_is_caught(solver):
-    relation = SOLVER_RELATIONS[solver][0][0]
+#: One twin per solver (its first relation), plus add/remove-one and replace-one once more.
+TWIN_PAIRS = [(solver, relations[0]) for solver, (relations, _, _) in SOLVER_RELATIONS.items()]
+TWIN_PAIRS += [("noisy_mirror_descent", "add_or_remove_one"), ("dp_srgd", "replace_one")]
+
+
+@pytest.mark.parametrize("solver,relation", TWIN_PAIRS, ids=[f"{s}-{r}" for s, r in TWIN_PAIRS])
+def test_broken_twin_is_caught(solver, relation):
     run_epsilon, n_trials = TWIN.get(solver, TWIN_DEFAULT)
     case = solver_relation_case(solver, relation, epsilon=EPSILON, run_epsilon=run_epsilon)
     assert case.epsilon <= EPSILON          # the claim stays the honest run's
