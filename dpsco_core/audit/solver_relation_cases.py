@@ -161,8 +161,11 @@ SOLVER_RELATIONS = {
 }
 
 
-def solver_relation_case(solver, relation, *, epsilon, run_epsilon=None, n_records=12,
-                         n_features=1):
+_DEFAULT = object()
+
+
+def solver_relation_case(solver, relation, *, epsilon, run_epsilon=None, delta=_DEFAULT,
+                         n_records=12, n_features=1):
     """Black-box audit case of ``solver`` (a key of :data:`SOLVER_RELATIONS`) under ``relation``.
 
     Parameters
@@ -176,6 +179,10 @@ def solver_relation_case(solver, relation, *, epsilon, run_epsilon=None, n_recor
     run_epsilon : float, optional
         The budget the sampler's runs use (default ``epsilon``). A larger value is the broken
         twin: too little noise for the claim, which the audit must refute.
+    delta : float or None, optional
+        The solver's ``delta`` (default: the table's, ``SOLVER_RELATIONS[solver][1]``; None
+        is pure DP for the Frank-Wolfe solvers, which also take a float for their
+        (epsilon, delta) modes).
     n_records, n_features : int
         Size of D (module docstring).
 
@@ -187,7 +194,8 @@ def solver_relation_case(solver, relation, *, epsilon, run_epsilon=None, n_recor
 
     if solver not in SOLVER_RELATIONS:
         raise ValueError(f"solver must be one of {sorted(SOLVER_RELATIONS)}; got {solver!r}.")
-    relations, delta, run = SOLVER_RELATIONS[solver]
+    relations, table_delta, run = SOLVER_RELATIONS[solver]
+    delta = table_delta if delta is _DEFAULT else delta
     if relation not in relations:
         raise ValueError(f"{solver} offers {relations}; got {relation!r}.")
     n_records = check_int(n_records, "n_records", low=4)

@@ -97,3 +97,26 @@ def test_the_canary_moves_the_release():
         s0 = case.sampler(case.input0, 8, seq)
         s1 = case.sampler(case.input1, 8, seq)
         assert np.any(s0 != s1), (solver, relation)
+
+
+# ------------------------------------------------ the Frank-Wolfe solvers' (epsilon, delta) modes
+# Same relation (replace-one), other accounting: ttz_frank_wolfe through the RDP accountant,
+# vr_frank_wolfe through zCDP and amplification by shuffling. About 10 to 25 ms per call (the
+# calibrations bisect), hence slow-marked. vr_frank_wolfe's twin runs at 500: epsilon above
+# about 709 raises OverflowError in its shuffling bound (math.exp(epsilon)).
+FW_DELTA = {"ttz_frank_wolfe": (1000.0, 200), "vr_frank_wolfe": (500.0, 400)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("twin", [False, True], ids=["honest", "twin"])
+@pytest.mark.parametrize("solver", list(FW_DELTA))
+def test_frank_wolfe_delta_mode(solver, twin):
+    run_epsilon, n_twin = FW_DELTA[solver]
+    case = solver_relation_case(solver, "replace_one", epsilon=EPSILON, delta=1e-5,
+                                run_epsilon=run_epsilon if twin else None)
+    assert case.epsilon <= EPSILON and case.delta == 1e-5
+    result = A.run_case(case, n_trials=n_twin if twin else 100, random_state=SEED)
+    if twin:
+        assert result.eps_lower > case.epsilon, result
+    else:
+        assert result.eps_lower <= case.epsilon, result
