@@ -71,16 +71,18 @@ def canary_pair(relation, n_records=20, n_features=1):
 
 
 # ------------------------------------------------------------------------ the solver calls
-# Each entry: (relations offered, defaults of the case, run(problem, seed, eps, relation, kw)).
-# Only public constants are passed; one release wherever the solver allows it.
+# run(problem, seed, epsilon, relation, n_records, delta) -> Result: one public call. Only
+# public constants are passed (n_records, the size of D, is the public count); one release
+# wherever the solver allows it (the single-epoch solvers run T = ``rounds`` rounds, 1 by
+# default; ``rounds`` is ignored by the other solvers).
 
-def _ttz(problem, seed, eps, relation, n_records, delta):
+def _ttz(problem, seed, eps, relation, n_records, delta, rounds=1):
     from ..solvers.frank_wolfe import ttz_frank_wolfe
     return ttz_frank_wolfe(problem, epsilon=eps, delta=delta, radius=1.0, lipschitz=1.0,
                            n_iter=1, random_state=seed, n_threads=1)
 
 
-def _vr_fw(problem, seed, eps, relation, n_records, delta):
+def _vr_fw(problem, seed, eps, relation, n_records, delta, rounds=1):
     from ..solvers.frank_wolfe import vr_frank_wolfe
     # b = 2/3 n: the root batch and its right child (b/2) use every record (T = 1, K = 2).
     return vr_frank_wolfe(problem, epsilon=eps, delta=delta, radius=1.0, lipschitz=1.0,
@@ -92,7 +94,7 @@ def _public_n(relation, n_records):
     return n_records if relation == "add_or_remove_one" else None
 
 
-def _l1_sgd(problem, seed, eps, relation, n_records, delta):
+def _l1_sgd(problem, seed, eps, relation, n_records, delta, rounds=1):
     from ..solvers.frank_wolfe import projected_dp_sgd_l1
     # Rate q = B / m = 1 and one epoch: one Gaussian release (no amplification to hide behind).
     return projected_dp_sgd_l1(problem, epsilon=eps, delta=delta, radius=1e6, clip=1.0,
@@ -102,7 +104,7 @@ def _l1_sgd(problem, seed, eps, relation, n_records, delta):
                                n_threads=1)
 
 
-def _nmd(problem, seed, eps, relation, n_records, delta):
+def _nmd(problem, seed, eps, relation, n_records, delta, rounds=1):
     from ..solvers.mirror_descent import noisy_mirror_descent
     return noisy_mirror_descent(problem, epsilon=eps, delta=delta, radius=1e6, lipschitz=1.0,
                                 batch_size=n_records, steps=1, step=1.0, clip=1.0,
@@ -110,7 +112,7 @@ def _nmd(problem, seed, eps, relation, n_records, delta):
                                 public_n=_public_n(relation, n_records), random_state=seed)
 
 
-def _lmd(problem, seed, eps, relation, n_records, delta):
+def _lmd(problem, seed, eps, relation, n_records, delta, rounds=1):
     from ..solvers.mirror_descent import localized_mirror_descent
     # n_min = n / 2: one phase on about half the records, a few Poisson-sampled steps.
     return localized_mirror_descent(problem, epsilon=eps, delta=delta, radius=1.0,
@@ -120,19 +122,21 @@ def _lmd(problem, seed, eps, relation, n_records, delta):
 
 
 def _single_epoch(name):
-    def run(problem, seed, eps, relation, n_records, delta):
+    def run(problem, seed, eps, relation, n_records, delta, rounds=1):
         from ..solvers import srgd_baselines
         from ..solvers.dp_srgd import dp_srgd
         solver = dp_srgd if name == "dp_srgd" else getattr(srgd_baselines, name)
-        # B = n: one round, one release of the clipped batch mean (T = 1, one tree leaf).
+        # B = n / rounds; rounds = 1 (default): one release of the clipped batch mean (one
+        # tree leaf). More rounds: the canary is in one batch of the secret permutation.
         kw = {"average": False} if name == "dp_sgd_single_epoch" else {}
-        return solver(problem, epsilon=eps, delta=delta, beta=1.0, batch_size=n_records,
+        return solver(problem, epsilon=eps, delta=delta, beta=1.0,
+                      batch_size=n_records // rounds,
                       clip=1.0, neighboring_relation=relation, random_state=seed, n_threads=1,
                       record_history=False, **kw)
     return run
 
 
-def _mlmc(problem, seed, eps, relation, n_records, delta):
+def _mlmc(problem, seed, eps, relation, n_records, delta, rounds=1):
     from ..mlmc.dp_sco import mlmc_dp_sco
     # One phase; clip_factor 0.1 puts the copy clip r below the canary's pull G / mu, so a
     # copy that reads the canary sits on the clip ball (its full 2 r sensitivity). 32 copies:
@@ -165,7 +169,7 @@ _DEFAULT = object()
 
 
 def solver_relation_case(solver, relation, *, epsilon, run_epsilon=None, delta=_DEFAULT,
-                         n_records=12, n_features=1):
+                         rounds=1, n_records=12, n_features=1):
     """Black-box audit case of ``solver`` (a key of :data:`SOLVER_RELATIONS`) under ``relation``.
 
     Parameters
@@ -183,6 +187,9 @@ def solver_relation_case(solver, relation, *, epsilon, run_epsilon=None, delta=_
         The solver's ``delta`` (default: the table's, ``SOLVER_RELATIONS[solver][1]``; None
         is pure DP for the Frank-Wolfe solvers, which also take a float for their
         (epsilon, delta) modes).
+    rounds : int, default=1
+        Rounds T of the single-epoch solvers (batch ``n_records // rounds``); 4 exercises
+        the tree of ``dp_srgd`` and ``dp_srg`` over several leaves. Ignored by the others.
     n_records, n_features : int
         Size of D (module docstring).
 
@@ -199,6 +206,7 @@ def solver_relation_case(solver, relation, *, epsilon, run_epsilon=None, delta=_
     if relation not in relations:
         raise ValueError(f"{solver} offers {relations}; got {relation!r}.")
     n_records = check_int(n_records, "n_records", low=4)
+    rounds = check_int(rounds, "rounds", low=1, high=n_records)
     run_epsilon = epsilon if run_epsilon is None else run_epsilon
     data = canary_pair(relation, n_records, n_features)
     inputs = [Problem(X, y, loss="squared") for X, y in data]
@@ -207,7 +215,7 @@ def solver_relation_case(solver, relation, *, epsilon, run_epsilon=None, delta=_
         with warnings.catch_warnings():
             # Nothing here is read from the data; a warning would be a finding, not noise.
             warnings.simplefilter("error", PrivacyLeakWarning)
-            return run(problem, seed, eps, relation, n_records, delta)
+            return run(problem, seed, eps, relation, n_records, delta, rounds)
 
     claims = [call(p, 0, epsilon).privacy for p in inputs]
     if (claims[0].epsilon, claims[0].delta) != (claims[1].epsilon, claims[1].delta):
@@ -221,7 +229,8 @@ def solver_relation_case(solver, relation, *, epsilon, run_epsilon=None, delta=_
             out[i] = call(problem, seq, run_epsilon).coef[0]
         return out
 
-    tag = "" if run_epsilon == epsilon else f", run at eps={run_epsilon:g}"
+    tag = "" if rounds == 1 else f", {rounds} rounds"
+    tag += "" if run_epsilon == epsilon else f", run at eps={run_epsilon:g}"
     return AuditCase(name=f"{solver} black-box ({relation}, canary{tag})", sampler=sampler,
                      input0=inputs[0], input1=inputs[1], epsilon=claims[0].epsilon,
                      delta=claims[0].delta)

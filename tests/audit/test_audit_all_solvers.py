@@ -99,6 +99,30 @@ def test_the_canary_moves_the_release():
         assert np.any(s0 != s1), (solver, relation)
 
 
+# ------------------------------------------------------ single-epoch solvers over several rounds
+# T = 4 rounds of B = 3: the canary sits in one batch of the secret permutation, and the tree
+# of dp_srgd / dp_srg aggregates four leaves (three levels). Twins at 100 (the canary's batch
+# is one of four, and later rounds add noise to the output).
+SINGLE_EPOCH = ["dp_srgd", "dp_sgd_single_epoch", "accelerated_dp_sgd", "dp_srg"]
+MULTI = [(s, r) for s in SINGLE_EPOCH for r in SOLVER_RELATIONS[s][0]]
+
+
+@pytest.mark.parametrize("solver,relation", MULTI, ids=[f"{s}-{r}" for s, r in MULTI])
+def test_single_epoch_four_rounds_not_refuted(solver, relation):
+    case = solver_relation_case(solver, relation, epsilon=EPSILON, rounds=4)
+    assert case.epsilon <= EPSILON
+    result = A.run_case(case, n_trials=N_TRIALS_DEFAULT, random_state=SEED)
+    assert result.eps_lower <= case.epsilon, result
+
+
+@pytest.mark.parametrize("solver", ["dp_srgd", "dp_srg"])
+def test_single_epoch_four_rounds_twin_is_caught(solver):
+    case = solver_relation_case(solver, "zero_out", epsilon=EPSILON, rounds=4,
+                                run_epsilon=100.0)
+    result = A.run_case(case, n_trials=200, random_state=SEED)
+    assert result.eps_lower > case.epsilon, result
+
+
 # ------------------------------------------------ the Frank-Wolfe solvers' (epsilon, delta) modes
 # Same relation (replace-one), other accounting: ttz_frank_wolfe through the RDP accountant,
 # vr_frank_wolfe through zCDP and amplification by shuffling. About 10 to 25 ms per call (the
