@@ -9,6 +9,9 @@
   its kernel.
 * :mod:`~dpsco_core.audit.neighbour_cases`: black-box audits of ``dp_cd`` and ``dp_sgd``
   under each neighbouring relation with an outlier neighbour, through the public solvers.
+* :mod:`~dpsco_core.audit.solver_relation_cases`: the same for every other private solver
+  (Frank-Wolfe, mirror descent, the single-epoch solvers, ``mlmc_dp_sco``) under every
+  relation it offers (:func:`solver_relation_case`, :data:`SOLVER_RELATIONS`).
 """
 
 from ._core import (AuditResult, audit, clopper_pearson_upper, epsilon_lower_bound,
@@ -16,8 +19,10 @@ from ._core import (AuditResult, audit, clopper_pearson_upper, epsilon_lower_bou
 from .cases import AuditCase, gaussian_case, laplace_case, report_noisy_max_case, run_case
 from .neighbour_cases import dp_cd_relation_case, dp_sgd_relation_case
 from .solver_cases import dp_cd_case, dp_sgd_case, vr_frank_wolfe_leaf_case
+from .solver_relation_cases import SOLVER_RELATIONS, solver_relation_case
 
 __all__ = ["AuditResult", "audit", "clopper_pearson_upper", "epsilon_lower_bound",
            "sampler_from_mechanism", "AuditCase", "run_case", "gaussian_case", "laplace_case",
            "report_noisy_max_case", "dp_cd_case", "dp_sgd_case",
-           "vr_frank_wolfe_leaf_case", "dp_cd_relation_case", "dp_sgd_relation_case"]
+           "vr_frank_wolfe_leaf_case", "dp_cd_relation_case", "dp_sgd_relation_case",
+           "SOLVER_RELATIONS", "solver_relation_case"]
