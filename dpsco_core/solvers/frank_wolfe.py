@@ -306,10 +306,12 @@ def _level(k, p, eps_leaf, epsilon, delta):
         return k * eps_leaf, 0.0, False
     eps_a, delta_a = _compose_pure(k, eps_leaf, delta)
     delta_s = delta / 2.0
-    delta0 = delta / (3.0 * p * (math.exp(epsilon) + 1.0))
+    # delta / (3 p (e^epsilon + 1)), written with e^-epsilon so that it cannot overflow
+    # (epsilon is accepted up to MAX_EPSILON = 1e6; e^epsilon overflows beyond 709).
+    delta0 = delta * math.exp(-epsilon) / (3.0 * p * (1.0 + math.exp(-epsilon)))
     eps0, d0 = _compose_pure(k, eps_leaf, delta0)
     eps_f = _shuffle_epsilon(eps0, p, delta_s)
-    if eps_f is not None and eps_f < eps_a:
+    if eps_f is not None and eps_f < eps_a and eps_f < 700.0:
         total = delta_s + (math.exp(eps_f) + 1.0) * (1.0 + math.exp(-eps0) / 2.0) * p * d0
         return eps_f, total, True
     return eps_a, delta_a, False
