@@ -372,8 +372,18 @@ def standardize(X):
     X = X.astype(np.float64)
     if not np.all(np.isfinite(X)):
         raise ValueError("X must contain only finite values; it has NaN or inf.")
-    mean = X.mean(axis=0)
-    scale = X.std(axis=0)
-    scale[scale == 0.0] = 1.0
-    transform = Standardizer(mean, scale)
-    return transform.transform(X), transform
+    # Statistics of X / m (m the largest |entry| of each column), then scaled back: the sums
+    # and squares of entries near 1.8e308 would overflow (std inf, every output 0).
+    m = np.max(np.abs(X), axis=0)
+    m[m == 0.0] = 1.0
+    Xs = X / m
+    mean_s = Xs.mean(axis=0)
+    scale_s = Xs.std(axis=0)
+    scale_s[scale_s == 0.0] = 1.0
+    with np.errstate(over="ignore"):
+        mean, scale = mean_s * m, scale_s * m
+    X_std = (Xs - mean_s) / scale_s
+    if not np.all(np.isfinite(scale)) or not np.all(np.isfinite(X_std)):
+        raise ValueError("X has entries too large to standardize: a column's standard "
+                         "deviation exceeds the float64 range (1.8e308).")
+    return X_std, Standardizer(mean, scale)
