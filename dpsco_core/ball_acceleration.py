@@ -285,6 +285,11 @@ class BallAccelerationResult:
         return self.lambdas.shape[0]
 
 
+#: max|x0| + radius_bound must stay below this: the iterates, queries and their noise need
+#: headroom below the float64 maximum 1.8e308.
+_REACH_LIMIT = 1e300
+
+
 def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, radius_bound,
                       lipschitz, movement=np.inf, domain=None, A0=None, A_max=None,
                       max_iter=100, accuracy_scale=1.0, callback=None, random_state=None):
@@ -330,8 +335,23 @@ def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, rad
     scale = check_positive(accuracy_scale, "accuracy_scale")
     max_iter = check_int(max_iter, "max_iter", low=1)
     domain = check_domain(domain, x.shape[0])
+    # The iterates explore B_R(x0) (and the oracles query around them): keep headroom below
+    # the float64 maximum, or the queries overflow to inf deep inside an oracle.
+    reach = float(np.max(np.abs(x))) + R
+    if not reach < _REACH_LIMIT:
+        raise ValueError(f"x0 and radius_bound are too large: max|x0| + radius_bound must be "
+                         f"below {_REACH_LIMIT:g} (the iterates explore B_R(x0)); got {reach!r}.")
     A = R / G if A0 is None else check_positive(A0, "A0")
-    A_max = 9.0 * R ** 2 / eps if A_max is None else check_positive(A_max, "A_max")
+    if A0 is None and not 0.0 < A < math.inf:
+        raise ValueError(f"radius_bound / lipschitz must be a positive finite float (A0); got "
+                         f"radius_bound={R!r}, lipschitz={G!r}.")
+    if A_max is None:
+        A_max = 9.0 * R * (R / eps)
+        if not 0.0 < A_max < math.inf:
+            raise ValueError(f"9 radius_bound^2 / epsilon (A_max) must be a positive finite "
+                             f"float; got radius_bound={R!r}, epsilon={eps!r}.")
+    else:
+        A_max = check_positive(A_max, "A_max")
     seed = check_random_state(random_state)
     v = x.copy()
     lambdas, As, iterates = [], [], []

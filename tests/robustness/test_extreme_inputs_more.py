@@ -260,3 +260,217 @@ def test_standardize_huge_entries_regression():
     Z, tr = standardize(np.array([[1e308, 1.0], [-1e308, 3.0]]))
     np.testing.assert_allclose(Z, [[1.0, -1.0], [-1.0, 1.0]])
     np.testing.assert_allclose(tr.scale, [1e308, 1.0])
+
+
+# ------------------------------------------------------------------ MLMC estimators and oracles
+
+from dpsco_core import mlmc  # noqa: E402
+from dpsco_core.parallel import SerialExecutor, ThreadExecutor  # noqa: E402
+from dpsco_core.parallel.sco import parallel_sco  # noqa: E402
+from test_extreme_inputs import problems  # noqa: E402
+
+MUS = st.sampled_from([1e-300, 1e-3, 1.0, 1e300, math.nan, 0.0])
+
+
+@FEW
+@given(vectors(min_size=2, max_size=2), vectors(min_size=2, max_size=2), MUS,
+       st.sampled_from(["quadratic", "kink", "norm"]), st.sampled_from(["draws", "optest"]))
+def test_mlmc_with_test_oracles(b, center, mu, kind, entry):
+    def make():
+        if kind == "quadratic":
+            return mlmc.QuadraticOracle(b, noise=0.5)
+        if kind == "kink":
+            return mlmc.KinkOracle(b.size, noise=float(abs(b[0])))
+        return mlmc.NormOracle(b, scale=float(abs(b[1])), noise=0.0)
+    oracle = run(make, ["b", "a", "d", "noise", "scale"])
+    if oracle is None:
+        return
+    names = ["mu", "center", "oracle", "linear"]
+    if entry == "draws":
+        out = run(lambda: mlmc.mlmc_draws(oracle, mu, center, j_max=2, n_copies=2,
+                                          random_state=0).samples, names)
+    else:
+        out = run(lambda: mlmc.optest(oracle, mu, center, j_max=2, n_copies=2,
+                                      random_state=0).x, names)
+    if out is not None:
+        _finite(out)
+
+
+@FEW
+@given(problems(), vectors(min_size=3, max_size=3), MUS, st.sampled_from([None, 1.0, 1e300]))
+def test_mlmc_glm_oracle_and_moreau_gradient(data, y, lam, clip):
+    X, yy = data
+    prob = run(lambda: dp.Problem(X, yy), ["X", "y"])
+    if prob is None:
+        return
+    oracle = run(lambda: mlmc.GLMOracle(prob, clip=clip), ["problem", "clip"])
+    if oracle is None:
+        return
+    yv = y[:X.shape[1]]
+    out = run(lambda: mlmc.moreau_gradient(oracle, yv, lam, j_max=2, n_copies=2,
+                                           random_state=0),
+              ["y", "lam", "oracle", "center", "mu"])
+    if out is not None:
+        _finite(out.gradient)
+        _finite(out.prox)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: mlmc.QuadraticOracle([math.nan, 1.0]), "b"),
+    (lambda: mlmc.QuadraticOracle([1.0], noise=-1.0), "noise"),
+    (lambda: mlmc.KinkOracle(0), "d"),
+    (lambda: mlmc.KinkOracle(2, noise=math.inf), "noise"),
+    (lambda: mlmc.NormOracle([math.inf]), "a"),
+    (lambda: mlmc.NormOracle([1.0], scale=math.nan), "scale"),
+])
+def test_oracle_constructor_regressions(call, match):
+    """Pinned (issue 16): the test oracles accepted NaN/inf centres and negative noise and
+    then returned NaN gradients to the estimators."""
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# ------------------------------------------------------------------ executors and parallel_sco
+
+@FEW
+@given(st.integers(1, 3).flatmap(lambda d: st.lists(vectors(min_size=d, max_size=d),
+                                                    min_size=1, max_size=3)),
+       st.sampled_from(["serial", "thread"]), st.sampled_from(["identity", "nan", "shape"]))
+def test_executor_grad_batch(rows, kind, oracle_kind):
+    Z = np.array(rows)
+    ex = SerialExecutor() if kind == "serial" else ThreadExecutor(2)
+    oracle = {"identity": lambda Zc, s: Zc.copy(),
+              "nan": lambda Zc, s: np.full_like(Zc, math.nan),
+              "shape": lambda Zc, s: Zc[:, :1].repeat(Zc.shape[1] + 1, axis=1)}[oracle_kind]
+    out = run(lambda: ex.grad_batch(oracle, Z, random_state=0), ["Z", "oracle"])
+    if out is not None:
+        assert oracle_kind == "identity" and np.all(np.isfinite(Z))
+        np.testing.assert_array_equal(out, Z)
+
+
+def test_executor_regressions():
+    """Pinned (issue 16): NaN query points reached the oracle, and an oracle returning NaN or
+    the wrong shape was passed on without a word."""
+    ex = SerialExecutor()
+    with pytest.raises(ValueError, match="Z"):
+        ex.grad_batch(lambda Z, s: Z, np.array([[math.nan, 1.0]]))
+    with pytest.raises(ValueError, match="oracle"):
+        ex.grad_batch(lambda Z, s: Z * math.nan, np.ones((2, 2)))
+    with pytest.raises(ValueError, match="oracle"):
+        ex.grad_batch(lambda Z, s: Z[:, :1], np.ones((2, 2)))
+
+
+S3 = np.array([0.3, -0.2, 0.1])
+
+
+def _median(Z, random_state):
+    D = Z - S3
+    return D / np.maximum(np.linalg.norm(D, axis=1, keepdims=True), 1e-300)
+
+
+@FEW
+@given(vectors(min_size=3, max_size=3), st.sampled_from([1e-300, 1.0, 1e300, math.nan]),
+       st.sampled_from([1e-300, 0.5, 1e300]))
+def test_parallel_sco_extremes(x0, radius_bound, lipschitz):
+    out = run(lambda: parallel_sco(_median, x0, lipschitz=lipschitz, radius_bound=radius_bound,
+                                   epsilon=0.3, max_iter=2, max_queries=2 * 10 ** 5,
+                                   accuracy_scale=300.0, random_state=0),
+              ["x0", "radius_bound", "lipschitz", "epsilon", "max_queries", "accuracy_scale"])
+    if out is not None:
+        _finite(out.x)
+
+
+@pytest.mark.parametrize("x0, radius_bound, lipschitz, match", [
+    ([1.0, 1.0, 0.0], 1e300, 0.5, "radius_bound"),          # OverflowError from R ** 2
+    ([1.0, 0.0, MAX], 1e-300, 0.5, "x0"),                   # "x must contain only finite"
+    ([0.0, 0.0, 0.0], 1.0, 1e300, "lipschitz"),             # "lam must be in (0, inf)"
+    ([0.0, 0.0, 0.0], 1.0, 1e-300, "lipschitz"),
+])
+def test_parallel_sco_regressions(x0, radius_bound, lipschitz, match):
+    """Pinned (issue 16): these raised OverflowError or an internal error naming no argument."""
+    with pytest.raises(ValueError, match=match):
+        parallel_sco(_median, np.array(x0), lipschitz=lipschitz, radius_bound=radius_bound,
+                     epsilon=0.3, max_iter=2, accuracy_scale=300.0, random_state=0)
+
+
+def test_mlmc_tiny_mu_regression():
+    """Pinned (issue 16): mu = 1e-300 made the EpochSGD steps overflow and returned NaN."""
+    with pytest.raises(ValueError, match="mu"):
+        mlmc.mlmc_draws(mlmc.QuadraticOracle([1.0, 0.0]), 1e-300, np.zeros(2), j_max=2,
+                        n_copies=2, random_state=0)
+
+
+# ------------------------------------------------------------------ solvers
+
+BUDGET = st.sampled_from([1e-300, 1e-30, 1e-3, 1.0, 800.0, 1e5, 1e6, 1e300])
+
+
+@st.composite
+def scaled_problems(draw):
+    """Problems the Problem class accepts, at every scale of X (most fuzzed X are rejected)."""
+    n, p = draw(st.integers(2, 6)), draw(st.integers(1, 3))
+    X = np.array(draw(st.lists(st.floats(-3, 3), min_size=n * p, max_size=n * p)))
+    y = np.array(draw(st.lists(st.floats(-3, 3), min_size=n, max_size=n)))
+    s = draw(st.sampled_from([1e-300, 1e-100, 1e-10, 1.0, 1e10, 1e100, 1e149]))
+    return X.reshape(n, p) * s, y
+SOLVER_NAMES = ["epsilon", "X", "y", "step", "clip", "beta", "smoothness", "delta", "radius",
+                "lipschitz", "noise scale", "problem", "n_iter", "batch_size", "steps"]
+
+
+def _solve(name, prob, eps):
+    from dpsco_core.solvers import frank_wolfe as fw
+    from dpsco_core.solvers import mirror_descent as md
+    from dpsco_core.solvers import srgd_baselines as sb
+    from dpsco_core.solvers.dp_srgd import dp_srgd
+    kw = dict(epsilon=eps, delta=1e-5, random_state=0)
+    if name == "dp_srgd":
+        return dp_srgd(prob, beta=1.0, batch_size=2, **kw)
+    if name in ("dp_sgd_single_epoch", "accelerated_dp_sgd", "dp_srg"):
+        return getattr(sb, name)(prob, beta=1.0, batch_size=2, **kw)
+    if name == "vr_frank_wolfe":
+        return fw.vr_frank_wolfe(prob, **kw)
+    if name == "ttz_frank_wolfe":
+        return fw.ttz_frank_wolfe(prob, n_iter=3, **kw)
+    if name == "projected_dp_sgd_l1":
+        return fw.projected_dp_sgd_l1(prob, batch_size=2, **kw)
+    if name == "noisy_mirror_descent":
+        return md.noisy_mirror_descent(prob, steps=3, batch_size=2, **kw)
+    return md.localized_mirror_descent(prob, max_steps=3, **kw)
+
+
+@settings(max_examples=50, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(st.one_of(problems(), scaled_problems()), BUDGET,
+       st.sampled_from(["dp_srgd", "dp_sgd_single_epoch", "accelerated_dp_sgd", "dp_srg",
+                        "vr_frank_wolfe", "ttz_frank_wolfe", "projected_dp_sgd_l1",
+                        "noisy_mirror_descent", "localized_mirror_descent"]))
+def test_more_solvers_at_extremes(data, epsilon, name):
+    X, y = data
+    prob = run(lambda: dp.Problem(X, y), ["X", "y"])
+    if prob is None:
+        return
+    res = run(lambda: _solve(name, prob, epsilon), SOLVER_NAMES)
+    if res is not None:
+        _finite(res.coef)
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e5, 1e6])
+def test_vr_frank_wolfe_large_epsilon_regression(epsilon):
+    """Pinned (issue 16): epsilon above ~709 raised OverflowError (math.exp(epsilon) in the
+    shuffling level's delta_0); now it runs (delta_0 underflows to 0: no amplification)."""
+    from dpsco_core.solvers.frank_wolfe import vr_frank_wolfe
+    X = np.random.default_rng(0).standard_normal((6, 2))
+    res = vr_frank_wolfe(dp.Problem(X, np.ones(6)), epsilon=epsilon, delta=1e-5,
+                         random_state=0)
+    _finite(res.coef)
+    assert res.privacy.epsilon <= epsilon
+
+
+@pytest.mark.parametrize("call", [
+    lambda: __import__("dpsco_core.solvers.frank_wolfe", fromlist=["x"]).vr_frank_wolfe(
+        dp.Problem(np.ones((2, 1)), np.zeros(2)), epsilon=1.0, delta=1e-5, random_state=0),
+])
+def test_vr_frank_wolfe_small_problem_message_regression(call):
+    """Pinned (issue 16): "n=2 is too small" named no argument of vr_frank_wolfe."""
+    with pytest.raises(ValueError, match="problem"):
+        call()
