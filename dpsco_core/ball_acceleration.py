@@ -188,8 +188,16 @@ class MLMCProximalOracle:
         except ValueError:
             j_max = self.max_level
         j_max = max(min(j_max, self.max_level), self.base_level + 1)
-        n = n_copies_from_variance((sigma / lam) ** 2, self.lipschitz, lam, j_max,
-                                   base_level=self.base_level, c=self.c)
+        try:
+            n = n_copies_from_variance((sigma / lam) ** 2, self.lipschitz, lam, j_max,
+                                       base_level=self.base_level, c=self.c)
+        except ValueError:
+            if self.max_copies is None:
+                raise ValueError(f"epsilon is too small for this proximal oracle: the variance "
+                                 f"target (sigma / lam)^2 = {(sigma / lam) ** 2!r} needs more "
+                                 "copies than float64 counts; set max_copies or increase "
+                                 "epsilon.") from None
+            n = self.max_copies
         if self.max_copies is not None:
             n = min(n, self.max_copies)
         res = optest(self.oracle, lam, center, j_max=j_max, n_copies=n, levels=self.levels,

@@ -40,7 +40,8 @@ import math
 
 import numpy as np
 
-from .._validation import check_int, check_positive, check_vector
+from .._validation import (all_finite, check_int, check_positive, check_real_array,
+                           check_vector)
 
 __all__ = ["AffineFamily", "SoftmaxGradientOracle", "softmax_value",
            "minimize_max_of_functions"]
@@ -55,12 +56,22 @@ class AffineFamily:
     """
 
     def __init__(self, A, b):
-        self.A = np.array(A, dtype=np.float64, ndmin=2)
+        self.A = np.array(check_real_array(A, "A"), dtype=np.float64, ndmin=2)
+        if self.A.ndim != 2 or self.A.size == 0:
+            raise ValueError(f"A must be a non-empty 2-d array; got shape {self.A.shape}.")
+        if not all_finite(self.A):
+            raise ValueError("A must contain only finite values; it has NaN or inf.")
         self.b = check_vector(b, "b", copy=True)
         if self.A.shape[0] != self.b.shape[0]:
             raise ValueError(f"b must have one entry per row of A ({self.A.shape[0]}); got "
                              f"{self.b.shape[0]}.")
-        self.lipschitz = float(np.linalg.norm(self.A, axis=1).max())
+        m = float(np.max(np.abs(self.A)))
+        with np.errstate(over="ignore"):
+            self.lipschitz = (m * float(np.linalg.norm(self.A / m, axis=1).max())
+                              if m > 0 else 0.0)
+        if not math.isfinite(self.lipschitz):
+            raise ValueError(f"A is too large: its largest row norm exceeds the float64 range; "
+                             f"got max |A_ij| = {m!r}.")
 
     @property
     def n_functions(self):
@@ -85,9 +96,22 @@ def _log_softmax(values, eps_prime):
 def softmax_value(family, x, eps_prime):
     r""":math:`f_{\mathrm{smax}}(x) = \varepsilon'\log\sum_i e^{f_{(i)}(x)/\varepsilon'}`
     (log-sum-exp, no overflow)."""
-    z = family.values(np.asarray(x, dtype=np.float64)) / eps_prime
-    top = z.max()
-    return float(eps_prime * (top + math.log(np.exp(z - top).sum())))
+    eps_prime = check_positive(eps_prime, "eps_prime")
+    x = check_vector(x, "x")
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.asarray(family.values(x), dtype=np.float64)
+        if not all_finite(values):
+            raise ValueError("x is too large for the family: a value f_i(x) is not finite in "
+                             "float64.")
+        # eps' (top + log sum) = max_i f_i + eps' log sum exp((f_i - max f) / eps'): no
+        # overflow of f_i / eps' for a tiny eps'
+        top = float(values.max())
+        z = (values - top) / eps_prime
+        out = top + eps_prime * math.log(np.exp(z).sum())
+    if not math.isfinite(out):
+        raise ValueError(f"x and eps_prime are too large: the softmax value exceeds the "
+                         f"float64 range; got eps_prime={eps_prime!r}.")
+    return float(out)
 
 
 class SoftmaxGradientOracle:

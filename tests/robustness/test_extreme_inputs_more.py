@@ -474,3 +474,108 @@ def test_vr_frank_wolfe_small_problem_message_regression(call):
     """Pinned (issue 16): "n=2 is too small" named no argument of vr_frank_wolfe."""
     with pytest.raises(ValueError, match="problem"):
         call()
+
+
+# ------------------------------------------------------------------ min-max, epoch_sgd, ball acceleration
+
+@SETTINGS
+@given(st.integers(1, 3).flatmap(lambda d: st.tuples(
+    st.lists(vectors(min_size=d, max_size=d), min_size=1, max_size=3),
+    vectors(min_size=d, max_size=d))), st.data(),
+    st.sampled_from([1e-300, 1e-3, 1.0, 1e300, 0.0, math.nan]))
+def test_affine_family_softmax(rows_x, data, eps_prime):
+    rows, x = rows_x
+    A = np.array(rows)
+    b = data.draw(vectors(min_size=A.shape[0], max_size=A.shape[0]))
+    fam = run(lambda: mlmc.AffineFamily(A, b), ["A", "b"])
+    if fam is None:
+        return
+    assert math.isfinite(fam.lipschitz)
+    out = run(lambda: mlmc.softmax_value(fam, x, eps_prime), ["x", "eps_prime"])
+    if out is not None:
+        assert math.isfinite(out)
+        vals = A.astype(np.longdouble) @ x - b
+        top = float(vals.max())
+        # max_i f_i <= f_smax <= max_i f_i + eps' log N
+        tol = 1e-12 * abs(top) + 1e-300 + 4 * float(np.max(np.abs(A)) * np.max(np.abs(x))) * 1e-16
+        assert top - tol <= out <= top + eps_prime * math.log(A.shape[0]) + tol
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: mlmc.AffineFamily([[math.nan, 1.0]], [0.0]), "A"),
+    (lambda: mlmc.softmax_value(mlmc.AffineFamily(np.eye(2), [0.0, 0.0]), [math.nan, 0.0],
+                                1.0), "x"),
+    (lambda: mlmc.softmax_value(mlmc.AffineFamily(np.eye(2), [0.0, 0.0]), [1.0, 0.0], 0.0),
+     "eps_prime"),
+    (lambda: dp.datasets.make_imbalanced_regression(5, 2, scale_range=(5e-324, 1.0)),
+     "scale_range"),
+    (lambda: dp.datasets.make_imbalanced_classification(5, 2, scale_range=(1.0, MAX)),
+     "scale_range"),
+])
+def test_minmax_and_generator_regressions(call, match):
+    """Pinned (issue 16): NaN in A reached ``lipschitz`` (NaN); ``softmax_value`` took NaN x
+    and eps' = 0 (NaN/inf out); scale_range (5e-324, 1) gave w_true = inf, (1, 1.8e308) X =
+    inf."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=match):
+            call()
+
+
+@FEW
+@given(st.tuples(FINITE, FINITE).map(sorted), st.sampled_from(["regression", "classification"]))
+def test_make_generators_scale_range(scale_range, kind):
+    fn = getattr(dp.datasets, f"make_imbalanced_{kind}")
+    out = run(lambda: fn(4, 3, scale_range=tuple(scale_range), random_state=0),
+              ["scale_range", "scale_range[0]", "scale_range[1]"])
+    if out is not None:
+        X, y, w = out
+        _finite(X)
+        _finite(y)
+        _finite(w)
+
+
+@FEW
+@given(vectors(min_size=2, max_size=2), MUS, st.sampled_from([1, 3]))
+def test_epoch_sgd_extremes(center, mu, n_epochs):
+    out = run(lambda: mlmc.epoch_sgd(mlmc.KinkOracle(2, noise=0.5), mu, center,
+                                     n_epochs=n_epochs, random_state=0),
+              ["mu", "center", "n_epochs", "budget", "oracle"])
+    if out is not None:
+        _finite(out.x)
+        _finite(out.snapshots)
+
+
+def _sharp_oracle():
+    rs = np.random.default_rng(0)
+    A = rs.standard_normal((20, 2))
+    A /= np.linalg.norm(A, axis=1, keepdims=True)
+    return mlmc.GLMOracle(dp.Problem(A, A @ np.array([0.5, -0.25]), loss="absolute"))
+
+
+@FEW
+@given(vectors(min_size=2, max_size=2), st.sampled_from([1e-300, 0.05, 1e300, math.nan]),
+       st.sampled_from([1e-300, 1.0, 1e300]))
+def test_ball_acceleration_extremes(x0, epsilon, radius_bound):
+    from dpsco_core import ball_acceleration as ba
+    oracle = _sharp_oracle()
+    bo = ba.EpochSGDBallOracle(oracle, 1.0, max_epochs=4)
+    po = ba.MLMCProximalOracle(oracle, 1.0, c=1.0, max_copies=20, max_level=4)
+    out = run(lambda: ba.ball_acceleration(bo, po, ba.ConstantLambda(1.0), x0,
+                                           epsilon=epsilon, radius_bound=radius_bound,
+                                           lipschitz=1.0, max_iter=2, accuracy_scale=100.0,
+                                           random_state=0),
+              ["x0", "epsilon", "radius_bound", "lipschitz", "accuracy_scale"])
+    if out is not None:
+        _finite(out.x)
+
+
+@pytest.mark.parametrize("bias, lipschitz, mu", [(1e-300, 1.0, 1.0), (1e300, 1e-300, 1.0),
+                                                 (1.0, 1e200, 1.0), (1e-170, 1.0, 1e-170)])
+def test_j_max_from_bias_extremes_regression(bias, lipschitz, mu):
+    """Pinned (issue 16): bias**2 underflowing raised ZeroDivisionError and lipschitz**2
+    overflowing raised OverflowError (inside ``ball_acceleration`` at epsilon = 1e-300); now a
+    j_max or a ValueError naming bias."""
+    for levels in ("epoch", "paper"):
+        out = run(lambda: mlmc.j_max_from_bias(bias, lipschitz, mu, levels=levels), ["bias"])
+        assert out is None or 1 <= out <= mlmc.J_MAX_LIMIT
