@@ -579,3 +579,56 @@ def test_j_max_from_bias_extremes_regression(bias, lipschitz, mu):
     for levels in ("epoch", "paper"):
         out = run(lambda: mlmc.j_max_from_bias(bias, lipschitz, mu, levels=levels), ["bias"])
         assert out is None or 1 <= out <= mlmc.J_MAX_LIMIT
+
+
+# ------------------------------------------------------------------ domains
+
+@SETTINGS
+@given(st.integers(1, 3).flatmap(lambda d: st.tuples(*[vectors(min_size=d, max_size=d)] * 3)),
+       st.one_of(FINITE.map(abs), st.sampled_from([math.nan, -1.0, math.inf])),
+       st.one_of(FINITE.map(abs), st.sampled_from([math.nan, math.inf])))
+def test_project_two_balls(vcc, r1, r2):
+    v, c1, c2 = vcc
+    out = run(lambda: mlmc.project_two_balls(v, c1, r1, c2, r2),
+              ["v", "center1", "center2", "radius1", "radius2"])
+    if out is None:
+        return
+    _finite(out)
+
+    def inside(c, r):
+        if math.isinf(r):
+            return True
+        d = np.abs(out.astype(np.longdouble) - c)
+        m = float(d.max())
+        dist = m * float(np.sqrt(np.sum((d / m) ** 2))) if m > 0 else 0.0
+        return dist <= r * (1 + 1e-9) + 1e-9 * float(max(np.max(np.abs(c)), np.max(np.abs(v))))
+    assert inside(c1, r1) and inside(c2, r2)
+
+
+def test_project_two_balls_huge_regression():
+    """Pinned (issue 16): entries near 1e300 overflowed the squared distances (NaN output, or
+    a wrong "intersection is empty"); the projection is now computed on scaled inputs."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = mlmc.project_two_balls(np.array([3e300, 0.0]), np.zeros(2), 2e300,
+                                     np.array([2e300, 0.0]), 2e300)
+    np.testing.assert_allclose(out, [2e300, 0.0], rtol=1e-12)
+    with pytest.raises(ValueError, match="v"):
+        mlmc.project_two_balls([math.nan, 0.0], np.zeros(2), 1.0, np.zeros(2), 1.0)
+
+
+@FEW
+@given(scaled_problems(), BUDGET,
+       st.sampled_from(["dp_srgd", "vr_frank_wolfe", "ttz_frank_wolfe", "projected_dp_sgd_l1",
+                        "noisy_mirror_descent", "localized_mirror_descent"]),
+       st.sampled_from(["csr", "csc"]))
+def test_more_solvers_on_sparse_problems(data, epsilon, name, fmt):
+    import scipy.sparse as sp
+    X, y = data
+    X = X * (np.arange(X.size).reshape(X.shape) % 2)          # half the entries zero
+    prob = run(lambda: dp.Problem(getattr(sp, f"{fmt}_matrix")(X), y), ["X", "y"])
+    if prob is None:
+        return
+    res = run(lambda: _solve(name, prob, epsilon), SOLVER_NAMES)
+    if res is not None:
+        _finite(res.coef)
