@@ -151,8 +151,12 @@ class EpochSGDBallOracle:
         self.n_gradients = 0
 
     def __call__(self, center, lam, phi, domain, random_state, linear=None):
-        budget = math.ceil(16.0 * self.lipschitz ** 2 / (lam * phi))
-        epochs = min(max(1, epochs_for_budget(budget)), self.max_epochs)
+        den = lam * phi
+        budget = 16.0 * (self.lipschitz * self.lipschitz) / den if den > 0.0 else math.inf
+        if math.isfinite(budget):
+            epochs = min(max(1, epochs_for_budget(math.ceil(budget))), self.max_epochs)
+        else:       # lam phi underflows (tiny epsilon): the budget is past any cap
+            epochs = self.max_epochs
         draws = mlmc_draws(self.oracle, lam, center, j_max=epochs, base_level=epochs,
                            n_copies=1, linear=linear, domain=domain, random_state=random_state)
         self.n_gradients += int(draws.n_gradients.sum())

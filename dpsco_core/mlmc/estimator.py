@@ -274,7 +274,14 @@ def optest(oracle, mu, center, *, j_max=None, bias=None, n_copies=None, mse=None
     draws = mlmc_draws(oracle, mu, center, j_max=j_max, n_copies=n_copies, levels=levels,
                        base_level=base_level, linear=linear, domain=domain,
                        random_state=random_state, n_threads=n_threads)
-    return OptestResult(draws.mean, draws)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = draws.mean
+        if not all_finite(x):   # the sum of samples near 1.8e308 overflows; their mean may not
+            x = draws.samples[0] + np.mean(draws.samples - draws.samples[0], axis=0)
+    if not all_finite(x):
+        raise ValueError("center is too large for mu: the mean of the draws exceeds the float64 "
+                         "range.")
+    return OptestResult(x, draws)
 
 
 @dataclass(frozen=True)

@@ -258,11 +258,35 @@ def minimize_max_of_functions(family, x0, *, epsilon, radius, domain=None, lam_m
     G = check_positive(family.lipschitz, "family.lipschitz")
     eps_prime = eps / (2.0 * math.log(n_fun))
     r = eps_prime / G
+    if not 0.0 < r < math.inf:
+        raise ValueError(f"epsilon = {eps!r} is out of range for family.lipschitz = {G!r}: the "
+                         f"movement bound epsilon / (2 ln N lipschitz) = {r!r} must be a "
+                         "positive finite float.")
     if lam_min is None:
-        lam_min = eps * max(1.0, math.log(G * R / eps)) ** 2 / (r ** (2.0 / 3.0) *
-                                                                 R ** (4.0 / 3.0))
-    lam_max = 2.0 * G / r if lam_max is None else lam_max
+        # in logarithms: r^(2/3) R^(4/3) under- or overflows (ZeroDivisionError /
+        # OverflowError) for a radius or epsilon near the float64 limits
+        try:
+            lam_min = eps * max(1.0, math.log(G * R / eps)) ** 2 / (r ** (2.0 / 3.0) *
+                                                                     R ** (4.0 / 3.0))
+        except (ZeroDivisionError, OverflowError, ValueError):
+            lam_min = math.nan
+        if not 0.0 < lam_min < math.inf:
+            log_ratio = math.log(G) + math.log(R) - math.log(eps)
+            log_lam = (math.log(eps) + 2.0 * math.log(max(1.0, log_ratio))
+                       - (2.0 / 3.0) * math.log(r) - (4.0 / 3.0) * math.log(R))
+            lam_min = math.exp(log_lam) if log_lam < 709.0 else math.inf
+    else:
+        lam_min = check_positive(lam_min, "lam_min")
+    lam_max = 2.0 * G / r if lam_max is None else check_positive(lam_max, "lam_max")
+    if not (0.0 < lam_min < math.inf and 0.0 < lam_max < math.inf):
+        raise ValueError(f"epsilon = {eps!r} and radius = {R!r} are out of range: the "
+                         f"lambda range [lam_min, lam_max] = [{lam_min!r}, {lam_max!r}] must "
+                         "be positive finite floats.")
     lam_max = max(lam_max, lam_min)
+    if not 0.0 < 0.01 * lam_min * r * r:      # the ball oracles' accuracy phi = 0.01 lam r^2
+        raise ValueError(f"epsilon = {eps!r} and radius = {R!r} are too small: the ball "
+                         f"oracle's accuracy 0.01 lam_min r^2 (r = {r!r}, lam_min = "
+                         f"{lam_min!r}) underflows to 0.")
     oracles = _CentredOracles(
         family, eps_prime, G,
         make_ball=lambda o: ba.EpochSGDBallOracle(o, G, max_epochs=max_epochs),

@@ -632,3 +632,40 @@ def test_more_solvers_on_sparse_problems(data, epsilon, name, fmt):
     res = run(lambda: _solve(name, prob, epsilon), SOLVER_NAMES)
     if res is not None:
         _finite(res.coef)
+
+
+@FEW
+@given(vectors(min_size=2, max_size=2), st.sampled_from([1e-300, 0.1, 1e300, math.nan]),
+       st.sampled_from([1e-300, 1.0, 1e300]))
+def test_minimize_max_of_functions_extremes(x0, epsilon, radius):
+    fam = mlmc.AffineFamily(np.vstack([np.eye(2), -np.eye(2)]), np.array([0.3, -0.2, -0.3, 0.2]))
+    out = run(lambda: mlmc.minimize_max_of_functions(fam, x0, epsilon=epsilon, radius=radius,
+                                                     max_iter=2, max_epochs=4, max_copies=8,
+                                                     max_level=4, max_bisections=2,
+                                                     accuracy_scale=100.0, random_state=0),
+              ["x0", "epsilon", "radius", "family", "lam_min", "lam_max"])
+    if out is not None:
+        _finite(out[0].x)
+
+
+@pytest.mark.parametrize("epsilon, radius", [(1e-300, 1e-300), (1e-300, 1e300), (0.1, 1e-300)])
+def test_minimize_max_of_functions_regression(epsilon, radius):
+    """Pinned (issue 16): ZeroDivisionError / OverflowError from lam_min's r^(2/3) R^(4/3);
+    now computed in logarithms, or a ValueError naming epsilon and radius."""
+    fam = mlmc.AffineFamily(np.vstack([np.eye(2), -np.eye(2)]), np.array([0.3, -0.2, -0.3, 0.2]))
+    out = run(lambda: mlmc.minimize_max_of_functions(fam, np.zeros(2), epsilon=epsilon,
+                                                     radius=radius, max_iter=1, max_epochs=3,
+                                                     max_copies=4, max_level=3,
+                                                     max_bisections=1, accuracy_scale=100.0,
+                                                     random_state=0),
+              ["epsilon", "radius"])
+    if out is not None:
+        _finite(out[0].x)
+
+
+def test_optest_mean_near_max_regression():
+    """Pinned (issue 16): OPTEST averaged draws near 1.8e308 by summing them (inf out)."""
+    res = mlmc.optest(mlmc.KinkOracle(2, noise=1.0), 1.0, np.array([0.0, 1e308]), j_max=2,
+                      n_copies=2, random_state=0)
+    _finite(res.x)
+    assert res.x[1] == pytest.approx(1e308, rel=1e-12)
