@@ -151,8 +151,12 @@ class EpochSGDBallOracle:
         self.n_gradients = 0
 
     def __call__(self, center, lam, phi, domain, random_state, linear=None):
-        budget = math.ceil(16.0 * self.lipschitz ** 2 / (lam * phi))
-        epochs = min(max(1, epochs_for_budget(budget)), self.max_epochs)
+        den = lam * phi
+        budget = 16.0 * (self.lipschitz * self.lipschitz) / den if den > 0.0 else math.inf
+        if math.isfinite(budget):
+            epochs = min(max(1, epochs_for_budget(math.ceil(budget))), self.max_epochs)
+        else:       # lam phi underflows (tiny epsilon): the budget is past any cap
+            epochs = self.max_epochs
         draws = mlmc_draws(self.oracle, lam, center, j_max=epochs, base_level=epochs,
                            n_copies=1, linear=linear, domain=domain, random_state=random_state)
         self.n_gradients += int(draws.n_gradients.sum())
@@ -188,8 +192,16 @@ class MLMCProximalOracle:
         except ValueError:
             j_max = self.max_level
         j_max = max(min(j_max, self.max_level), self.base_level + 1)
-        n = n_copies_from_variance((sigma / lam) ** 2, self.lipschitz, lam, j_max,
-                                   base_level=self.base_level, c=self.c)
+        try:
+            n = n_copies_from_variance((sigma / lam) ** 2, self.lipschitz, lam, j_max,
+                                       base_level=self.base_level, c=self.c)
+        except ValueError:
+            if self.max_copies is None:
+                raise ValueError(f"epsilon is too small for this proximal oracle: the variance "
+                                 f"target (sigma / lam)^2 = {(sigma / lam) ** 2!r} needs more "
+                                 "copies than float64 counts; set max_copies or increase "
+                                 "epsilon.") from None
+            n = self.max_copies
         if self.max_copies is not None:
             n = min(n, self.max_copies)
         res = optest(self.oracle, lam, center, j_max=j_max, n_copies=n, levels=self.levels,
@@ -285,6 +297,11 @@ class BallAccelerationResult:
         return self.lambdas.shape[0]
 
 
+#: max|x0| + radius_bound must stay below this: the iterates, queries and their noise need
+#: headroom below the float64 maximum 1.8e308.
+_REACH_LIMIT = 1e300
+
+
 def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, radius_bound,
                       lipschitz, movement=np.inf, domain=None, A0=None, A_max=None,
                       max_iter=100, accuracy_scale=1.0, callback=None, random_state=None):
@@ -330,8 +347,23 @@ def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, rad
     scale = check_positive(accuracy_scale, "accuracy_scale")
     max_iter = check_int(max_iter, "max_iter", low=1)
     domain = check_domain(domain, x.shape[0])
+    # The iterates explore B_R(x0) (and the oracles query around them): keep headroom below
+    # the float64 maximum, or the queries overflow to inf deep inside an oracle.
+    reach = float(np.max(np.abs(x))) + R
+    if not reach < _REACH_LIMIT:
+        raise ValueError(f"x0 and radius_bound are too large: max|x0| + radius_bound must be "
+                         f"below {_REACH_LIMIT:g} (the iterates explore B_R(x0)); got {reach!r}.")
     A = R / G if A0 is None else check_positive(A0, "A0")
-    A_max = 9.0 * R ** 2 / eps if A_max is None else check_positive(A_max, "A_max")
+    if A0 is None and not 0.0 < A < math.inf:
+        raise ValueError(f"radius_bound / lipschitz must be a positive finite float (A0); got "
+                         f"radius_bound={R!r}, lipschitz={G!r}.")
+    if A_max is None:
+        A_max = 9.0 * R * (R / eps)
+        if not 0.0 < A_max < math.inf:
+            raise ValueError(f"9 radius_bound^2 / epsilon (A_max) must be a positive finite "
+                             f"float; got radius_bound={R!r}, epsilon={eps!r}.")
+    else:
+        A_max = check_positive(A_max, "A_max")
     seed = check_random_state(random_state)
     v = x.copy()
     lambdas, As, iterates = [], [], []

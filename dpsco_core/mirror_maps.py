@@ -39,7 +39,7 @@ import math
 
 import numpy as np
 
-from ._validation import check_int, check_scalar
+from ._validation import check_int, check_positive, check_scalar, check_vector
 
 __all__ = ["pnorm_exponent", "l1_norm_constant", "pnorm_link", "pnorm_link_inverse",
            "bregman_divergence", "bregman_project_ball", "bregman_project_l1",
@@ -84,48 +84,122 @@ def _norm_scaled(v, p):
     return m * s ** (1.0 / p)
 
 
+def _check_scale(scale, p):
+    """a = ``scale`` in (0, inf), default 1/(p-1)."""
+    return 1.0 / (p - 1.0) if scale is None else check_positive(scale, "scale")
+
+
+def _finite_or_raise(out, names, what):
+    """``out`` if every entry is finite, else a ValueError naming the arguments responsible."""
+    if np.all(np.isfinite(out)):
+        return out
+    raise ValueError(f"{names} too large: {what} exceeds the float64 range (1.8e308); "
+                     "rescale the inputs.")
+
+
 def pnorm_link(u, p, scale=None):
     r""":math:`\nabla h(u) = a \|u\|_p^{2-p} \mathrm{sign}(u)|u|^{p-1}` (a = ``scale``,
-    default 1/(p-1)); :math:`\nabla h(0) = 0`."""
+    default 1/(p-1)); :math:`\nabla h(0) = 0`.
+
+    ``u`` must be a finite 1-d vector and ``scale`` in (0, inf). The output has dual norm
+    :math:`a\|u\|_p`: when that exceeds the float64 range a ValueError names ``u`` and
+    ``scale`` (no inf or NaN is returned).
+    """
     p = check_p(p)
-    a = 1.0 / (p - 1.0) if scale is None else scale
-    u = np.asarray(u, dtype=np.float64)
+    a = _check_scale(scale, p)
+    u = check_vector(u, "u", allow_empty=True)
+    return _link(u, p, a)
+
+
+def _link(u, p, a):
     m, powered = _scaled_power(u, p - 1.0)
     if m == 0.0:
         return np.zeros_like(u)
-    return a * m * _norm_scaled(u / m, p) ** (2.0 - p) * powered
+    # (a ||u/m||^(2-p) sign|u/m|^(p-1)) * m: a * m alone may overflow (a = 2, m = 1e308).
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (a * _norm_scaled(u / m, p) ** (2.0 - p) * powered) * m
+    return _finite_or_raise(out, "u and scale are", "a ||u||_p, the size of the link,")
 
 
 def pnorm_link_inverse(theta, p, scale=None):
     r""":math:`\nabla h^*(\theta) = \frac1a \|\theta\|_q^{2-q} \mathrm{sign}(\theta)
-    |\theta|^{q-1}`, the inverse of :func:`pnorm_link` (q = p/(p-1); max-scaled, note 9.4)."""
+    |\theta|^{q-1}`, the inverse of :func:`pnorm_link` (q = p/(p-1); max-scaled, note 9.4).
+
+    ``theta`` must be a finite 1-d vector and ``scale`` in (0, inf); a result beyond the
+    float64 range raises a ValueError naming ``theta`` and ``scale``.
+    """
     p = check_p(p)
-    a = 1.0 / (p - 1.0) if scale is None else scale
-    theta = np.asarray(theta, dtype=np.float64)
-    if p == 2.0:
-        return theta / a
-    q = p / (p - 1.0)
-    m, powered = _scaled_power(theta, q - 1.0)
-    if m == 0.0:
-        return np.zeros_like(theta)
-    return m / a * _norm_scaled(theta / m, q) ** (2.0 - q) * powered
+    a = _check_scale(scale, p)
+    theta = check_vector(theta, "theta", allow_empty=True)
+    return _link_inverse(theta, p, a)
+
+
+def _link_inverse(theta, p, a):
+    with np.errstate(over="ignore", invalid="ignore"):
+        if p == 2.0:
+            out = theta / a
+        else:
+            q = p / (p - 1.0)
+            m, powered = _scaled_power(theta, q - 1.0)
+            if m == 0.0:
+                return np.zeros_like(theta)
+            out = (_norm_scaled(theta / m, q) ** (2.0 - q) * powered) * m / a
+    return _finite_or_raise(out, "theta is too large or scale too small:",
+                            "||theta||_q / a, the size of the inverse link,")
+
+
+def _same_length(v, n, name):
+    if v.shape[0] != n:
+        raise ValueError(f"{name} must have length {n} (the length of x); got {v.shape[0]}.")
+    return v
 
 
 def bregman_divergence(x, y, p, center=None, scale=None):
-    """D_h(x, y) = h(x - c) - h(y - c) - <grad h(y - c), x - y> for h = (a/2)||. - c||_p^2."""
+    """D_h(x, y) = h(x - c) - h(y - c) - <grad h(y - c), x - y> for h = (a/2)||. - c||_p^2.
+
+    ``x``, ``y`` and ``center`` are finite vectors of one length, ``scale`` in (0, inf).
+    Computed on the inputs divided by their largest entry M (D is 2-homogeneous in (x, y, c)),
+    so no intermediate overflows; when D itself exceeds the float64 range a ValueError names
+    ``x`` and ``y``. For p = 2, D = (a/2)||x - y||^2 exactly; for p < 2 the absolute error is
+    about 1e-16 (h(x - c) + h(y - c)) (the defining difference cancels).
+    """
     p = check_p(p)
-    a = 1.0 / (p - 1.0) if scale is None else scale
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    c = 0.0 if center is None else np.asarray(center, dtype=np.float64)
-    hx = 0.5 * a * _norm_scaled(x - c, p) ** 2
-    hy = 0.5 * a * _norm_scaled(y - c, p) ** 2
-    return max(0.0, hx - hy - float(pnorm_link(y - c, p, a) @ (x - y)))
+    a = _check_scale(scale, p)
+    x = check_vector(x, "x")
+    y = _same_length(check_vector(y, "y"), x.shape[0], "y")
+    c = (np.zeros_like(x) if center is None
+         else _same_length(check_vector(center, "center"), x.shape[0], "center"))
+    M = max(float(np.max(np.abs(x))), float(np.max(np.abs(y))), float(np.max(np.abs(c))))
+    if M == 0.0:
+        return 0.0
+    xs, ys, cs = x / M, y / M, c / M
+    if p == 2.0:
+        ds = 0.5 * a * _norm_scaled(xs - ys, 2.0) ** 2
+    else:
+        hx = 0.5 * a * _norm_scaled(xs - cs, p) ** 2
+        hy = 0.5 * a * _norm_scaled(ys - cs, p) ** 2
+        ds = max(0.0, hx - hy - float(_link(ys - cs, p, a) @ (xs - ys)))
+    with np.errstate(over="ignore"):
+        out = (ds * M) * M
+    return float(_finite_or_raise(np.float64(out), "x and y are",
+                                  "the divergence D_h(x, y)"))
 
 
 def bregman_project_ball(theta, p, scale, radius):
     r"""argmin over :math:`\|u\|_p \le R` of :math:`\frac a2\|u\|_p^2 - \langle\theta,u\rangle`:
-    the radial clip of :math:`\nabla h^*(\theta)` (exact; module docstring)."""
-    u = pnorm_link_inverse(theta, p, scale)
+    the radial clip of :math:`\nabla h^*(\theta)` (exact; module docstring).
+
+    ``theta`` a finite vector, ``scale`` in (0, inf), ``radius`` in (0, inf].
+    """
+    p = check_p(p)
+    a = check_positive(scale, "scale")
+    radius = check_positive(radius, "radius", allow_inf=True)
+    theta = check_vector(theta, "theta", allow_empty=True)
+    return _project_ball(theta, p, a, radius)
+
+
+def _project_ball(theta, p, scale, radius):
+    u = _link_inverse(theta, p, scale)
     if math.isfinite(radius):
         r = _norm_scaled(u, p)
         if r > radius:
@@ -193,10 +267,25 @@ def bregman_project_l1(theta, *, p, scale, center, radius=math.inf, l1_radius, t
     (relative), keeping the feasible end. The center must lie in the l1 ball.
     """
     p = check_p(p)
-    theta = np.asarray(theta, dtype=np.float64)
-    c = np.asarray(center, dtype=np.float64)
-    D = l1_radius
-    u = bregman_project_ball(theta, p, scale, radius)
+    scale = check_positive(scale, "scale")
+    radius = check_positive(radius, "radius", allow_inf=True)
+    D = check_positive(l1_radius, "l1_radius")
+    tol = check_scalar(tol, "tol", low=0.0, high=1.0)
+    theta = check_vector(theta, "theta")
+    c = check_vector(center, "center")
+    if c.shape[0] != theta.shape[0]:
+        raise ValueError(f"center must have length {theta.shape[0]} (the length of theta); "
+                         f"got {c.shape[0]}.")
+    with np.errstate(over="ignore"):
+        c_norm = float(np.abs(c).sum())
+    if not c_norm <= D:
+        raise ValueError(f"center must lie in the l1 ball of radius l1_radius = {D!r}; got "
+                         f"||center||_1 = {c_norm!r}.")
+    return _project_l1(theta, p, scale, c, radius, D, tol)
+
+
+def _project_l1(theta, p, scale, c, radius, D, tol):
+    u = _project_ball(theta, p, scale, radius)
     if np.abs(c + u).sum() <= D:
         return c + u
     if p == 2.0:
@@ -231,14 +320,39 @@ def mirror_step(x, grad, step, *, p, scale, center, reg=0.0, radius=math.inf,
     :math:`\langle g, x\rangle + \lambda h(x - c) + \frac1\eta D_h(x, x_k)`.
 
     K is the ball :math:`\|x - c\|_p \le R`, intersected with :math:`\|x\|_1 \le D` when
-    ``l1_radius`` is given. Returns the new x.
+    ``l1_radius`` is given. Returns the new x. ``x``, ``grad``, ``center``: finite vectors of
+    one length; ``step``, ``scale`` in (0, inf); ``reg`` in [0, inf); ``radius`` in (0, inf];
+    ``l1_radius`` in (0, inf). A step whose result leaves the float64 range raises a
+    ValueError naming ``x``, ``grad`` and ``step``.
     """
-    theta = pnorm_link(x - center, p, scale) - step * grad
-    A = scale * (1.0 + step * reg)
+    p = check_p(p)
+    step = check_positive(step, "step")
+    scale = check_positive(scale, "scale")
+    reg = check_scalar(reg, "reg", low=0.0, low_open=False)
+    radius = check_positive(radius, "radius", allow_inf=True)
+    x = check_vector(x, "x")
+    grad = _same_length(check_vector(grad, "grad"), x.shape[0], "grad")
+    center = _same_length(check_vector(center, "center"), x.shape[0], "center")
+    with np.errstate(over="ignore", invalid="ignore"):
+        u0 = x - center
+        theta = _link(_finite_or_raise(u0, "x and center are", "x - center"), p, scale) \
+            - step * grad
+        A = scale * (1.0 + step * reg)
+    theta = _finite_or_raise(theta, "x, grad and step are", "the dual point")
+    if not math.isfinite(A):
+        raise ValueError(f"step * reg too large: scale * (1 + step * reg) exceeds the float64 "
+                         f"range; got step={step!r}, reg={reg!r}.")
     if l1_radius is None:
-        return center + bregman_project_ball(theta, p, A, radius)
-    return bregman_project_l1(theta, p=p, scale=A, center=center, radius=radius,
-                              l1_radius=l1_radius)
+        with np.errstate(over="ignore"):
+            out = center + _project_ball(theta, p, A, radius)
+        return _finite_or_raise(out, "x, grad and step are", "the new point")
+    D = check_positive(l1_radius, "l1_radius")
+    with np.errstate(over="ignore"):
+        c_norm = float(np.abs(center).sum())
+    if not c_norm <= D:
+        raise ValueError(f"center must lie in the l1 ball of radius l1_radius = {D!r}; got "
+                         f"||center||_1 = {c_norm!r}.")
+    return _project_l1(theta, p, A, center, radius, D, 1e-12)
 
 
 def entropic_step(logw, grad, step, radius):
@@ -247,8 +361,28 @@ def entropic_step(logw, grad, step, radius):
     ``logw`` (2d,) holds :math:`(\log w^+, \log w^-)`; returns the normalized new log-weights
     (log-sum-exp) and :math:`x = D (w^+ - w^-)`.
     """
-    d = grad.size
-    logw = logw - step * radius * np.concatenate([grad, -grad])
-    logw = logw - (logw.max() + np.log(np.sum(np.exp(logw - logw.max()))))
+    step = check_positive(step, "step")
+    radius = check_positive(radius, "radius")
+    grad = check_vector(grad, "grad")
+    logw = check_vector(logw, "logw")
+    if logw.shape[0] != 2 * grad.shape[0]:
+        raise ValueError(f"logw must have length {2 * grad.shape[0]} (twice the length of "
+                         f"grad); got {logw.shape[0]}.")
+    with np.errstate(over="ignore", invalid="ignore"):
+        shift = step * radius * np.concatenate([grad, -grad])
+        logw = logw - shift
+    if not np.all(np.isfinite(logw)):
+        raise ValueError("grad, step and radius are too large: step * radius * grad exceeds "
+                         "the float64 range.")
+    return _entropic_step(logw, grad.size, radius)
+
+
+def _entropic_step(logw, d, radius):
+    """The normalization of :func:`entropic_step` on already shifted log-weights."""
+    top = logw.max()
+    with np.errstate(over="ignore"):
+        logw = (logw - top) - np.log(np.sum(np.exp(logw - top)))
+    # a weight below exp(-1.8e308) is 0 either way; keep its log finite (-1.8e308)
+    logw = np.maximum(logw, -np.finfo(np.float64).max)
     w = np.exp(logw)
     return logw, radius * (w[:d] - w[d:])

@@ -120,14 +120,24 @@ def j_max_from_bias(bias, lipschitz, mu, *, c=32.0, levels="epoch"):
     c = check_positive(c, "c")
     if levels not in LEVELS:
         raise ValueError(f"levels must be one of {sorted(LEVELS)}; got {levels!r}.")
-    need = c * lipschitz ** 2 / (mu ** 2 * bias ** 2)
-    if levels == "paper":
-        j = max(1, math.ceil(math.log2(need)))
-    else:
-        j = max(1, math.ceil(math.log2(need / T1 + 1.0)))
+    # products, not **: a float ** that overflows raises OverflowError instead of giving inf
+    den = (mu * mu) * (bias * bias)
+    need = c * (lipschitz * lipschitz) / den if den > 0.0 else math.inf
+    if 0.0 < need < math.inf:
+        if levels == "paper":
+            j = max(1, math.ceil(math.log2(need)))
+        else:
+            j = max(1, math.ceil(math.log2(need / T1 + 1.0)))
+    else:   # need under- or overflows (bias ~ 1e-300): the same j from logarithms
+        log2_need = (math.log2(c) + 2.0 * math.log2(lipschitz) - 2.0 * math.log2(mu)
+                     - 2.0 * math.log2(bias))
+        if levels != "paper":
+            log2_need = math.log2(2.0 ** min(log2_need - math.log2(T1), 1000.0) + 1.0) \
+                if log2_need - math.log2(T1) < 1000.0 else log2_need - math.log2(T1)
+        j = max(1, math.ceil(log2_need))
     if j > J_MAX_LIMIT:
         raise ValueError(f"bias {bias:g} needs j_max = {j}, above the limit {J_MAX_LIMIT} "
-                         f"(lipschitz / (mu * bias) = {lipschitz / (mu * bias):g}).")
+                         f"(lipschitz / (mu * bias) = {lipschitz / mu / bias:g}).")
     return j
 
 
@@ -144,4 +154,10 @@ def n_copies_from_variance(mse, lipschitz, mu, j_max, *, base_level=0, c=32.0):
     mu = check_positive(mu, "mu")
     j_max = check_int(j_max, "j_max", low=1, high=J_MAX_LIMIT)
     n_levels = max(1, j_max - base_level)
-    return math.ceil(32.0 * c * lipschitz ** 2 * n_levels / (mu ** 2 * mse))
+    den = (mu * mu) * mse
+    n = 32.0 * c * (lipschitz * lipschitz) * n_levels / den if den > 0.0 else math.inf
+    if not math.isfinite(n):
+        raise ValueError(f"mse {mse:g} is too small for lipschitz {lipschitz:g} and mu {mu:g}: "
+                         "the number of copies 32 c lipschitz^2 levels / (mu^2 mse) exceeds "
+                         "the float64 range.")
+    return math.ceil(n)

@@ -10,6 +10,8 @@ feasible set of :class:`dpsco_core.penalties.Box` (coordinate-wise clipping).
 (``_mlmc``) handles (whole space, l2 ball, box) and None otherwise.
 """
 
+import math
+
 import numpy as np
 
 from .._validation import check_scalar, check_vector
@@ -180,9 +182,43 @@ def project_two_balls(v, center1, radius1, center2, radius2):
     ValueError
         If the intersection is empty (:math:`D > r_1 + r_2`).
     """
-    v = np.asarray(v, dtype=np.float64)
-    c1 = np.asarray(center1, dtype=np.float64)
-    c2 = np.asarray(center2, dtype=np.float64)
+    v = check_vector(v, "v")
+    c1 = check_vector(center1, "center1")
+    c2 = check_vector(center2, "center2")
+    for name, c in (("center1", c1), ("center2", c2)):
+        if c.shape != v.shape:
+            raise ValueError(f"{name} must have the length of v, {v.shape[0]}; got "
+                             f"{c.shape[0]}.")
+    r1 = check_scalar(radius1, "radius1", low=0.0, low_open=False, allow_inf=True)
+    r2 = check_scalar(radius2, "radius2", low=0.0, low_open=False, allow_inf=True)
+    if math.isinf(r1) or math.isinf(r2):     # one ball is the whole space
+        if math.isinf(r1) and math.isinf(r2):
+            return v.copy()
+        return project_l2_ball(v, r2, c2, n_threads=1) if math.isinf(r1) else \
+            project_l2_ball(v, r1, c1, n_threads=1)
+    # The projection commutes with scaling: work on everything divided by a power of two M
+    # near the largest magnitude (exact; no overflow of the squares or differences near
+    # 1.8e308), then scale back.
+    top = max(float(np.max(np.abs(v))), float(np.max(np.abs(c1))), float(np.max(np.abs(c2))),
+              r1, r2)
+    if top == 0.0:
+        return np.zeros_like(v)
+    M = math.ldexp(1.0, math.frexp(top)[1] - 1)     # top / M in [1, 2)
+    with np.errstate(over="ignore", under="ignore"):
+        diff = c2 / M - c1 / M
+        dist = float(np.linalg.norm(diff))
+        if dist > r1 / M + r2 / M:
+            raise ValueError(f"the intersection of the balls is empty: the centres center1 "
+                             f"and center2 are {dist * M:g} apart, the radii radius1 + radius2 "
+                             f"sum to {r1 + r2:g}.")
+        out = _project_two_balls(v / M, c1 / M, r1 / M, c2 / M, r2 / M) * M
+    if not np.all(np.isfinite(out)):     # only if M ~ 1.8e308 and the answer leaves the range
+        raise ValueError("v, center1 and center2 are too large: the projection exceeds the "
+                         "float64 range.")
+    return out
+
+
+def _project_two_balls(v, c1, radius1, c2, radius2):
     diff = c2 - c1
     dist = float(np.linalg.norm(diff))
     if dist > radius1 + radius2:

@@ -40,7 +40,7 @@ import numpy as np
 
 from .._config import effective_n_threads
 from .._random import BIT_GENERATOR, check_random_state, child_seed_sequences
-from .._validation import check_int, check_positive, check_vector
+from .._validation import all_finite, check_int, check_positive, check_vector
 from ._schedule import (J_MAX_LIMIT, LEVELS, draw_epochs, gradients_for_epochs,
                         j_max_from_bias, level_epochs, level_from_raw, n_copies_from_variance)
 from .domains import check_domain
@@ -209,11 +209,18 @@ def mlmc_draws(oracle, mu, center, *, j_max, n_copies=1, levels="epoch", base_le
         n_grads = np.empty(n_copies, dtype=np.int64)
         for m in range(n_copies):   # block b draws the K of its copies first
             ks[m] = level_from_raw(bitgens[m // COPY_BLOCK].random_raw())
-        for m in range(n_copies):
-            out[m], _, n_grads[m] = _draw_python(oracle, mu, center, linear, domain_rel, j_max,
-                                                 levels, base_level, int(ks[m]),
-                                                 bitgens[m // COPY_BLOCK])
-    return MLMCDraws(center + out, ks, n_grads, j_max, levels, base_level, offsets=out)
+        for m in range(n_copies):   # overflow is reported below, naming mu
+            with np.errstate(over="ignore", invalid="ignore"):
+                out[m], _, n_grads[m] = _draw_python(oracle, mu, center, linear, domain_rel,
+                                                     j_max, levels, base_level, int(ks[m]),
+                                                     bitgens[m // COPY_BLOCK])
+    with np.errstate(over="ignore", invalid="ignore"):
+        samples = center + out
+    if not all_finite(samples):
+        raise ValueError(f"mu = {mu!r} is too small for the oracle's gradients (or the oracle "
+                         "returned NaN/inf): the EpochSGD iterates, steps ~ 1/(mu t), left the "
+                         "float64 range; increase mu or rescale the oracle.")
+    return MLMCDraws(samples, ks, n_grads, j_max, levels, base_level, offsets=out)
 
 
 @dataclass(frozen=True)
@@ -267,7 +274,14 @@ def optest(oracle, mu, center, *, j_max=None, bias=None, n_copies=None, mse=None
     draws = mlmc_draws(oracle, mu, center, j_max=j_max, n_copies=n_copies, levels=levels,
                        base_level=base_level, linear=linear, domain=domain,
                        random_state=random_state, n_threads=n_threads)
-    return OptestResult(draws.mean, draws)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = draws.mean
+        if not all_finite(x):   # the sum of samples near 1.8e308 overflows; their mean may not
+            x = draws.samples[0] + np.mean(draws.samples - draws.samples[0], axis=0)
+    if not all_finite(x):
+        raise ValueError("center is too large for mu: the mean of the draws exceeds the float64 "
+                         "range.")
+    return OptestResult(x, draws)
 
 
 @dataclass(frozen=True)
@@ -301,4 +315,9 @@ def moreau_gradient(oracle, y, lam, *, j_max=None, bias=None, n_copies=None, mse
                  n_copies=n_copies, mse=None if mse is None else mse / lam ** 2,
                  lipschitz=lipschitz, c=c, levels=levels, base_level=base_level, domain=domain,
                  random_state=random_state, n_threads=n_threads)
-    return MoreauGradientResult(lam * (y - res.x), res.x, res.draws)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gradient = lam * (y - res.x)
+    if not all_finite(gradient):
+        raise ValueError(f"lam = {lam!r} and y are too large: the Moreau gradient lam (y - x) "
+                         "exceeds the float64 range.")
+    return MoreauGradientResult(gradient, res.x, res.draws)

@@ -40,7 +40,8 @@ import math
 
 import numpy as np
 
-from .._validation import check_int, check_positive, check_vector
+from .._validation import (all_finite, check_int, check_positive, check_real_array,
+                           check_vector)
 
 __all__ = ["AffineFamily", "SoftmaxGradientOracle", "softmax_value",
            "minimize_max_of_functions"]
@@ -55,12 +56,22 @@ class AffineFamily:
     """
 
     def __init__(self, A, b):
-        self.A = np.array(A, dtype=np.float64, ndmin=2)
+        self.A = np.array(check_real_array(A, "A"), dtype=np.float64, ndmin=2)
+        if self.A.ndim != 2 or self.A.size == 0:
+            raise ValueError(f"A must be a non-empty 2-d array; got shape {self.A.shape}.")
+        if not all_finite(self.A):
+            raise ValueError("A must contain only finite values; it has NaN or inf.")
         self.b = check_vector(b, "b", copy=True)
         if self.A.shape[0] != self.b.shape[0]:
             raise ValueError(f"b must have one entry per row of A ({self.A.shape[0]}); got "
                              f"{self.b.shape[0]}.")
-        self.lipschitz = float(np.linalg.norm(self.A, axis=1).max())
+        m = float(np.max(np.abs(self.A)))
+        with np.errstate(over="ignore"):
+            self.lipschitz = (m * float(np.linalg.norm(self.A / m, axis=1).max())
+                              if m > 0 else 0.0)
+        if not math.isfinite(self.lipschitz):
+            raise ValueError(f"A is too large: its largest row norm exceeds the float64 range; "
+                             f"got max |A_ij| = {m!r}.")
 
     @property
     def n_functions(self):
@@ -85,9 +96,22 @@ def _log_softmax(values, eps_prime):
 def softmax_value(family, x, eps_prime):
     r""":math:`f_{\mathrm{smax}}(x) = \varepsilon'\log\sum_i e^{f_{(i)}(x)/\varepsilon'}`
     (log-sum-exp, no overflow)."""
-    z = family.values(np.asarray(x, dtype=np.float64)) / eps_prime
-    top = z.max()
-    return float(eps_prime * (top + math.log(np.exp(z - top).sum())))
+    eps_prime = check_positive(eps_prime, "eps_prime")
+    x = check_vector(x, "x")
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.asarray(family.values(x), dtype=np.float64)
+        if not all_finite(values):
+            raise ValueError("x is too large for the family: a value f_i(x) is not finite in "
+                             "float64.")
+        # eps' (top + log sum) = max_i f_i + eps' log sum exp((f_i - max f) / eps'): no
+        # overflow of f_i / eps' for a tiny eps'
+        top = float(values.max())
+        z = (values - top) / eps_prime
+        out = top + eps_prime * math.log(np.exp(z).sum())
+    if not math.isfinite(out):
+        raise ValueError(f"x and eps_prime are too large: the softmax value exceeds the "
+                         f"float64 range; got eps_prime={eps_prime!r}.")
+    return float(out)
 
 
 class SoftmaxGradientOracle:
@@ -234,11 +258,35 @@ def minimize_max_of_functions(family, x0, *, epsilon, radius, domain=None, lam_m
     G = check_positive(family.lipschitz, "family.lipschitz")
     eps_prime = eps / (2.0 * math.log(n_fun))
     r = eps_prime / G
+    if not 0.0 < r < math.inf:
+        raise ValueError(f"epsilon = {eps!r} is out of range for family.lipschitz = {G!r}: the "
+                         f"movement bound epsilon / (2 ln N lipschitz) = {r!r} must be a "
+                         "positive finite float.")
     if lam_min is None:
-        lam_min = eps * max(1.0, math.log(G * R / eps)) ** 2 / (r ** (2.0 / 3.0) *
-                                                                 R ** (4.0 / 3.0))
-    lam_max = 2.0 * G / r if lam_max is None else lam_max
+        # in logarithms: r^(2/3) R^(4/3) under- or overflows (ZeroDivisionError /
+        # OverflowError) for a radius or epsilon near the float64 limits
+        try:
+            lam_min = eps * max(1.0, math.log(G * R / eps)) ** 2 / (r ** (2.0 / 3.0) *
+                                                                     R ** (4.0 / 3.0))
+        except (ZeroDivisionError, OverflowError, ValueError):
+            lam_min = math.nan
+        if not 0.0 < lam_min < math.inf:
+            log_ratio = math.log(G) + math.log(R) - math.log(eps)
+            log_lam = (math.log(eps) + 2.0 * math.log(max(1.0, log_ratio))
+                       - (2.0 / 3.0) * math.log(r) - (4.0 / 3.0) * math.log(R))
+            lam_min = math.exp(log_lam) if log_lam < 709.0 else math.inf
+    else:
+        lam_min = check_positive(lam_min, "lam_min")
+    lam_max = 2.0 * G / r if lam_max is None else check_positive(lam_max, "lam_max")
+    if not (0.0 < lam_min < math.inf and 0.0 < lam_max < math.inf):
+        raise ValueError(f"epsilon = {eps!r} and radius = {R!r} are out of range: the "
+                         f"lambda range [lam_min, lam_max] = [{lam_min!r}, {lam_max!r}] must "
+                         "be positive finite floats.")
     lam_max = max(lam_max, lam_min)
+    if not 0.0 < 0.01 * lam_min * r * r:      # the ball oracles' accuracy phi = 0.01 lam r^2
+        raise ValueError(f"epsilon = {eps!r} and radius = {R!r} are too small: the ball "
+                         f"oracle's accuracy 0.01 lam_min r^2 (r = {r!r}, lam_min = "
+                         f"{lam_min!r}) underflows to 0.")
     oracles = _CentredOracles(
         family, eps_prime, G,
         make_ball=lambda o: ba.EpochSGDBallOracle(o, G, max_epochs=max_epochs),

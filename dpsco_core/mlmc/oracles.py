@@ -10,7 +10,7 @@ test oracles have known minimizers (note 001, section 9).
 
 import numpy as np
 
-from .._validation import check_positive
+from .._validation import check_int, check_positive, check_scalar, check_vector
 from ..penalties import NoPenalty
 
 __all__ = ["GLMOracle", "QuadraticOracle", "KinkOracle", "NormOracle"]
@@ -77,8 +77,8 @@ class QuadraticOracle:
     :math:`\xi \sim N(0, s^2 I)`."""
 
     def __init__(self, b, noise=1.0):
-        self.b = np.asarray(b, dtype=np.float64)
-        self.noise = float(noise)
+        self.b = check_vector(b, "b", copy=True)
+        self.noise = check_scalar(noise, "noise", low=0.0, low_open=False)
 
     def __call__(self, x, rng):
         return x - self.b + self.noise * rng.standard_normal(self.b.shape[0])
@@ -90,8 +90,8 @@ class KinkOracle:
     the minimizer is 0. ``noise=0`` gives a deterministic oracle."""
 
     def __init__(self, d, noise=1.0):
-        self.d = int(d)
-        self.noise = float(noise)
+        self.d = check_int(d, "d", low=1)
+        self.noise = check_scalar(noise, "noise", low=0.0, low_open=False)
 
     def __call__(self, x, rng):
         g = np.sign(x)
@@ -109,9 +109,9 @@ class NormOracle:
     """
 
     def __init__(self, a, scale=1.0, noise=0.0):
-        self.a = np.asarray(a, dtype=np.float64)
-        self.scale = float(scale)
-        self.noise = float(noise)
+        self.a = check_vector(a, "a", copy=True)
+        self.scale = check_scalar(scale, "scale", low=0.0, low_open=False)
+        self.noise = check_scalar(noise, "noise", low=0.0, low_open=False)
 
     def __call__(self, x, rng):
         v = x - self.a

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._random import check_random_state, child_seed_sequences
-from .._validation import check_int
+from .._validation import all_finite, check_int, check_real_array
 
 __all__ = ["QUERY_CHUNK", "QueryStats", "SerialExecutor", "ThreadExecutor"]
 
@@ -51,9 +51,11 @@ class SerialExecutor:
 
     def grad_batch(self, oracle, Z, random_state=None):
         """``oracle`` on the rows of Z (one unit of query depth); returns G of shape (m, p)."""
-        Z = np.ascontiguousarray(Z, dtype=np.float64)
+        Z = np.ascontiguousarray(check_real_array(Z, "Z"), dtype=np.float64)
         if Z.ndim != 2:
             raise ValueError(f"Z must be 2-dimensional; got shape {Z.shape}.")
+        if not all_finite(Z):
+            raise ValueError("Z must contain only finite values; it has NaN or inf.")
         seed = check_random_state(random_state)
         n_chunks = max(1, -(-Z.shape[0] // QUERY_CHUNK))
         seeds = child_seed_sequences(seed, n_chunks)
@@ -65,7 +67,17 @@ class SerialExecutor:
             self.stats.computational_depth += 1
         self._join_previous = False
         self.stats.total_queries += Z.shape[0]
-        return np.concatenate(parts, axis=0)
+        for c, part in enumerate(parts):
+            rows = Z[c * QUERY_CHUNK:(c + 1) * QUERY_CHUNK].shape
+            if part.shape != rows:
+                raise ValueError(f"oracle must return one gradient per query point, an array "
+                                 f"of shape {rows} for a chunk of Z of that shape; got shape "
+                                 f"{part.shape}.")
+        G = np.concatenate(parts, axis=0)
+        if not all_finite(G):
+            raise ValueError("oracle returned NaN or inf gradients; it must return finite "
+                             "values.")
+        return G
 
     def continue_round(self):
         """The next :meth:`grad_batch` joins the previous round (no new unit of depth).

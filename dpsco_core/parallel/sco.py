@@ -297,6 +297,14 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
     executor = SerialExecutor() if executor is None else executor
     ball = cls(grad_batch, L, rho, rho, executor, max_queries)
     lam_const = check_positive(lambda_factor, "lambda_factor") * L / rho
+    # rho = eps/(sqrt(d) L) and lambda = L/rho = sqrt(d) L^2/eps must be positive floats: a
+    # lipschitz/epsilon ratio far from 1 under- or overflows them (lambda = inf or 0 used to
+    # surface as an internal "lam must be in (0, inf)").
+    if not (0.0 < rho < math.inf and 0.0 < lam_const < math.inf and 0.0 < R / rho < math.inf):
+        raise ValueError(f"lipschitz = {L!r}, epsilon = {eps!r} and radius_bound = {R!r} are "
+                         f"out of range: the smoothing radius epsilon/(sqrt(d) lipschitz) = "
+                         f"{rho!r}, lambda = lambda_factor lipschitz/radius = {lam_const!r} and "
+                         f"radius_bound/radius = {R / rho!r} must be positive finite floats.")
     c_ba = check_positive(ball_accel_constant, "ball_accel_constant")
     next_lambda: ConstantLambda | LambdaBisection
     if line_search == "constant":

@@ -222,7 +222,8 @@ def vr_frank_wolfe_schedule(n, n_features, *, n_vertices=None, epsilon, delta=No
             T -= 1
         b = _round_batch(b, T)
         if not fits(b, T):
-            raise ValueError(f"n={n} is too small for Algorithm 3 (needs b (1.5) <= n, b >= 2).")
+            raise ValueError(f"n={n} (the problem's sample count) is too small for Algorithm 3 "
+                             "(needs b (1.5) <= n, b >= 2).")
         return b, T
     if not (isinstance(batch, str) and batch == "auto"):
         b = check_int(batch, "batch", low=2)
@@ -253,7 +254,8 @@ def vr_frank_wolfe_schedule(n, n_features, *, n_vertices=None, epsilon, delta=No
         if best is None or stat < best[0]:
             best = (stat, b, T)
     if best is None:
-        raise ValueError(f"n={n} is too small for Algorithm 3 with n_phases={n_phases}.")
+        raise ValueError(f"n={n} (the problem's sample count) is too small for Algorithm 3 with "
+                         f"n_phases={n_phases}.")
     return best[1], best[2]
 
 
@@ -306,9 +308,10 @@ def _level(k, p, eps_leaf, epsilon, delta):
         return k * eps_leaf, 0.0, False
     eps_a, delta_a = _compose_pure(k, eps_leaf, delta)
     delta_s = delta / 2.0
-    # delta / (3 p (e^epsilon + 1)), written with e^-epsilon so that it cannot overflow
-    # (epsilon is accepted up to MAX_EPSILON = 1e6; e^epsilon overflows beyond 709).
-    delta0 = delta * math.exp(-epsilon) / (3.0 * p * (1.0 + math.exp(-epsilon)))
+    if epsilon < 700.0:
+        delta0 = delta / (3.0 * p * (math.exp(epsilon) + 1.0))
+    else:   # exp(epsilon) overflows (OverflowError) from about 709: the same value, rescaled
+        delta0 = delta * math.exp(-epsilon) / (3.0 * p * (1.0 + math.exp(-epsilon)))
     eps0, d0 = _compose_pure(k, eps_leaf, delta0)
     eps_f = _shuffle_epsilon(eps0, p, delta_s)
     if eps_f is not None and eps_f < eps_a and eps_f < 700.0:

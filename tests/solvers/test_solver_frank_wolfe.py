@@ -332,15 +332,3 @@ def test_stream_history_and_rejections(stream_pair):
     with pytest.raises(TypeError, match="Problem"):
         fw.ttz_frank_wolfe(stream, epsilon=1.0, lipschitz=1.0)
 
-
-def test_vr_frank_wolfe_large_epsilon_does_not_overflow():
-    # delta0 = delta / (3 p (e^epsilon + 1)) overflowed math.exp beyond epsilon = 709 (found by
-    # the solver audits); every finite epsilon up to MAX_EPSILON must calibrate.
-    import dpsco_core as dp
-
-    rng = np.random.default_rng(0)
-    X = rng.choice([-1.0, 1.0], size=(12, 1))
-    prob = dp.Problem(X, X[:, 0], loss="half_squared")
-    res = dp.vr_frank_wolfe(prob, epsilon=710.0, delta=1e-5, batch=8, n_phases=1,
-                            random_state=0)
-    assert np.all(np.isfinite(res.coef)) and res.privacy.epsilon <= 710.0
