@@ -104,8 +104,10 @@ def gaussian_parameters(sensitivity, noise_multiplier, d):
     t = ceil_fraction(sigma, "the Gaussian scale")
     m = ceil_fraction(sigma * sigma / t, "the Gaussian scale")
     if 2 * t * m >= 1 << 64:
-        raise ValueError(f"the Gaussian scale is too large for secure=True ({d} coordinates "
-                         "need sigma^2 above 2^63 grid units); use fewer coordinates.")
+        raise ValueError(f"the noise scale (noise multiplier times sensitivity, from epsilon and "
+                         f"delta) is too large for secure=True: {d} coordinates of x need "
+                         "sigma^2 above 2^63 grid units; use a larger epsilon, fewer "
+                         "coordinates, or secure=False.")
     return k, t, m
 
 

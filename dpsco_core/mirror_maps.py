@@ -335,8 +335,12 @@ def mirror_step(x, grad, step, *, p, scale, center, reg=0.0, radius=math.inf,
     center = _same_length(check_vector(center, "center"), x.shape[0], "center")
     with np.errstate(over="ignore", invalid="ignore"):
         u0 = x - center
-        theta = _link(_finite_or_raise(u0, "x and center are", "x - center"), p, scale) \
-            - step * grad
+        try:
+            link = _link(_finite_or_raise(u0, "x and center are", "x - center"), p, scale)
+        except ValueError as exc:   # name this function's arguments, not the link's
+            raise ValueError(f"x, center and scale are too large for the mirror map: {exc}") \
+                from None
+        theta = link - step * grad
         A = scale * (1.0 + step * reg)
     theta = _finite_or_raise(theta, "x, grad and step are", "the dual point")
     if not math.isfinite(A):
