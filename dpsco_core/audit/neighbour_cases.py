@@ -40,22 +40,26 @@ _CD_CHUNK = 1 << 15
 _SGD_CHUNK = 4096
 
 
+def worst_neighbour(X, y, relation, outlier_x, outlier_y):
+    """D' of D = (X, y) under ``relation``: the outlier record added (add/remove-one), record 0
+    replaced by it (replace-one), or record 0 zeroed (zero-out). Returns ``(X1, y1)``."""
+    if relation == "add_or_remove_one":
+        return np.vstack([X, outlier_x]), np.append(y, outlier_y)
+    if relation not in ("replace_one", "zero_out"):
+        raise ValueError(f"relation must be one of {sorted(RELATIONS)}; got {relation!r}.")
+    X1, y1 = X.copy(), y.copy()
+    if relation == "replace_one":
+        X1[0], y1[0] = outlier_x, outlier_y
+    else:
+        X1[0], y1[0] = 0.0, 0.0
+    return X1, y1
+
+
 def _dp_cd_inputs(relation, n_records, n_features):
     """D (every record at -C_j) and its worst neighbour under ``relation``."""
     X = np.ones((n_records, n_features))
     y = np.full(n_records, CANARY_LABEL)          # x_ij l'(0, y) = -2 y: clipped to -C_j
-    outlier_x, outlier_y = np.ones(n_features), -CANARY_LABEL
-    if relation == "add_or_remove_one":
-        X1, y1 = np.vstack([X, outlier_x]), np.append(y, outlier_y)
-    elif relation == "replace_one":
-        X1, y1 = X.copy(), y.copy()
-        X1[0], y1[0] = outlier_x, outlier_y
-    elif relation == "zero_out":
-        X1, y1 = X.copy(), y.copy()
-        X1[0], y1[0] = 0.0, 0.0
-    else:
-        raise ValueError(f"relation must be one of {sorted(RELATIONS)}; got {relation!r}.")
-    return (X, y), (X1, y1)
+    return (X, y), worst_neighbour(X, y, relation, np.ones(n_features), -CANARY_LABEL)
 
 
 def dp_cd_relation_case(relation, *, epsilon, delta, n_records=20, n_features=2, clip=1.0):

@@ -44,6 +44,7 @@ from .._validation import check_int
 from ..exceptions import PrivacyLeakWarning
 from .cases import AuditCase
 from .solver_cases import CANARY_LABEL
+from .neighbour_cases import worst_neighbour
 
 __all__ = ["SOLVER_RELATIONS", "solver_relation_case", "canary_pair"]
 
@@ -55,19 +56,7 @@ def canary_pair(relation, n_records=20, n_features=1):
     X = np.zeros((n_records, n_features))
     y = np.zeros(n_records)
     X[0], y[0] = 1.0, CANARY_LABEL
-    outlier_x, outlier_y = np.ones(n_features), -CANARY_LABEL
-    if relation == "add_or_remove_one":
-        X1, y1 = np.vstack([X, outlier_x]), np.append(y, outlier_y)
-    elif relation == "replace_one":
-        X1, y1 = X.copy(), y.copy()
-        X1[0], y1[0] = outlier_x, outlier_y
-    elif relation == "zero_out":
-        X1, y1 = X.copy(), y.copy()
-        X1[0], y1[0] = 0.0, 0.0
-    else:
-        raise ValueError("relation must be 'replace_one', 'zero_out' or 'add_or_remove_one'; "
-                         f"got {relation!r}.")
-    return (X, y), (X1, y1)
+    return (X, y), worst_neighbour(X, y, relation, np.ones(n_features), -CANARY_LABEL)
 
 
 # ------------------------------------------------------------------------ the solver calls
