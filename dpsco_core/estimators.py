@@ -30,6 +30,7 @@ Requires scikit-learn >= 1.6 (``pip install "dpsco-core[sklearn]"``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import warnings
@@ -95,65 +96,166 @@ def _structure_checked(X):
     return X
 
 
+def _check_sample_weight(sample_weight, n_samples):
+    """Refuse sample weights other than None or all ones (see the estimators' ``fit``).
+
+    A weight ``w_i`` multiplies record i's term of the objective, hence its contribution to
+    every clipped gradient sum: with weights up to ``w_max`` the sensitivity of each release
+    is ``w_max`` times the one the solvers calibrate to, and weights computed from the data
+    are themselves a release. The solvers take no weights, so weighting is refused rather
+    than calibrated wrongly. All ones (what meta-estimators pass by default) is the
+    unweighted fit. The message names no weight (the check reads them).
+    """
+    if sample_weight is None:
+        return
+    weights = np.asarray(sample_weight)
+    if weights.shape != (n_samples,) or not np.all(weights == 1):
+        raise ValueError(
+            "sample_weight is not supported (only None or all ones): weighting record i by "
+            "w_i scales its contribution to every clipped gradient sum, so the sensitivity "
+            "the solvers calibrate their noise to would no longer hold. Fit without weights, "
+            "or resample the records with weights fixed from public information.")
+
+
+def _intercept_problem(X, y, *, loss, penalty, bounds, row_norm, label_bound, fit_intercept,
+                       intercept_scaling):
+    """The solver's :class:`~dpsco_core.Problem`, with the intercept column when asked for.
+
+    With ``fit_intercept``, every record ``x_i`` becomes ``(x_i, s)`` for the public constant
+    ``s = intercept_scaling``, after the user's public bounds have been enforced on ``x_i``.
+    The declared bounds are extended so that the solver's constants for the old coordinates
+    are unchanged and the new coordinate gets the bound ``s``: per-feature bounds
+    ``[max(lo_j, -R), min(hi_j, R)]`` (R the row norm, if given; ``[-R, R]`` with ``row_norm``
+    alone) and ``[0, s]`` for the column; row norm ``sqrt(R^2 + s^2)``. The records already
+    lie within these, so the problem's own enforcement changes nothing.
+    """
+    from .public_bounds import check_public_bounds
+
+    if not fit_intercept:
+        return Problem(X, y, loss=loss, penalty=penalty, bounds=bounds, row_norm=row_norm,
+                       label_bound=label_bound)
+    import scipy.sparse as sp
+
+    s = intercept_scaling
+    n, p = X.shape
+    public = check_public_bounds(bounds, row_norm, label_bound)
+    kwargs: dict[str, Any] = {}
+    if public is not None:
+        public.check_features(p)
+        if public.label_bound is not None and loss == "logistic":
+            raise ValueError("label_bound applies to regression losses; logistic labels are "
+                             "in {-1, +1}.")
+        X, y = public.enforce(X, y)
+        R = public.row_norm
+        if public.bounds is not None:
+            lower = np.broadcast_to(public.bounds[0], (p,))
+            upper = np.broadcast_to(public.bounds[1], (p,))
+            if R is not None:
+                lower, upper = np.maximum(lower, -R), np.minimum(upper, R)
+        else:
+            lower, upper = np.full(p, -R), np.full(p, R)
+        kwargs = dict(bounds=(np.append(lower, 0.0), np.append(upper, s)),
+                      row_norm=None if R is None else math.hypot(R, s),
+                      label_bound=public.label_bound)
+    column = np.full((n, 1), s)
+    if sp.issparse(X):
+        X = sp.hstack([X, sp.csr_array(column) if isinstance(X, sp.sparray)
+                       else sp.csr_matrix(column)], format=X.format)
+    else:
+        X = np.hstack([X, column])
+    return Problem(X, y, loss=loss, penalty=penalty, **kwargs)
+
+
 class _DPLinearModel(BaseEstimator):
     """Shared fitting logic; subclasses define the problem."""
 
     def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags: sparse input accepted; non-deterministic without a seed.
+
+        Returns
+        -------
+        sklearn.utils.Tags
+        """
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.non_deterministic = self.random_state is None
         return tags
 
-    def _solve(self, problem: Problem) -> Result:
+    def _check_intercept_options(self) -> float:
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise TypeError(f"fit_intercept must be a bool; got {self.fit_intercept!r}.")
+        return check_scalar(self.intercept_scaling, "intercept_scaling", low=0.0)
+
+    def _problem(self, X: Any, y: Any, loss: str, penalty: Any,
+                 label_bound: float | None = None) -> Problem:
+        s = self._check_intercept_options()
+        return _intercept_problem(X, y, loss=loss, penalty=penalty, bounds=self.bounds,
+                                  row_norm=self.row_norm, label_bound=label_bound,
+                                  fit_intercept=bool(self.fit_intercept), intercept_scaling=s)
+
+    def _solve(self, problem: Problem, epsilon: float, delta: float) -> Result:
         from .solvers.dp_cd import dp_cd
 
         n = problem.n_samples
-        if n < 2:
-            raise ValueError(f"private training needs at least 2 samples; got n_samples={n}.")
-        delta = 1.0 / n**2 if self.delta is None else self.delta
         if self.solver == "cd":
-            return dp_cd(problem, epsilon=self.epsilon, delta=delta, passes=self.passes,
+            return dp_cd(problem, epsilon=epsilon, delta=delta, passes=self.passes,
                          step=self.step, clip=self.clip, average=self.average,
                          random_state=self.random_state, budget=self.budget)
         if self.solver == "sgd":
             from .solvers.dp_sgd import dp_sgd
 
-            return dp_sgd(problem, epsilon=self.epsilon, delta=delta, passes=self.passes,
+            return dp_sgd(problem, epsilon=epsilon, delta=delta, passes=self.passes,
                           batch_size=min(self.batch_size, n), step=self.step, clip=self.clip,
                           random_state=self.random_state, budget=self.budget)
         raise ValueError(f"solver must be 'cd' or 'sgd'; got {self.solver!r}.")
 
-    def _fit_problem(self, problem: Problem) -> Self:
+    def _delta(self, n: int) -> float:
+        if n < 2:
+            raise ValueError(f"private training needs at least 2 samples; got n_samples={n}.")
+        return 1.0 / n**2 if self.delta is None else self.delta
+
+    def _check_diagnostics(self) -> bool:
         if not isinstance(self.diagnostics, (bool, np.bool_)):
             raise TypeError(f"diagnostics must be a bool; got {self.diagnostics!r}.")
-        diagnostics = bool(self.diagnostics)
+        return bool(self.diagnostics)
+
+    def _split(self, coef: FloatArray) -> tuple[FloatArray, float]:
+        """(weights, intercept) of a solver's coefficient vector (last entry: b / s)."""
+        if self.fit_intercept:
+            return coef[:-1], float(coef[-1]) * float(self.intercept_scaling)
+        return coef, 0.0
+
+    def _fit_problem(self, problem: Problem) -> Self:
+        """One private release: the solver on ``problem``; sets the fitted attributes."""
+        diagnostics = self._check_diagnostics()
         # The history is always recorded (its passes give n_iter_, a public fact of the
         # schedule) and dropped below unless diagnostics were asked for.
-        result = self._solve(problem)
-        self.coef_ = result.coef
+        result = self._solve(problem, self.epsilon, self._delta(problem.n_samples))
+        self.coef_, self.intercept_ = self._split(result.coef)
         self.n_iter_ = float(result.history.passes[-1])
-        self.intercept_ = 0.0
+        self._keep(result.privacy, result.history, diagnostics)
+        return self
+
+    def _keep(self, report: Any, history: Any, diagnostics: bool) -> None:
         if diagnostics:
             # Result added HISTORY_OBJECTIVE_CONDITION to the report: the kept history is
             # outside the guarantee, and the user is told so at the call.
-            self.privacy_ = as_held_condition(result.privacy)
-            self.history_ = result.history
+            self.privacy_ = as_held_condition(report)
+            self.history_ = history
             warnings.warn(f"diagnostics=True keeps history_ ({HISTORY_OBJECTIVE_CONDITION}); "
-                          "privacy_ covers coef_ only. Do not release history_.",
-                          PrivacyLeakWarning, stacklevel=external_stacklevel())
+                          "privacy_ covers coef_ and intercept_ only. Do not release "
+                          "history_.", PrivacyLeakWarning, stacklevel=external_stacklevel())
         else:
-            # Nothing but coef_ (and public facts) is kept, so the report covers all of it.
-            self.privacy_ = without_objective_condition(result.privacy)
+            # Nothing but coef_, intercept_ (and public facts) is kept, so the report covers
+            # all of it.
+            self.privacy_ = without_objective_condition(report)
             if hasattr(self, "history_"):
                 del self.history_      # a refit must not keep an earlier diagnostic
-        return self
 
-    def _decision(self, X: MatrixLike) -> FloatArray:
+    def _validated(self, X: MatrixLike) -> Any:
         check_is_fitted(self)
-        X = validate_data(self, _structure_checked(X), accept_sparse=["csr", "csc"],
-                          reset=False,
-                          dtype=np.float64)
-        return np.asarray(X @ self.coef_).reshape(-1)
+        return validate_data(self, _structure_checked(X), accept_sparse=["csr", "csc"],
+                             reset=False, dtype=np.float64)
 
 
 _COMMON_DOC = """
@@ -161,6 +263,16 @@ _COMMON_DOC = """
         Privacy budget in (0, inf].
     delta : float or None, default=None
         In (0, 1); None means 1 / n_samples^2 (the DP-CD paper's choice).
+    fit_intercept : bool, default=True
+        Fit a private intercept as one more coordinate of the private solver (see Notes:
+        no extra budget; the intercept is penalized with strength divided by
+        ``intercept_scaling``). False: ``intercept_`` is 0 (centre the data with public
+        knowledge).
+    intercept_scaling : float, default=1.0
+        The public value ``s`` > 0 of the synthetic constant feature, as in scikit-learn's
+        ``LogisticRegression(solver="liblinear")``: a larger ``s`` weakens the penalty on
+        the intercept (by ``1 / s``) but, in DP-CD, gives the intercept a larger share of the
+        clipping budget (see Notes).
     solver : {"cd", "sgd"}, default="cd"
         DP-CD (:func:`dpsco_core.dp_cd`) or proximal DP-SGD (:func:`dpsco_core.dp_sgd`).
     passes : float, default=20
@@ -180,10 +292,11 @@ _COMMON_DOC = """
         Public per-feature bounds (scalars or arrays of shape (n_features,), lower <= 0 <=
         upper), as diffprivlib's ``bounds``; X is clipped onto them. Give them (or
         ``row_norm``) for an unconditional guarantee: without, the solver's constants come
-        from the data and ``fit`` warns (``PrivacyLeakWarning``).
+        from the data and ``fit`` warns (``PrivacyLeakWarning``). They bound the features
+        only; the intercept's column gets the bound ``intercept_scaling``.
     row_norm : float, optional
         Public bound on every row's l2 norm (diffprivlib's ``data_norm``); rows are scaled
-        down to it.
+        down to it (before the intercept's column is appended).
     diagnostics : bool, default=False
         Keep ``history_``, the exact training objective along the run. It is **not private**
         (knowing every other row, one value gives back the remaining one), so ``fit`` then
@@ -196,9 +309,34 @@ _COMMON_DOC = """
         Not cloned by ``sklearn.base.clone``: every clone charges the same budget.
 """
 
+_INTERCEPT_NOTES = r"""
+    **The intercept** (``fit_intercept=True``). The solver itself trains it, as one more
+    coordinate: each record :math:`x_i` (after the public bounds are enforced) becomes
+    :math:`\tilde x_i = (x_i, s)` with the public constant :math:`s` = ``intercept_scaling``,
+    and the model :math:`\langle x, w\rangle + b` is :math:`\langle \tilde x, \tilde w\rangle`
+    with :math:`\tilde w = (w, b / s)`. Privacy: :math:`\tilde x_i` is a function of record i
+    alone, so replace-one neighbours stay replace-one neighbours, and the column's public
+    bound :math:`s` (the declared bounds are extended by :math:`[0, s]`, the row norm to
+    :math:`\sqrt{R^2 + s^2}`) enters the solver's constants like any feature's: the clipping
+    and noise of every release cover the intercept's coordinate, :math:`b` is
+    post-processing of :math:`\tilde w`, and ``privacy_`` is the solver's report unchanged.
+    No budget is split off and nothing else is read from the data. Costs: (1) the penalty
+    applies to :math:`b / s` like any coordinate (the kernels' prox is the same for every
+    coordinate), so the intercept is penalized with strength divided by :math:`s`
+    (:math:`\alpha |b| / s` for the L1 part, :math:`\lambda b^2 / (2 s^2)` for the L2 part), as
+    in liblinear; (2) DP-CD: the intercept's coordinate has :math:`M = s_\ell s^2` and takes
+    :math:`C_b^2 = C^2 s_\ell s^2 / \sum_k M_k` of the clipping budget (with
+    standardized features, a share :math:`1 / (p + 1)` at :math:`s = 1`), and a pass is
+    :math:`p + 1` coordinate updates; DP-SGD: the per-sample gradient gains one coordinate,
+    inside the same l2 clip.
+"""
+
 
 class DPLasso(RegressorMixin, _DPLinearModel):
     __doc__ = """Differentially private LASSO: scikit-learn's ``Lasso`` objective, trained privately.
+
+    Minimizes :math:`\\frac{1}{2n}\\|y - Xw - b\\|^2 + \\alpha \\|w\\|_1` (plus
+    :math:`\\alpha |b| / s` with ``fit_intercept``; see Notes) with DP-CD or DP-SGD.
 
     Parameters
     ----------
@@ -210,18 +348,36 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+        0.0 with ``fit_intercept=False``.
     privacy_ : PrivacyReport
+        Covers ``coef_`` and ``intercept_``.
     history_ : History
         Only with ``diagnostics=True`` (not private).
     n_iter_ : float
         Data passes done.
+    n_features_in_ : int
 
     Notes
     -----
-    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit``, as stated by ``privacy_``.
+    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under replace-one, as stated by
+    ``privacy_``, for ``coef_`` and ``intercept_`` together.
+""" + _INTERCEPT_NOTES + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsco_core.estimators import DPLasso
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(2000, 3))
+    >>> y = X @ [1.0, -2.0, 0.0] + 5.0
+    >>> model = DPLasso(alpha=0.01, epsilon=10.0, clip=5.0, bounds=(-1, 1),
+    ...                 label_bound=10.0, random_state=0).fit(X, y)
+    >>> model.coef_.shape, round(model.intercept_)
+    ((3,), 5)
     """
 
     def __init__(self, alpha: float = 1.0, *, epsilon: float = 1.0, delta: float | None = None,
+                 fit_intercept: bool = True, intercept_scaling: float = 1.0,
                  solver: str = "cd", passes: float = 20, step: float = 1.0, clip: float = 1.0,
                  batch_size: int = 256, average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
@@ -236,6 +392,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         self.average = average
         self.epsilon = epsilon
         self.delta = delta
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.solver = solver
         self.passes = passes
         self.step = step
@@ -246,38 +404,105 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     def _penalty(self) -> Penalty:
         return L1(self.alpha)
 
-    def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+        """Train privately; one (epsilon, delta)-DP release (``privacy_``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training data (private). Clipped onto ``bounds`` / ``row_norm`` when given.
+        y : array-like of shape (n_samples,)
+            Targets (private). Clipped onto ``label_bound`` when given.
+        sample_weight : None, default=None
+            Not supported: only None or all ones are accepted, anything else raises
+            ValueError. Weights up to a public ``w_max`` would multiply the sensitivity of
+            every release by ``w_max``, which the solvers do not calibrate for.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters or data, weights other than None / all ones, fewer than 2
+            samples.
+        PrivacyBudgetError
+            If ``budget`` cannot pay for the fit (nothing is read from the data).
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            Without public ``bounds`` / ``row_norm`` (the solver's constants are then read
+            from the data), and with ``diagnostics=True``.
+        """
         X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
                              dtype=np.float64,
                              y_numeric=True)
-        return self._fit_problem(Problem(X, y, loss="half_squared", penalty=self._penalty(),
-                                         bounds=self.bounds, row_norm=self.row_norm,
-                                         label_bound=self.label_bound))
+        _check_sample_weight(sample_weight, X.shape[0])
+        return self._fit_problem(self._problem(X, y, "half_squared", self._penalty(),
+                                               label_bound=self.label_bound))
 
     def predict(self, X: MatrixLike) -> np.ndarray:
-        return self._decision(X)
+        """Predicted targets :math:`Xw + b` (post-processing of the private model).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        X = self._validated(X)
+        return np.asarray(X @ self.coef_).reshape(-1) + self.intercept_
+
 
 
 class DPElasticNet(DPLasso):
     __doc__ = """Differentially private elastic net: scikit-learn's ``ElasticNet`` objective.
 
+    Minimizes :math:`\\frac{1}{2n}\\|y - Xw - b\\|^2 + \\alpha\\rho\\|w\\|_1 +
+    \\frac{\\alpha(1-\\rho)}{2}\\|w\\|^2` (the penalty applies to :math:`b / s` too with
+    ``fit_intercept``; see :class:`DPLasso`'s Notes).
+
     Parameters
     ----------
     alpha : float, default=1.0
+        Penalty strength, >= 0.
     l1_ratio : float, default=0.5
-        In [0, 1].
+        :math:`\\rho`, in [0, 1].
 """ + _COMMON_DOC + """    label_bound : float, optional
         Public bound on ``|y_i|``; the targets are clipped onto it.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    privacy_ : PrivacyReport
+    history_ : History
+        Only with ``diagnostics=True`` (not private).
+    n_iter_ : float
+    n_features_in_ : int
+
+    Notes
+    -----
+    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under replace-one, as stated by
+    ``privacy_``, for ``coef_`` and ``intercept_`` together; the intercept as in
+    :class:`DPLasso`.
 """
 
     def __init__(self, alpha: float = 1.0, *, l1_ratio: float = 0.5, epsilon: float = 1.0,
-                 delta: float | None = None, solver: str = "cd", passes: float = 20,
+                 delta: float | None = None, fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, solver: str = "cd", passes: float = 20,
                  step: float = 1.0, clip: float = 1.0, batch_size: int = 256,
                  average: bool = False, random_state: RandomStateLike = None,
                  bounds: Any = None, row_norm: float | None = None,
                  label_bound: float | None = None, diagnostics: bool = False,
                  budget: Budget | None = None) -> None:
-        super().__init__(alpha, epsilon=epsilon, delta=delta, solver=solver, passes=passes,
+        super().__init__(alpha, epsilon=epsilon, delta=delta, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling, solver=solver, passes=passes,
                          step=step, clip=clip, batch_size=batch_size, average=average,
                          random_state=random_state, bounds=bounds, row_norm=row_norm,
                          label_bound=label_bound, diagnostics=diagnostics, budget=budget)
@@ -296,68 +521,99 @@ _DEFAULT_NEGATIVE_LABELS = (0, -1)
 
 
 def _check_classes(classes):
-    """The public ``(negative, positive)`` pair as an array of shape (2,)."""
+    """The public classes as an array of shape (K,), K >= 2 distinct labels."""
     if classes is None:
         return np.array(DEFAULT_CLASSES)
-    pair = np.asarray(classes)
-    if pair.ndim != 1 or pair.shape[0] != 2 or pair[0] == pair[1]:
-        raise ValueError("classes must be None or two distinct labels (negative, positive); "
-                         f"got {classes!r}.")
-    return pair.copy()
+    labels = np.asarray(classes)
+    if labels.ndim != 1 or labels.shape[0] < 2 or len(set(labels.tolist())) != labels.shape[0]:
+        raise ValueError("classes must be None, two distinct labels (negative, positive) or "
+                         f"K > 2 distinct labels (one-vs-rest); got {classes!r}.")
+    return labels.copy()
+
+
+def _label_index(y, classes):
+    """Index in ``classes`` of every label of ``y``, each a function of its own record only.
+
+    ``classes=None`` (the default binary convention): 1 -> 1, 0 and -1 -> 0. Otherwise the
+    position of ``y_i`` in ``classes``. Any other label raises ValueError.
+    """
+    if classes is None:
+        index = np.where(np.isin(y, [1]), 1, np.where(np.isin(y, _DEFAULT_NEGATIVE_LABELS), 0,
+                                                      -1))
+        accepted = "{-1, 0, 1} (classes=None: 1 is the positive class, 0 and -1 the negative)"
+    else:
+        index = np.full(np.shape(y), -1)
+        for k, label in enumerate(classes):
+            index[y == label] = k
+        accepted = f"classes={list(classes)!r}"
+    # The message names no label found in y: a validation error is seen by the caller too.
+    if np.any(index < 0):
+        binary = ("Only binary classification is supported with two classes; "
+                  if classes is None or len(classes) == 2 else "")
+        raise ValueError(f"y holds labels outside {accepted}. {binary}Pass classes=[...] (two "
+                         "labels (negative, positive), or every one of K > 2 labels for "
+                         "one-vs-rest), chosen without looking at the private labels.")
+    return index
 
 
 def _label_signs(y, classes):
-    """+-1 labels of ``y``, each a function of its own record only (never of the label set).
-
-    ``classes=None`` (the default convention): 1 -> +1, 0 and -1 -> -1. Otherwise
-    ``classes[1]`` -> +1 and ``classes[0]`` -> -1. Any other label raises ValueError.
-    """
-    if classes is None:
-        positive = np.isin(y, [1])
-        negative = np.isin(y, _DEFAULT_NEGATIVE_LABELS)
-        accepted = "{-1, 0, 1} (classes=None: 1 is the positive class, 0 and -1 the negative)"
-    else:
-        positive = y == classes[1]
-        negative = y == classes[0]
-        accepted = f"classes={list(classes)!r}"
-    # The message names no label found in y: a validation error is seen by the caller too.
-    if not np.all(positive | negative):
-        raise ValueError(f"y holds labels outside {accepted}. Only binary classification is "
-                         "supported. Pass classes=(negative, positive), chosen without "
-                         "looking at the private labels.")
-    return np.where(positive, 1.0, -1.0)
+    """+-1 labels of ``y`` for a binary fit (``classes`` None or a pair)."""
+    return np.where(_label_index(y, classes) == 1, 1.0, -1.0)
 
 
 class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
-    __doc__ = """Differentially private L2-regularized logistic regression (binary).
+    __doc__ = """Differentially private L2-regularized logistic regression (binary or one-vs-rest).
+
+    Minimizes :math:`\\frac1n\\sum_i \\log(1 + e^{-y_i (x_i^\\top w + b)}) +
+    \\frac{1}{2nC}\\|w\\|^2` (scikit-learn's ``LogisticRegression`` divided by :math:`nC`;
+    with ``fit_intercept`` the penalty applies to :math:`b / s` too, see Notes), for each
+    class against the rest when there are K > 2 public classes.
 
     Parameters
     ----------
     C : float, default=1.0
         Inverse regularization strength (scikit-learn's ``C``): the penalty is
         ``||w||^2 / (2 n C)`` on the average loss. ``C=inf`` means no penalty.
-    classes : array-like of shape (2,) or None, default=None
-        The public labels ``(negative, positive)``; ``y`` must hold only these. They must be
-        chosen without looking at the private labels. None: the fixed convention 1 = positive,
-        0 or -1 = negative, with ``classes_ = [0, 1]``; see Notes.
+    classes : array-like of shape (K,) or None, default=None
+        The public labels, chosen without looking at the private labels; ``y`` must hold only
+        these. K = 2: ``(negative, positive)``. K > 2: one-vs-rest, one binary fit per class
+        with the budget split K ways (see Notes). None: the fixed binary convention 1 =
+        positive, 0 or -1 = negative, with ``classes_ = [0, 1]``; see Notes.
 """ + _COMMON_DOC + """
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
-        The public classes ``(negative, positive)``; ``predict`` returns only these.
-    coef_ : ndarray of shape (n_features,)
+    classes_ : ndarray of shape (K,)
+        The public classes; ``predict`` returns only these.
+    coef_ : ndarray of shape (1, n_features) or (K, n_features)
+        As scikit-learn's: one row for a binary problem (the positive class), one per class
+        for K > 2.
+    intercept_ : ndarray of shape (1,) or (K,)
+        Zeros with ``fit_intercept=False``.
     privacy_ : PrivacyReport
-    history_ : History
-        Only with ``diagnostics=True`` (not private).
+        Covers ``coef_`` and ``intercept_`` (for K > 2, the composition of the K fits).
+    history_ : History or list of History
+        Only with ``diagnostics=True`` (not private); one per binary fit for K > 2.
     n_iter_ : float
+        Data passes done (of each binary fit).
+    n_features_in_ : int
 
     Notes
     -----
-    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit``, as stated by ``privacy_``,
-    with the classes public. Encoding the labels from ``np.unique(y)`` would not be: when one
-    class has a single record, replacing it changes the label set and flips the sign of every
-    other record's encoded label, and ``classes_`` would tell which labels occur. Here each
-    record's sign depends on that record alone, and ``classes_`` on the arguments alone.
+    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under replace-one, as stated by
+    ``privacy_``, with the classes public. Encoding the labels from ``np.unique(y)`` would not
+    be: when one class has a single record, replacing it changes the label set and flips the
+    sign of every other record's encoded label, and ``classes_`` would tell which labels
+    occur. Here each record's sign depends on that record alone, and ``classes_`` (hence K)
+    on the arguments alone.
+
+    **One-vs-rest** (K > 2 public classes). Binary fit k separates class k from the rest with
+    budget (epsilon / K, delta / K); every record takes part in all K fits, so the K releases
+    are composed (adaptively) by the RDP accountant into ``privacy_``, whose epsilon is at most
+    epsilon (RDP composition is never worse than the K-fold sum here). With ``budget=``, each
+    binary fit is charged before it reads the data; after the first, the other K - 1 are
+    checked at once, so a budget that cannot pay for them all refuses after one fit (its
+    charge stays spent) and the estimator stays unfitted. Costs: each class's model gets a
+    K-th of the budget.
 
     **The default convention.** Under either neighbouring relation any two datasets of the
     right labels are linked by a chain of neighbours, so no rule that reads ``y`` can choose
@@ -366,10 +622,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     ``classes_ = [0, 1]``, so a model fitted on {-1, +1} labels predicts 0 for the negative
     class: pass ``classes=(-1, 1)`` to have it predict -1. ``score`` encodes the true labels
     with the same convention, so its accuracy is right for both encodings.
-    """
+""" + _INTERCEPT_NOTES
 
     def __init__(self, C: float = 1.0, *, classes: Any = None, epsilon: float = 1.0,
-                 delta: float | None = None, solver: str = "cd", passes: float = 20,
+                 delta: float | None = None, fit_intercept: bool = True,
+                 intercept_scaling: float = 1.0, solver: str = "cd", passes: float = 20,
                  step: float = 1.0, clip: float = 1.0, batch_size: int = 256,
                  average: bool = False, random_state: RandomStateLike = None,
                  bounds: Any = None, row_norm: float | None = None, diagnostics: bool = False,
@@ -382,6 +639,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.average = average
         self.epsilon = epsilon
         self.delta = delta
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.solver = solver
         self.passes = passes
         self.step = step
@@ -390,36 +649,172 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.random_state = random_state
         self.diagnostics = diagnostics
 
-    def fit(self, X: MatrixLike, y: ArrayLike) -> Self:
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
+        """Train privately; one (epsilon, delta)-DP release (``privacy_``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Training data (private). Clipped onto ``bounds`` / ``row_norm`` when given.
+        y : array-like of shape (n_samples,)
+            Labels (private), all in the public ``classes``.
+        sample_weight : None, default=None
+            Not supported: only None or all ones are accepted, anything else raises
+            ValueError. Weights up to a public ``w_max`` would multiply the sensitivity of
+            every release by ``w_max``, which the solvers do not calibrate for.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters or data, labels outside ``classes``, weights other than
+            None / all ones, fewer than 2 samples.
+        PrivacyBudgetError
+            If ``budget`` cannot pay for the fit.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            Without public ``bounds`` / ``row_norm``, and with ``diagnostics=True``.
+        """
+        from .privacy.budget import Budget
+        from .privacy.events import ComposedDpEvent
+        from .solvers._common import report_from_event
+
         X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
                              dtype=np.float64)
         check_classification_targets(y)     # rejects continuous targets, as scikit-learn does
+        _check_sample_weight(sample_weight, X.shape[0])
         classes = _check_classes(self.classes)
-        signs = _label_signs(y, None if self.classes is None else classes)
+        index = _label_index(y, None if self.classes is None else classes)
         n = X.shape[0]
         C = check_scalar(self.C, "C", low=0.0, allow_inf=True)   # numpy scalars too
         penalty = None if math.isinf(C) else L2(1.0 / (n * C))
-        self._fit_problem(Problem(X, signs, loss="logistic", penalty=penalty,
-                                  bounds=self.bounds, row_norm=self.row_norm))
+        diagnostics = self._check_diagnostics()
+        delta = self._delta(n)
+        # K is len(classes), an argument: never read from y.
+        targets = [1] if classes.shape[0] == 2 else list(range(classes.shape[0]))
+        K = len(targets)
+        coefs, intercepts, results = [], [], []
+        for k in targets:
+            signs = np.where(index == k, 1.0, -1.0)
+            problem = self._problem(X, signs, "logistic", penalty)
+            result = self._solve(problem, self.epsilon / K, delta / K)
+            if K > 1 and len(results) == 0 and isinstance(self.budget, Budget):
+                # The other K - 1 fits have the same event (same public arguments): refuse
+                # now rather than after more of the data were used.
+                self.budget.check(ComposedDpEvent((result.privacy.event,) * (K - 1)),
+                                  neighboring_relation=result.privacy.neighboring_relation,
+                                  delta=delta / K)
+            coef, intercept = self._split(result.coef)
+            coefs.append(coef)
+            intercepts.append(intercept)
+            results.append(result)
+        if K == 1:
+            report, history = results[0].privacy, results[0].history
+        else:
+            # The K binary fits, composed by the accountant (not summed by hand).
+            first = results[0].privacy
+            extra_orders = sorted({a for r in results for a in (r.privacy.orders or ())})
+            report = report_from_event(
+                ComposedDpEvent(tuple(r.privacy.event for r in results)), delta=delta,
+                relation=first.neighboring_relation, budget_split={},
+                assumptions=tuple(dict.fromkeys(a for r in results
+                                                for a in r.privacy.assumptions)),
+                target_epsilon=self.epsilon, extra_orders=extra_orders,
+                conditions=tuple(dict.fromkeys(c for r in results
+                                               for c in r.privacy.conditions)))
+            report = dataclasses.replace(report, non_private_outputs=tuple(dict.fromkeys(
+                o for r in results for o in r.privacy.non_private_outputs)))
+            history = [r.history for r in results]
+        self.coef_ = np.vstack(coefs)
+        self.intercept_ = np.array(intercepts)
+        self.n_iter_ = float(results[0].history.passes[-1])
+        self._keep(report, history, diagnostics)
         self.classes_ = classes
         return self
 
     def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags: multiclass only with K > 2 public ``classes``.
+
+        Returns
+        -------
+        sklearn.utils.Tags
+        """
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = self.classes is not None and len(self.classes) > 2
         return tags
 
     def decision_function(self, X: MatrixLike) -> FloatArray:
-        return self._decision(X)
+        """Margins :math:`Xw + b`: of the positive class (binary), or one per class (K > 2).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) (binary) or (n_samples, K)
+        """
+        X = self._validated(X)
+        scores = np.asarray(X @ self.coef_.T).reshape(X.shape[0], -1) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X: MatrixLike) -> FloatArray:
-        z = self._decision(X)
-        p1 = 0.5 * (1.0 + np.tanh(0.5 * z))
-        return np.column_stack([1.0 - p1, p1])
+        """Class probabilities: the logistic model's (binary), or the one-vs-rest probabilities
+        normalized to sum to one (K > 2, as scikit-learn's ``multi_class="ovr"``).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, K)
+            Columns in the order of ``classes_``.
+        """
+        z = self.decision_function(X)
+        p = 0.5 * (1.0 + np.tanh(0.5 * z))
+        if z.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        total = p.sum(axis=1, keepdims=True)
+        return np.divide(p, total, out=np.full_like(p, 1.0 / p.shape[1]), where=total > 0)
+
+    def predict_log_proba(self, X: MatrixLike) -> FloatArray:
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, K)
+        """
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def _predicted_index(self, X: MatrixLike) -> np.ndarray:
+        z = self.decision_function(X)     # checks that the model is fitted first
+        return (z > 0).astype(int) if z.ndim == 1 else np.argmax(z, axis=1)
 
     def predict(self, X: MatrixLike) -> np.ndarray:
-        positive = self._decision(X) > 0     # checks that the model is fitted first
-        return self.classes_[positive.astype(int)]
+        """Predicted labels, from ``classes_`` only.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        index = self._predicted_index(X)     # checks that the model is fitted first
+        return self.classes_[index]
 
     def score(self, X: MatrixLike, y: ArrayLike,
               sample_weight: ArrayLike | None = None) -> float:
@@ -431,6 +826,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         y : array-like of shape (n_samples,)
             Labels in ``classes`` (or, with ``classes=None``, in {-1, 0, 1}).
         sample_weight : array-like of shape (n_samples,), optional
+            Weights of the accuracy (evaluation only: no private training happens here).
 
         Returns
         -------
@@ -440,6 +836,6 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
         check_is_fitted(self)
         y = np.asarray(y)
-        signs = _label_signs(y, None if self.classes is None else self.classes_)
-        predicted = np.where(self._decision(X) > 0, 1.0, -1.0)
-        return float(accuracy_score(signs, predicted, sample_weight=sample_weight))
+        truth = _label_index(y, None if self.classes is None else self.classes_)
+        return float(accuracy_score(truth, self._predicted_index(X),
+                                    sample_weight=sample_weight))
