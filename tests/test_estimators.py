@@ -313,3 +313,173 @@ def test_result_report_flags_objective_values():
     grid = dp.dp_cd_grid(prob, epsilon=1.0, delta=1e-5, passes=1, steps=[1.0], clips=[1.0],
                          evaluate=False)
     assert dp.result.HISTORY_OBJECTIVE_CONDITION not in grid.privacy.non_private_outputs
+
+
+# --- Issue 17: the private intercept, sample weights, one-vs-rest ---------------------------
+
+def _spy_runs(monkeypatch):
+    """Record (problem, result) of every dp_cd call the estimators make."""
+    import importlib
+
+    dp_cd_module = importlib.import_module("dpsco_core.solvers.dp_cd")
+    runs, original = [], dp_cd_module.dp_cd
+
+    def spy(problem, **kwargs):
+        result = original(problem, **kwargs)
+        runs.append((problem, result))
+        return result
+
+    monkeypatch.setattr(dp_cd_module, "dp_cd", spy)
+    return runs
+
+
+def _intercept_release(problem, M):
+    """Noiseless clipped gradient of the intercept's coordinate at w = 0, through DP-CD's own
+    kernel: the intercept's column is moved first (a public permutation), and one cyclic
+    update with step 1 from 0 gives w_b = -g_b / M_b."""
+    Xp = np.roll(np.asarray(problem.X), 1, axis=1)
+    Mp = np.roll(M, 1)
+    res = dp.dp_cd(dp.Problem(Xp, problem.y, loss="half_squared"), epsilon=np.inf, delta=1e-5,
+                   n_outer=1, n_inner=1, average=False, selection="cyclic", smoothness=Mp,
+                   step=1.0, clip=1.0, random_state=0)
+    return -res.coef[0] * Mp[0]
+
+
+@pytest.mark.filterwarnings("error::dpsco_core.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("scaling", [1.0, 2.0])
+def test_intercept_release_within_calibrated_sensitivity(monkeypatch, scaling):
+    # D: every record's intercept term s (x_i w + b - y_i) at w = 0 is -10 s, clipped to -C_b;
+    # its worst replace-one neighbour replaces record 0 by an outlier whose term is +C_b.
+    runs = _spy_runs(monkeypatch)
+    n, p, clip = 200, 3, 1.0
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (n, p))
+    y = np.full(n, 10.0)
+    X2, y2 = X.copy(), y.copy()
+    X2[0], y2[0] = 1e6, -1e6                     # clipped onto the public bounds
+    kw = dict(alpha=0.0, epsilon=1.0, passes=1, clip=clip, bounds=(-1.0, 1.0),
+              label_bound=10.0, intercept_scaling=scaling, random_state=0)
+    a = DPLasso(**kw).fit(X, y)
+    b = DPLasso(**kw).fit(X2, y2)
+    (prob, res), (prob2, res2) = runs
+    # Nothing read from the data: public constants, an unconditional report (no warning: the
+    # filter above turns a PrivacyLeakWarning into an error).
+    assert a.privacy_.unconditional and b.privacy_.unconditional
+    M = prob.public_bounds.coordinate_smoothness(prob.loss, p + 1)
+    np.testing.assert_array_equal(M, [1.0] * p + [scaling ** 2])   # s_l B_j^2, B_b = s
+    np.testing.assert_array_equal(res.stats["clips"], res2.stats["clips"])
+    # The augmented datasets are replace-one neighbours with the public column s.
+    XA, XB = np.asarray(prob.X), np.asarray(prob2.X)
+    np.testing.assert_array_equal(XA[:, -1], scaling)
+    np.testing.assert_array_equal(XA[1:], XB[1:])
+    np.testing.assert_array_equal(prob.y[1:], prob2.y[1:])
+    # The sensitivity the calibration used for the intercept, from first principles:
+    # C_b = sqrt(M_b / sum M) C, replace-one Delta_b = 2 C_b / n.
+    c_b = clip * np.sqrt(M[-1] / M.sum())
+    assert res.stats["clips"][-1] == pytest.approx(c_b, rel=1e-12)
+    used = res.stats["noise_scales"][-1] / res.stats["noise_multiplier"]
+    assert used == pytest.approx(2 * c_b / n, rel=1e-12)
+    g, g2 = _intercept_release(prob, M), _intercept_release(prob2, M)
+    assert g == pytest.approx(-c_b, rel=1e-12)
+    assert abs(g2 - g) <= used * (1 + 1e-9)
+    assert abs(g2 - g) == pytest.approx(used, rel=1e-9)     # the worst neighbour attains it
+    # The released intercept is the post-processed last coordinate.
+    assert a.intercept_ == scaling * res.coef[-1]
+
+
+@pytest.mark.filterwarnings("error::dpsco_core.exceptions.PrivacyLeakWarning")
+@pytest.mark.parametrize("sparse", [False, True])
+def test_intercept_with_row_norm_keeps_the_public_constants(sparse):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    y = X @ [1.0, 0.0, -1.0, 0.5] + 2.0
+    Xin = sp.csr_matrix(X) if sparse else X
+    model = DPLasso(alpha=0.01, epsilon=5.0, row_norm=3.0, label_bound=6.0, clip=3.0,
+                    random_state=0).fit(Xin, y)
+    assert model.privacy_.unconditional
+    assert model.predict(Xin).shape == (300,)
+    clf = DPLogisticRegression(epsilon=5.0, row_norm=3.0, bounds=(-2.0, 2.0),
+                               random_state=0).fit(Xin, (y > 2).astype(int))
+    assert clf.privacy_.unconditional and clf.coef_.shape == (1, 4)
+
+
+def test_sample_weight_refused_unless_ones():
+    X, y, _ = dp.datasets.make_imbalanced_regression(100, 3, random_state=0)
+    kw = dict(alpha=0.01, passes=2, random_state=0)
+    plain = DPLasso(**kw).fit(X, y)
+    ones = DPLasso(**kw).fit(X, y, sample_weight=np.ones(100))
+    np.testing.assert_array_equal(plain.coef_, ones.coef_)
+    assert plain.intercept_ == ones.intercept_
+    weights = np.ones(100)
+    weights[0] = 2.0
+    with pytest.raises(ValueError, match="sample_weight is not supported.*sensitivity"):
+        DPLasso(**kw).fit(X, y, sample_weight=weights)
+    with pytest.raises(ValueError, match="sample_weight is not supported"):
+        DPLogisticRegression().fit(X, (y > 0).astype(int), sample_weight=np.zeros(100))
+
+
+def _three_blobs(n=900, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = np.array([[2.0, 0.0], [-1.0, 1.7], [-1.0, -1.7]])
+    labels = np.arange(n) % 3
+    return centres[labels] + rng.normal(scale=0.6, size=(n, 2)), labels
+
+
+def test_one_vs_rest_matches_sklearn_in_the_non_private_limit():
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, labels = _three_blobs()
+    names = np.array(["a", "b", "c"])[labels]
+    clf = DPLogisticRegression(C=0.5, classes=["a", "b", "c"], epsilon=np.inf, clip=np.inf,
+                               passes=3000, fit_intercept=False, random_state=0).fit(X, names)
+    ref = OneVsRestClassifier(LogisticRegression(C=0.5, fit_intercept=False, tol=1e-12,
+                                                 solver="newton-cholesky")).fit(X, names)
+    assert clf.coef_.shape == (3, 2) and clf.intercept_.shape == (3,)
+    np.testing.assert_allclose(clf.coef_, np.vstack([e.coef_ for e in ref.estimators_]),
+                               atol=1e-5)
+    np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
+    np.testing.assert_allclose(clf.predict_proba(X), ref.predict_proba(X), atol=1e-5)
+    assert clf.decision_function(X).shape == (900, 3)
+    assert clf.score(X, names) > 0.9
+
+
+def test_one_vs_rest_budget_is_split_and_composed(monkeypatch):
+    runs = _spy_runs(monkeypatch)
+    X, labels = _three_blobs()
+    delta = 1e-6
+    clf = DPLogisticRegression(classes=[0, 1, 2, 3], epsilon=2.0, delta=delta, passes=5,
+                               clip=2.0, bounds=(-5.0, 5.0), random_state=0).fit(X, labels)
+    # K = 4 comes from the public classes (label 3 never occurs in y).
+    assert len(runs) == 4 and clf.coef_.shape == (4, 2)
+    np.testing.assert_array_equal(clf.classes_, [0, 1, 2, 3])
+    binary = DPLogisticRegression(epsilon=0.5, delta=delta / 4, passes=5, clip=2.0,
+                                  bounds=(-5.0, 5.0), random_state=0).fit(X, labels == 1)
+    for _, result in runs[:4]:
+        # each binary fit calibrated to (epsilon / K, delta / K)
+        assert result.privacy.noise_multipliers == binary.privacy_.noise_multipliers
+        assert result.privacy.epsilon <= 0.5
+    report = clf.privacy_
+    assert isinstance(report.event, dp.privacy.events.ComposedDpEvent)
+    assert len(report.event.events) == 4
+    assert report.releases == 4 * binary.privacy_.releases
+    assert report.delta == delta
+    # composed by the accountant: at most the K-fold sum, here strictly less
+    assert 0.5 < report.epsilon < 2.0
+    assert report.unconditional
+    assert clf.score(X, labels) > 0.8
+
+
+def test_one_vs_rest_charges_the_budget_and_refuses_early():
+    X, labels = _three_blobs(300)
+    budget = dp.privacy.Budget(0.5, 1e-5)     # one fit spends 0.40 of it, the next 0.23
+    kw = dict(classes=[0, 1, 2], epsilon=1.0, delta=1e-6, passes=2, bounds=(-5.0, 5.0),
+              random_state=0, budget=budget)
+    DPLogisticRegression(**kw).fit(X, labels)
+    assert len(budget.ledger) == 3 and budget.spent_epsilon <= 0.5
+    # The second fit's first binary fit still fits in the budget, the other two would not: refused
+    # after one, before the rest read the data.
+    with pytest.raises(dp.exceptions.PrivacyBudgetError):
+        DPLogisticRegression(**kw).fit(X, labels)
+    assert len(budget.ledger) == 4
