@@ -1,20 +1,27 @@
 """scikit-learn-style private linear models: ``DPLasso``, ``DPElasticNet``, ``DPLogisticRegression``.
 
 The objectives follow scikit-learn's conventions, so that a private model can replace its
-non-private counterpart with the same hyperparameters:
+non-private counterpart with the same hyperparameters (:math:`b` the intercept):
 
-- ``DPLasso(alpha)``: :math:`\\frac{1}{2n}\\|y - Xw\\|^2 + \\alpha \\|w\\|_1` (``Lasso``);
-- ``DPElasticNet(alpha, l1_ratio)``: :math:`\\frac{1}{2n}\\|y - Xw\\|^2 + \\alpha\\rho\\|w\\|_1 +
-  \\frac{\\alpha(1-\\rho)}{2}\\|w\\|^2` (``ElasticNet``);
-- ``DPLogisticRegression(C)``: :math:`\\frac1n\\sum_i \\log(1 + e^{-y_i x_i^\\top w}) +
-  \\frac{1}{2nC}\\|w\\|^2` (``LogisticRegression`` divided by :math:`nC`).
+- ``DPLasso(alpha)``: :math:`\\frac{1}{2n}\\|y - Xw - b\\|^2 + \\alpha \\|w\\|_1` (``Lasso``);
+- ``DPElasticNet(alpha, l1_ratio)``: :math:`\\frac{1}{2n}\\|y - Xw - b\\|^2 +
+  \\alpha\\rho\\|w\\|_1 + \\frac{\\alpha(1-\\rho)}{2}\\|w\\|^2` (``ElasticNet``);
+- ``DPLogisticRegression(C)``: :math:`\\frac1n\\sum_i \\log(1 + e^{-y_i (x_i^\\top w + b)}) +
+  \\frac{1}{2nC}\\|w\\|^2` (``LogisticRegression`` divided by :math:`nC`), one-vs-rest for
+  K > 2 public classes.
 
 ``fit`` trains with DP-CD (``solver="cd"``, default) or proximal DP-SGD (``solver="sgd"``) and
-sets ``coef_``, ``privacy_`` (the :class:`~dpsco_core.privacy.PrivacyReport`) and ``n_iter_``
-(data passes). A fitted estimator holds only what ``privacy_`` covers: the training objective
-along the run (``history_``) is exact, not private, and is kept only with ``diagnostics=True``
-(the report then says so). No intercept is fitted: an intercept learned from the data would need
-its own privacy budget; centre the target with public knowledge or add a constant feature.
+sets ``coef_`` and ``intercept_`` (shaped as scikit-learn's), ``privacy_`` (the
+:class:`~dpsco_core.privacy.PrivacyReport`) and ``n_iter_`` (data passes). A fitted estimator
+holds only what ``privacy_`` covers: the training objective along the run (``history_``) is
+exact, not private, and is kept only with ``diagnostics=True`` (the report then says so).
+
+**Intercept** (``fit_intercept=True``, default). The solver trains it as the weight of one more
+column, the public constant ``intercept_scaling`` appended to every record: its clipping and
+noise are the solver's, so ``privacy_`` covers it at no extra budget; the cost is a penalty on
+the intercept divided by ``intercept_scaling`` and, in DP-CD, its share of the clipping budget
+(class docstrings, Notes). ``sample_weight`` other than None or all ones is refused: weights
+would scale the sensitivity the solvers calibrate to.
 
 **Privacy.** Each ``fit`` is one private release, (epsilon, delta)-DP as the solver states
 (``privacy_`` says which neighbouring relation, mechanisms and assumptions). Choosing
