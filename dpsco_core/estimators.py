@@ -124,8 +124,9 @@ def _check_sample_weight(sample_weight, n_samples):
             "or resample the records with weights fixed from public information.")
 
 
-def _intercept_problem(X, y, *, loss, penalty, bounds, row_norm, label_bound, fit_intercept,
-                       intercept_scaling):
+def _intercept_problem(X: Any, y: Any, *, loss: str, penalty: Any, bounds: Any,
+                       row_norm: float | None, label_bound: float | None, fit_intercept: bool,
+                       intercept_scaling: float) -> Problem:
     """The solver's :class:`~dpsco_core.Problem`, with the intercept column when asked for.
 
     With ``fit_intercept``, every record ``x_i`` becomes ``(x_i, s)`` for the public constant
@@ -176,6 +177,10 @@ def _intercept_problem(X, y, *, loss, penalty, bounds, row_norm, label_bound, fi
 class _DPLinearModel(BaseEstimator):
     """Shared fitting logic; subclasses define the problem."""
 
+    # Fitted attributes (declared for the type checker; set by fit).
+    coef_: Any
+    intercept_: Any
+
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's tags: sparse input accepted; non-deterministic without a seed.
 
@@ -200,20 +205,23 @@ class _DPLinearModel(BaseEstimator):
                                   row_norm=self.row_norm, label_bound=label_bound,
                                   fit_intercept=bool(self.fit_intercept), intercept_scaling=s)
 
-    def _solve(self, problem: Problem, epsilon: float, delta: float) -> Result:
+    def _solve(self, problem: Problem, epsilon: float, delta: float,
+               random_state: Any = None) -> Result:
         from .solvers.dp_cd import dp_cd
 
         n = problem.n_samples
+        if random_state is None:
+            random_state = self.random_state
         if self.solver == "cd":
             return dp_cd(problem, epsilon=epsilon, delta=delta, passes=self.passes,
                          step=self.step, clip=self.clip, average=self.average,
-                         random_state=self.random_state, budget=self.budget)
+                         random_state=random_state, budget=self.budget)
         if self.solver == "sgd":
             from .solvers.dp_sgd import dp_sgd
 
             return dp_sgd(problem, epsilon=epsilon, delta=delta, passes=self.passes,
                           batch_size=min(self.batch_size, n), step=self.step, clip=self.clip,
-                          random_state=self.random_state, budget=self.budget)
+                          random_state=random_state, budget=self.budget)
         raise ValueError(f"solver must be 'cd' or 'sgd'; got {self.solver!r}.")
 
     def _delta(self, n: int) -> float:
@@ -568,6 +576,14 @@ def _label_signs(y, classes):
     return np.where(_label_index(y, classes) == 1, 1.0, -1.0)
 
 
+def _event(result: Result) -> Any:
+    """The event tree of a solver's report (every solver's report has one)."""
+    event = result.privacy.event
+    if event is None:
+        raise RuntimeError("a solver returned a privacy report without its event tree.")
+    return event
+
+
 class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     __doc__ = """Differentially private L2-regularized logistic regression (binary or one-vs-rest).
 
@@ -616,7 +632,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     **One-vs-rest** (K > 2 public classes). Binary fit k separates class k from the rest with
     budget (epsilon / K, delta / K); every record takes part in all K fits, so the K releases
     are composed (adaptively) by the RDP accountant into ``privacy_``, whose epsilon is at most
-    epsilon (RDP composition is never worse than the K-fold sum here). With ``budget=``, each
+    epsilon (RDP composition is never worse than the K-fold sum here). The composition needs
+    independent noise: fit k draws from the k-th child stream of ``random_state`` (the same
+    seed for all K would add the same noise to every fit, and differences of the K models
+    would cancel it). With ``budget=``, each
     binary fit is charged before it reads the data; after the first, the other K - 1 are
     checked at once, so a budget that cannot pay for them all refuses after one fit (its
     charge stays spent) and the estimator stays unfitted. Costs: each class's model gets a
@@ -688,6 +707,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         PrivacyLeakWarning
             Without public ``bounds`` / ``row_norm``, and with ``diagnostics=True``.
         """
+        from ._random import check_random_state, child_seed_sequences
         from .privacy.budget import Budget
         from .privacy.events import ComposedDpEvent
         from .solvers._common import report_from_event
@@ -706,21 +726,29 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         # K is len(classes), an argument: never read from y.
         targets = [1] if classes.shape[0] == 2 else list(range(classes.shape[0]))
         K = len(targets)
-        coefs, intercepts, results = [], [], []
-        for k in targets:
+        # One independent stream per binary fit: the same seed for all K would add the same
+        # noise to every fit, and differences of the K models would cancel it (the
+        # composition of the report assumes independent noise).
+        seeds: list[Any] = ([self.random_state] if K == 1 else
+                            child_seed_sequences(check_random_state(self.random_state), K))
+        coefs: list[FloatArray] = []
+        intercepts: list[float] = []
+        results: list[Result] = []
+        for k, seed in zip(targets, seeds):
             signs = np.where(index == k, 1.0, -1.0)
             problem = self._problem(X, signs, "logistic", penalty)
-            result = self._solve(problem, self.epsilon / K, delta / K)
+            result = self._solve(problem, self.epsilon / K, delta / K, seed)
             if K > 1 and len(results) == 0 and isinstance(self.budget, Budget):
                 # The other K - 1 fits have the same event (same public arguments): refuse
                 # now rather than after more of the data were used.
-                self.budget.check(ComposedDpEvent((result.privacy.event,) * (K - 1)),
+                self.budget.check(ComposedDpEvent((_event(result),) * (K - 1)),
                                   neighboring_relation=result.privacy.neighboring_relation,
                                   delta=delta / K)
             coef, intercept = self._split(result.coef)
             coefs.append(coef)
             intercepts.append(intercept)
             results.append(result)
+        history: Any
         if K == 1:
             report, history = results[0].privacy, results[0].history
         else:
@@ -728,7 +756,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             first = results[0].privacy
             extra_orders = sorted({a for r in results for a in (r.privacy.orders or ())})
             report = report_from_event(
-                ComposedDpEvent(tuple(r.privacy.event for r in results)), delta=delta,
+                ComposedDpEvent(tuple(_event(r) for r in results)), delta=delta,
                 relation=first.neighboring_relation, budget_split={},
                 assumptions=tuple(dict.fromkeys(a for r in results
                                                 for a in r.privacy.assumptions)),

@@ -483,3 +483,30 @@ def test_one_vs_rest_charges_the_budget_and_refuses_early():
     with pytest.raises(dp.exceptions.PrivacyBudgetError):
         DPLogisticRegression(**kw).fit(X, labels)
     assert len(budget.ledger) == 4
+
+
+def test_one_vs_rest_fits_draw_independent_noise(monkeypatch):
+    # The same seed for the K fits would add the same noise to each: the difference of two
+    # binary models' first updates would then be noise-free.
+    import importlib
+
+    dp_cd_module = importlib.import_module("dpsco_core.solvers.dp_cd")
+    seeds, original = [], dp_cd_module.dp_cd
+
+    def spy(problem, **kwargs):
+        seeds.append(kwargs["random_state"])
+        return original(problem, **kwargs)
+
+    monkeypatch.setattr(dp_cd_module, "dp_cd", spy)
+    X, labels = _three_blobs(300)
+    for random_state in (0, None, np.random.default_rng(0)):
+        seeds.clear()
+        DPLogisticRegression(classes=[0, 1, 2], passes=1, bounds=(-5.0, 5.0),
+                             random_state=random_state).fit(X, labels)
+        states = [np.random.SeedSequence.generate_state(s, 4).tolist() for s in seeds]
+        assert len(seeds) == 3 and len({tuple(t) for t in states}) == 3
+    a = DPLogisticRegression(classes=[0, 1, 2], passes=1, bounds=(-5.0, 5.0),
+                             random_state=0).fit(X, labels)
+    b = DPLogisticRegression(classes=[0, 1, 2], passes=1, bounds=(-5.0, 5.0),
+                             random_state=0).fit(X, labels)
+    np.testing.assert_array_equal(a.coef_, b.coef_)           # still reproducible
