@@ -396,8 +396,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
                  solver: str = "cd", passes: float = 20, step: float = 1.0, clip: float = 1.0,
                  batch_size: int = 256, average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
-                 row_norm: float | None = None, label_bound: float | None = None,
-                 diagnostics: bool = False, budget: Budget | None = None) -> None:
+                 row_norm: float | None = None, diagnostics: bool = False,
+                 budget: Budget | None = None, label_bound: float | None = None) -> None:
         self.bounds = bounds
         self.row_norm = row_norm
         self.label_bound = label_bound
@@ -435,8 +435,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
 
         Returns
         -------
-        self : object
-            The fitted estimator.
+        object
+            ``self``, fitted.
 
         Raises
         ------
@@ -465,13 +465,36 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Data, with the features seen in ``fit``.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            The predictions.
         """
         X = self._validated(X)
         return np.asarray(X @ self.coef_).reshape(-1) + self.intercept_
+
+    def score(self, X: MatrixLike, y: ArrayLike,
+              sample_weight: ArrayLike | None = None) -> float:
+        """Coefficient of determination :math:`R^2` of :meth:`predict` (scikit-learn's).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Test data, with the features seen in ``fit``.
+        y : array-like of shape (n_samples,)
+            True targets. Evaluating on the private training data is a further release,
+            outside ``privacy_``.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the score (evaluation only: no private training happens here).
+
+        Returns
+        -------
+        float
+            :math:`1 - \\sum_i (y_i - \\hat y_i)^2 / \\sum_i (y_i - \\bar y)^2`.
+        """
+        return float(super().score(X, y, sample_weight=sample_weight))
 
 
 
@@ -513,9 +536,8 @@ class DPElasticNet(DPLasso):
                  intercept_scaling: float = 1.0, solver: str = "cd", passes: float = 20,
                  step: float = 1.0, clip: float = 1.0, batch_size: int = 256,
                  average: bool = False, random_state: RandomStateLike = None,
-                 bounds: Any = None, row_norm: float | None = None,
-                 label_bound: float | None = None, diagnostics: bool = False,
-                 budget: Budget | None = None) -> None:
+                 bounds: Any = None, row_norm: float | None = None, diagnostics: bool = False,
+                 budget: Budget | None = None, label_bound: float | None = None) -> None:
         super().__init__(alpha, epsilon=epsilon, delta=delta, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, solver=solver, passes=passes,
                          step=step, clip=clip, batch_size=batch_size, average=average,
@@ -691,8 +713,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
         Returns
         -------
-        self : object
-            The fitted estimator.
+        object
+            ``self``, fitted.
 
         Raises
         ------
@@ -790,22 +812,27 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Data, with the features seen in ``fit``.
 
         Returns
         -------
-        ndarray of shape (n_samples,) (binary) or (n_samples, K)
+        ndarray of shape (n_samples,) or (n_samples, K)
+            The margins: shape (n_samples,) for a binary problem, (n_samples, K) for K > 2.
         """
         X = self._validated(X)
         scores = np.asarray(X @ self.coef_.T).reshape(X.shape[0], -1) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict_proba(self, X: MatrixLike) -> FloatArray:
-        """Class probabilities: the logistic model's (binary), or the one-vs-rest probabilities
-        normalized to sum to one (K > 2, as scikit-learn's ``multi_class="ovr"``).
+        """Class probabilities, one column per class of ``classes_``.
+
+        Binary: the logistic model's. K > 2: the one-vs-rest probabilities normalized to sum
+        to one, as scikit-learn's ``OneVsRestClassifier``.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Data, with the features seen in ``fit``.
 
         Returns
         -------
@@ -825,10 +852,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Data, with the features seen in ``fit``.
 
         Returns
         -------
         ndarray of shape (n_samples, K)
+            Log-probabilities, columns in the order of ``classes_``.
         """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
@@ -843,10 +872,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Data, with the features seen in ``fit``.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            One label of ``classes_`` per sample.
         """
         index = self._predicted_index(X)     # checks that the model is fitted first
         return self.classes_[index]
@@ -858,14 +889,17 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
+            Data, with the features seen in ``fit``.
         y : array-like of shape (n_samples,)
-            Labels in ``classes`` (or, with ``classes=None``, in {-1, 0, 1}).
+            Labels in ``classes`` (or, with ``classes=None``, in {-1, 0, 1}). Evaluating on
+            the private training data is a further release, outside ``privacy_``.
         sample_weight : array-like of shape (n_samples,), optional
             Weights of the accuracy (evaluation only: no private training happens here).
 
         Returns
         -------
         float
+            The fraction of correctly predicted samples (weighted).
         """
         from sklearn.metrics import accuracy_score
 

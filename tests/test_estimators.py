@@ -53,6 +53,7 @@ MULTICLASS = {
     "check_classifiers_classes": "string labels outside the public classes [0, 1, 2, 3]",
     "check_classifiers_train": _K_PUBLIC,
     "check_decision_proba_consistency": _K_PUBLIC,
+    "check_classifiers_one_label": PUBLIC_CLASSES["check_classifiers_one_label"],
     **WEIGHTS,
 }
 
@@ -510,3 +511,16 @@ def test_one_vs_rest_fits_draw_independent_noise(monkeypatch):
     b = DPLogisticRegression(classes=[0, 1, 2], passes=1, bounds=(-5.0, 5.0),
                              random_state=0).fit(X, labels)
     np.testing.assert_array_equal(a.coef_, b.coef_)           # still reproducible
+
+
+@pytest.mark.parametrize("name", ["DPLasso", "DPElasticNet", "DPLogisticRegression"])
+def test_public_methods_have_numpydoc_docstrings(name):
+    validate = pytest.importorskip("numpydoc.validate").validate
+    # documented parameters and returns; no missing docstring
+    codes = {"GL08", "PR01", "PR02", "PR03", "PR07", "RT01", "RT02", "RT03", "SS06"}
+    methods = ["", ".fit", ".predict", ".score"]
+    if name == "DPLogisticRegression":
+        methods += [".decision_function", ".predict_proba", ".predict_log_proba"]
+    for method in methods:
+        errors = validate(f"dpsco_core.estimators.{name}{method}")["errors"]
+        assert not [e for e in errors if e[0] in codes], (method, errors)
