@@ -330,7 +330,10 @@ _INTERCEPT_NOTES = r"""
     :math:`\tilde x_i = (x_i, s)` with the public constant :math:`s` = ``intercept_scaling``,
     and the model :math:`\langle x, w\rangle + b` is :math:`\langle \tilde x, \tilde w\rangle`
     with :math:`\tilde w = (w, b / s)`. Privacy: :math:`\tilde x_i` is a function of record i
-    alone, so replace-one neighbours stay replace-one neighbours, and the column's public
+    alone, so replace-one neighbours stay replace-one neighbours (and zero-out neighbours stay
+    zero-out neighbours: the null record, which contributes nothing, stays null; note that a
+    raw all-zero record is *not* null once the column is appended, since it moves the
+    intercept), and the column's public
     bound :math:`s` (the declared bounds are extended by :math:`[0, s]`, the row norm to
     :math:`\sqrt{R^2 + s^2}`) enters the solver's constants like any feature's: the clipping
     and noise of every release cover the intercept's coordinate, :math:`b` is
@@ -375,8 +378,10 @@ class DPLasso(RegressorMixin, _DPLinearModel):
 
     Notes
     -----
-    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under replace-one, as stated by
-    ``privacy_``, for ``coef_`` and ``intercept_`` together.
+    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under the relation stated by
+    ``privacy_`` (the solver's default: replace-one for ``solver="cd"``, zero-out for
+    ``solver="sgd"``, whose batches are Poisson-sampled), for ``coef_`` and ``intercept_``
+    together.
 """ + _INTERCEPT_NOTES + """
     Examples
     --------
@@ -526,7 +531,7 @@ class DPElasticNet(DPLasso):
 
     Notes
     -----
-    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under replace-one, as stated by
+    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under the relation stated by
     ``privacy_``, for ``coef_`` and ``intercept_`` together; the intercept as in
     :class:`DPLasso`.
 """
@@ -644,7 +649,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     Notes
     -----
-    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under replace-one, as stated by
+    **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under the relation stated by
     ``privacy_``, with the classes public. Encoding the labels from ``np.unique(y)`` would not
     be: when one class has a single record, replacing it changes the label set and flips the
     sign of every other record's encoded label, and ``classes_`` would tell which labels
