@@ -289,7 +289,7 @@ def test_vr_frank_wolfe_approximate_dp_noise(selections):
         sens = [2.0 * R * L / b] + [2.0 * R * 2.0 * L * 2 ** j / b for j in range(1, t + 1)]
         lambdas.append(max(2.0 * sens[j] / _level_leaf_epsilon(2 ** (t - j), eps, delta)
                            for j in range(t + 1)))
-    runs = 300
+    runs = 80              # the calibration (bisection over the levels) costs ~0.2 s a run
     for seed in range(runs):
         dp.solvers.vr_frank_wolfe(_constant_gradient_problem(n, d), epsilon=eps, delta=delta,
                                   radius=R, batch=b, n_phases=T, random_state=seed,
