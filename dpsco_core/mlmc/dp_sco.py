@@ -105,7 +105,8 @@ class MLMCDPSCOResult(Result):
 
     ``x`` and ``coef_`` are ``coef`` (the released point), ``privacy_report`` is ``privacy``.
     ``stats["phases"]`` lists per-phase dicts (step, mu, clip radius, K_max, sensitivity,
-    noise scale, gradients, fraction of clipped copies); ``stats["iterates"]`` the releases.
+    noise scale, gradients; with ``record_history=True`` also the fraction of clipped copies, not
+    private); ``stats["iterates"]`` the releases.
     """
 
     @property
@@ -356,8 +357,10 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
         iterates.append(x.copy())
         phases.append({"step": eta_i, "mu": mu_i, "clip_radius": r_i, "k_max": k_max,
                        "sensitivity": sensitivity, "noise_scale": noise_scale,
-                       "n_gradients": grads, "clipped_fraction": n_clipped / m})
+                       "n_gradients": grads})
         if record_history:
+            # computed from the data: with the history, listed as not private
+            phases[-1]["clipped_fraction"] = n_clipped / m
             hist_passes.append(total_grads / n)
             hist_obj.append(problem.objective(x))
     elapsed = time.perf_counter() - start

@@ -395,9 +395,12 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
         "noise_scale": noise_scale,
         "step": eta,
         "smoothness": beta,
-        "clipped_fraction": n_clipped / max(1, n_sampled),
-        "mean_batch_size": n_sampled / max(1, steps),
     }
+    if record_history:
+        # computed from the data (and, under add/remove-one, from the private record count):
+        # only with the history, listed in privacy.non_private_outputs (result.NON_PRIVATE_STATS)
+        stats["clipped_fraction"] = n_clipped / max(1, n_sampled)
+        stats["mean_batch_size"] = n_sampled / max(1, steps)
     history = History(np.asarray(history_passes, dtype=np.float64),
                       np.asarray(history_objective, dtype=np.float64))
     return Result(coef=coef, privacy=report, history=history, stats=stats)

@@ -14,6 +14,7 @@ count ``public_n``, never by the private n. Every test below therefore uses a da
 n differs from ``public_n``: a normaliser, rate or schedule taken from n is visible.
 """
 
+import importlib
 import math
 
 import numpy as np
@@ -86,7 +87,28 @@ def test_dp_cd_grid_add_remove_one_noise():
 # Poisson DP-SGD under add/remove-one: q = B / public_n, noise s C, divisor q public_n = B
 # --------------------------------------------------------------------------------------------
 
-def test_dp_sgd_poisson_add_remove_one_noise():
+class _KernelCalls:
+    """Stands in for ``dp_sgd``'s kernel module: records (steps, q, divisor) of every call."""
+
+    def __init__(self, real):
+        self.real, self.calls = real, []
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def sgd_dense(self, *args):
+        # (..., coef, k, kind, q, batch_size, eta, clip, noise_scale, norm, gen, gen, threads)
+        self.calls.append((args[-11], args[-9], args[-4]))
+        return self.real.sgd_dense(*args)
+
+
+def test_dp_sgd_poisson_add_remove_one_noise(monkeypatch):
+    # The noise variance of the output is nearly invariant to the rate at fixed passes
+    # (updates ~ 1/q, s^2 ~ q), so the releases are also counted: the steps the kernel ran at
+    # the rate it sampled with, against ceil(passes / q) at q = B / public_n.
+    dp_sgd_module = importlib.import_module("dpsco_core.solvers.dp_sgd")   # not the function
+    kernel = _KernelCalls(dp_sgd_module._batch)
+    monkeypatch.setattr(dp_sgd_module, "_batch", kernel)
     n, public_n, p, batch, passes, step, clip = 200, 320, 401, 20, 2, 0.5, 1.5
     prob = _sgd_problem(n, p)
     coefs = np.array([dp.dp_sgd(prob, epsilon=1.0, delta=1e-5, passes=passes, batch_size=batch,
@@ -95,6 +117,10 @@ def test_dp_sgd_poisson_add_remove_one_noise():
                                 record_history=False).coef[1:] for seed in range(8)])
     q = batch / public_n
     updates = math.ceil(passes / q)
+    assert len(kernel.calls) == 8                    # record_history=False: one call a run
+    for steps_run, q_run, norm_run in kernel.calls:
+        assert steps_run == updates and q_run == pytest.approx(q, rel=1e-12)
+        assert norm_run == pytest.approx(q * public_n, rel=1e-12)   # the divisor q m = B
     s = calibrate_sampled_gaussian(target_epsilon=1.0, target_delta=1e-5, sample_rate=q,
                                    steps=updates)
     assert_spread(coefs, updates * (step * s * clip / batch) ** 2, "dp_sgd add/remove-one")
