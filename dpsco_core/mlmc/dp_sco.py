@@ -251,7 +251,8 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
     n_threads : int, optional
         Threads of the MLMC batch kernel (results do not depend on it).
     record_history : bool, default=True
-        Record :math:`F(x_i)` after each phase (non-private diagnostic).
+        Record :math:`F(x_i)` after each phase, and each phase's fraction of clipped copies
+        (non-private diagnostics, listed in ``privacy.non_private_outputs``).
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
         read; refused runs read nothing.

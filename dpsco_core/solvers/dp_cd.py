@@ -340,8 +340,10 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         None (default) draws fresh OS entropy, as a private release must.
     record_history : bool, default=True
         Record F(w) at the start and after every outer iteration (one objective evaluation
-        each). The values are exact and not private (the report's ``conditions`` say so).
-        False records nothing (empty history), as :func:`~dpsco_core.dp_sgd` does.
+        each), and return ``stats["clipped_fraction"]``. The values are exact and not
+        private (listed in ``privacy.non_private_outputs``). False records nothing (empty
+        history), as :func:`~dpsco_core.dp_sgd` does: the result holds only what the report
+        covers.
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
         read (smoothness constants included); a run that would exceed it raises

@@ -167,7 +167,9 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
     n_threads : int, optional
         Threads for the kernels (None: all cores). Results do not depend on it.
     record_history : bool, default=True
-        Record :math:`F(y_t)` after rounds 1, 2, 4, ... and T (about log2 T evaluations).
+        Record :math:`F(y_t)` after rounds 1, 2, 4, ... and T (about log2 T evaluations), and
+        return ``stats["clipped_fraction"]``: exact, not private, listed in
+        ``privacy.non_private_outputs``.
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event (a tree-aggregation
         event: use ``accountant="rdp"``, ``"gdp"`` or ``"basic-composition"``, under zero-out
