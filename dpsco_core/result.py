@@ -11,7 +11,8 @@ from .exceptions import DivergenceWarning
 from .privacy.report import PrivacyReport
 
 __all__ = ["Result", "History", "HISTORY_OBJECTIVE_CONDITION", "with_objective_condition",
-           "without_objective_condition", "as_held_condition"]
+           "without_objective_condition", "as_held_condition", "NON_PRIVATE_STATS",
+           "with_stats_conditions"]
 
 #: The statement a report carries when the run's output holds exact objective values of the
 #: private data (``Result.history.objective``, ``GridResult.objective``): knowing every other
@@ -42,13 +43,58 @@ def with_objective_condition(report: Any, objective: Any) -> Any:
     return report
 
 
+#: Run statistics computed from the private data beside the privatized releases (issue 15,
+#: section 3): a solver puts them in ``stats`` only on request (``record_history=True``, the
+#: switch of the other non-private diagnostic, ``history.objective``; ``evaluate=True`` for
+#: :func:`~dpsco_core.dp_cd_grid`), and the report then lists each one it holds in
+#: ``non_private_outputs`` (:func:`with_stats_conditions`, called by :class:`Result`). Every other
+#: stat is public (a function of the public arguments), a function of the privatized releases,
+#: or a constant the report's conditions already declare as taken from the data.
+NON_PRIVATE_STATS = {
+    "clipped_fraction": "stats clipped_fraction: fraction of clipped per-sample terms, computed "
+                        "from the data, not private",
+    "clipped": "stats clipped: counts of clipped per-sample terms, computed from the data, not "
+               "private",
+    "mean_batch_size": "stats mean_batch_size: mean size of the sampled batches (under "
+                       "add/remove-one it depends on the private record count), not private",
+}
+
+
+def _stat_keys(stats: Any) -> set:
+    """Every key of ``stats``, also inside nested dicts, lists and tuples (per-phase stats)."""
+    keys: set = set()
+    if isinstance(stats, Mapping):
+        for key, value in stats.items():
+            keys.add(key)
+            keys |= _stat_keys(value)
+    elif isinstance(stats, (list, tuple)):
+        for value in stats:
+            keys |= _stat_keys(value)
+    return keys
+
+
+def with_stats_conditions(report: Any, stats: Any) -> Any:
+    """``report`` with the statement of every :data:`NON_PRIVATE_STATS` key that ``stats``
+    holds (at any depth) added to ``non_private_outputs``: the single place where a run whose
+    statistics carry data-derived diagnostics says so."""
+    if not isinstance(report, PrivacyReport):
+        return report
+    held = _stat_keys(stats)
+    extra = tuple(text for key, text in NON_PRIVATE_STATS.items()
+                  if key in held and text not in report.non_private_outputs)
+    if not extra:
+        return report
+    return dataclasses.replace(report, non_private_outputs=report.non_private_outputs + extra)
+
+
 def without_objective_condition(report: PrivacyReport) -> PrivacyReport:
-    """``report`` without :data:`HISTORY_OBJECTIVE_CONDITION`, for a holder that drops the
-    objective values (an estimator fitted with ``diagnostics=False``)."""
+    """``report`` without :data:`HISTORY_OBJECTIVE_CONDITION` (nor the statements of
+    :data:`NON_PRIVATE_STATS`), for a holder that keeps neither the objective values nor the
+    run statistics (an estimator fitted with ``diagnostics=False``)."""
+    dropped = {HISTORY_OBJECTIVE_CONDITION, *NON_PRIVATE_STATS.values()}
     return dataclasses.replace(
         report,
-        non_private_outputs=tuple(c for c in report.non_private_outputs
-                                  if c != HISTORY_OBJECTIVE_CONDITION),
+        non_private_outputs=tuple(c for c in report.non_private_outputs if c not in dropped),
         conditions=tuple(c for c in report.conditions if c != HISTORY_OBJECTIVE_CONDITION))
 
 
@@ -102,7 +148,10 @@ class Result:
         every other row known, one value gives back the remaining row. Release only ``coef``
         (and ``privacy``), or run with ``record_history=False`` where the solver offers it.
     stats : Mapping
-        Run statistics (wall time, updates, fraction of clipped terms, derived constants).
+        Run statistics: wall time, updates, public or released constants. Diagnostics computed
+        from the data (:data:`NON_PRIVATE_STATS`, e.g. the fraction of clipped terms) are
+        there only on request (``record_history=True``), and then listed in
+        ``privacy.non_private_outputs``.
     """
 
     coef: np.ndarray
@@ -112,7 +161,8 @@ class Result:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "privacy",
-                           with_objective_condition(self.privacy, self.history.objective))
+                           with_stats_conditions(with_objective_condition(
+                               self.privacy, self.history.objective), self.stats))
         coef = np.asarray(self.coef)
         if coef.dtype.kind == "f" and not np.all(np.isfinite(coef)):
             # stacklevel 4: __post_init__ <- __init__ <- the solver <- the user's call

@@ -41,7 +41,9 @@ from ._kernels import _tree
 from ._random import BIT_GENERATOR, check_random_state
 from ._typing import ArrayLike, FloatArray, RandomStateLike
 from ._validation import check_int, check_scalar, check_vector
-from .privacy.events import SingleEpochTreeAggregationDpEvent
+from .privacy.budget import Budget, spend
+from .privacy.events import (NeighboringRelation, NonPrivateDpEvent,
+                             SingleEpochTreeAggregationDpEvent)
 
 __all__ = ["TreeAggregation", "tree_nodes", "prefix_nodes", "node_interval",
            "leaf_multiplicity", "prefix_noise_variance", "tree_aggregation"]
@@ -107,6 +109,19 @@ class TreeAggregation:
         None (default): fresh OS entropy, as a private release must.
     n_threads : int, optional
         Threads for the noise (None: all cores). The output does not depend on it.
+    budget : Budget, optional
+        A :class:`~dpsco_core.privacy.Budget` charged here, at construction, with the event of
+        the whole stream of ``steps`` releases (``event(sensitivity)``), before any leaf is
+        read; a release that would exceed it, or whose relation is not the budget's, raises
+        :class:`~dpsco_core.exceptions.PrivacyBudgetError` and nothing is charged. Needs
+        ``sensitivity``.
+    sensitivity : float, optional
+        The l2 bound :math:`\Delta` on the change of one leaf when one record changes under
+        ``neighboring_relation`` (> 0, public). Required with ``budget``, unused without.
+    neighboring_relation : {"replace_one", "zero_out"} or NeighboringRelation, optional
+        The relation ``sensitivity`` is stated under (None: the budget's own relation). The
+        tree event is analysed under zero-out and replace-one; under add/remove-one the budget
+        refuses it (UnsupportedEventError).
 
     Notes
     -----
@@ -114,6 +129,8 @@ class TreeAggregation:
     under the neighbouring relation of the caller), the sequence of outputs is
     :math:`\sqrt{\mathrm{bit\_length}(T)}\,\Delta/\sigma`-GDP; :meth:`event` describes it for
     an accountant. The caller passes the exact prefix sum and must keep it secret.
+    ``noise_scale=0`` is a non-private run: its event has an infinite epsilon, so a budget
+    refuses it.
 
     Examples
     --------
@@ -126,10 +143,23 @@ class TreeAggregation:
 
     def __init__(self, n_features: int, steps: int, *, noise_scale: float,
                  variance_reduced: bool = False, random_state: RandomStateLike = None,
-                 n_threads: int | None = None, _impl: Any = None) -> None:
+                 n_threads: int | None = None, budget: Budget | None = None,
+                 sensitivity: float | None = None,
+                 neighboring_relation: str | NeighboringRelation | None = None,
+                 _impl: Any = None) -> None:
         self._p = check_int(n_features, "n_features", low=1)
         self._steps = check_int(steps, "steps", low=1)
         self._noise_scale = check_scalar(noise_scale, "noise_scale", low=0.0, low_open=False)
+        if budget is not None:
+            # The whole stream's event is fixed by public arguments: charge it before any leaf
+            # (the only private input, given to next()) is read.
+            if sensitivity is None:
+                raise ValueError("budget needs sensitivity=<the l2 bound on one record's change "
+                                 "of a leaf> (the tree does not see the records).")
+            sensitivity = check_scalar(sensitivity, "sensitivity", low=0.0)
+            event = (self.event(sensitivity) if self._noise_scale > 0.0
+                     else NonPrivateDpEvent())          # no noise: no finite guarantee
+            spend(budget, event, neighboring_relation=neighboring_relation)
         self._variance_reduced = bool(variance_reduced)
         self._seed = check_random_state(random_state)
         self._n_threads = effective_n_threads(n_threads)
@@ -236,7 +266,7 @@ def _check_out(out, p):
 
 
 def tree_aggregation(stream, *, noise_scale, variance_reduced=False, random_state=None,
-                     n_threads=None):
+                     n_threads=None, budget=None, sensitivity=None, neighboring_relation=None):
     """Noisy prefix sums of a whole stream (a convenience over :class:`TreeAggregation`).
 
     Parameters
@@ -246,14 +276,21 @@ def tree_aggregation(stream, *, noise_scale, variance_reduced=False, random_stat
     noise_scale : float
         Node noise standard deviation, >= 0.
     variance_reduced : bool, default=False
-    random_state, n_threads
-        As for :class:`TreeAggregation`.
+    random_state, n_threads, budget, sensitivity, neighboring_relation
+        As for :class:`TreeAggregation` (the budget is charged before the stream is read).
 
     Returns
     -------
     ndarray of shape (T, p)
         Row ``s - 1`` is ``sum_{i <= s} v_i + N_s``.
     """
+    if budget is not None:
+        # Charged before the stream is read: only its shape is needed for the event.
+        shape = np.shape(stream)
+        if len(shape) == 2 and shape[0] >= 1 and shape[1] >= 1:
+            TreeAggregation(shape[1], shape[0], noise_scale=noise_scale, budget=budget,
+                            sensitivity=sensitivity, neighboring_relation=neighboring_relation,
+                            random_state=0)
     arr = np.asarray(stream, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise ValueError(f"stream must be a non-empty 2-d array (T, p); got shape {arr.shape}.")

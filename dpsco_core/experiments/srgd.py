@@ -135,7 +135,8 @@ def run_grid(kind, ns, epsilons, seeds, betas, clips, p=P_DEFAULT, progress=prin
                         "rounds": res.stats["rounds"],
                         "gradient_evaluations": res.stats["gradient_evaluations"],
                         "report_epsilon": res.privacy.epsilon,
-                        "clipped_fraction": res.stats["clipped_fraction"],
+                        # a non-private diagnostic, returned only with record_history=True
+                        "clipped_fraction": res.stats.get("clipped_fraction", float("nan")),
                         "time": time.perf_counter() - start})
                 progress(f"{kind} n={n} eps={eps:g} {method}: beta={beta:.3g} clip={clip:.3g} "
                          f"excess={np.mean([r['excess'] for r in rows[-len(seeds):]]):.3g} "

@@ -105,7 +105,8 @@ class MLMCDPSCOResult(Result):
 
     ``x`` and ``coef_`` are ``coef`` (the released point), ``privacy_report`` is ``privacy``.
     ``stats["phases"]`` lists per-phase dicts (step, mu, clip radius, K_max, sensitivity,
-    noise scale, gradients, fraction of clipped copies); ``stats["iterates"]`` the releases.
+    noise scale, gradients; with ``record_history=True`` also the fraction of clipped copies, not
+    private); ``stats["iterates"]`` the releases.
     """
 
     @property
@@ -250,7 +251,8 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
     n_threads : int, optional
         Threads of the MLMC batch kernel (results do not depend on it).
     record_history : bool, default=True
-        Record :math:`F(x_i)` after each phase (non-private diagnostic).
+        Record :math:`F(x_i)` after each phase, and each phase's fraction of clipped copies
+        (non-private diagnostics, listed in ``privacy.non_private_outputs``).
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
         read; refused runs read nothing.
@@ -356,8 +358,10 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
         iterates.append(x.copy())
         phases.append({"step": eta_i, "mu": mu_i, "clip_radius": r_i, "k_max": k_max,
                        "sensitivity": sensitivity, "noise_scale": noise_scale,
-                       "n_gradients": grads, "clipped_fraction": n_clipped / m})
+                       "n_gradients": grads})
         if record_history:
+            # computed from the data: with the history, listed as not private
+            phases[-1]["clipped_fraction"] = n_clipped / m
             hist_passes.append(total_grads / n)
             hist_obj.append(problem.objective(x))
     elapsed = time.perf_counter() - start

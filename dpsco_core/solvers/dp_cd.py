@@ -21,7 +21,7 @@ from ..privacy.budget import Budget, spend
 from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
-from ..result import History, Result, with_objective_condition
+from ..result import History, Result, with_objective_condition, with_stats_conditions
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,
                       sensitivity_factor)
@@ -340,8 +340,10 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         None (default) draws fresh OS entropy, as a private release must.
     record_history : bool, default=True
         Record F(w) at the start and after every outer iteration (one objective evaluation
-        each). The values are exact and not private (the report's ``conditions`` say so).
-        False records nothing (empty history), as :func:`~dpsco_core.dp_sgd` does.
+        each), and return ``stats["clipped_fraction"]``. The values are exact and not
+        private (listed in ``privacy.non_private_outputs``). False records nothing (empty
+        history), as :func:`~dpsco_core.dp_sgd` does: the result holds only what the report
+        covers.
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
         read (smoothness constants included); a run that would exceed it raises
@@ -352,7 +354,8 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
     Result
         ``coef``; ``privacy`` (the report, recomputed by the RDP accountant from
         ``privacy.event``); ``history`` (passes, objective); ``stats`` (noise multiplier,
-        steps, clips, noise scales, clipped fraction, time).
+        steps, clips, noise scales, time; with ``record_history=True`` also the clipped
+        fraction, computed from the data and listed in ``privacy.non_private_outputs``).
 
     Raises
     ------
@@ -471,11 +474,14 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         "steps": steps,
         "clips": clips,
         "noise_scales": noise_scales,
-        "clipped_fraction": n_clipped / max(1, updates * (problem.X.nnz if problem.is_sparse
-                                                          else n * p) / p),
         "calibration": calibration,
         "normaliser": m,
     }
+    if record_history:
+        # computed from the data: only with the other non-private diagnostic (the history),
+        # and listed in privacy.non_private_outputs (result.NON_PRIVATE_STATS)
+        stats["clipped_fraction"] = n_clipped / max(1, updates * (
+            problem.X.nnz if problem.is_sparse else n * p) / p)
     history = History(np.asarray(history_passes), np.asarray(history_objective))
     return Result(coef=coef, privacy=report, history=history, stats=stats)
 
@@ -636,10 +642,12 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
                      relation=relation, budget_split=budget_split, assumptions=assumptions,
                      conditions=conditions)
-    report = with_objective_condition(report, objective)
+    stats = {"time": elapsed, "n_threads": threads, "noise_multiplier": s, "n_outer": n_outer,
+             "n_inner": n_inner, "normaliser": m}
+    if evaluate:
+        # computed from the data: only with the objective values, and listed as not private
+        stats["clipped"] = n_clipped.reshape(shape)
+    report = with_stats_conditions(with_objective_condition(report, objective), stats)
     return GridResult(coef=coef.reshape(shape + (p,)), objective=objective.reshape(shape),
                       steps=step_grid, clips=clip_grid, seed_sequences=seed_seqs,
-                      privacy=report,
-                      stats={"time": elapsed, "n_threads": threads, "noise_multiplier": s,
-                             "n_outer": n_outer, "n_inner": n_inner, "normaliser": m,
-                             "clipped": n_clipped.reshape(shape)})
+                      privacy=report, stats=stats)

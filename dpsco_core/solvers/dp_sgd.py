@@ -214,8 +214,11 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     n_threads : int, optional
         Threads for the batch gradient (None: all cores). Results do not depend on it.
     record_history : bool, default=True
-        Record F(w) at the start and after every pass (one objective evaluation each);
-        False records nothing (empty history), for timing.
+        Record F(w) at the start and after every pass (one objective evaluation each), and
+        return the data-derived diagnostics ``stats["clipped_fraction"]`` and
+        ``stats["mean_batch_size"]``; all are exact, not private, and listed in
+        ``privacy.non_private_outputs``. False records nothing (empty history): the result
+        then holds only what the report covers.
     smoothness : {"auto", "public", "exact"} or float, default="auto"
         The :math:`\beta` of the step :math:`\gamma / \beta`. ``"public"``: the worst case
         :math:`s_\ell R'^2` of the problem's public bounds (:mod:`dpsco_core.public_bounds`;
@@ -395,9 +398,12 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
         "noise_scale": noise_scale,
         "step": eta,
         "smoothness": beta,
-        "clipped_fraction": n_clipped / max(1, n_sampled),
-        "mean_batch_size": n_sampled / max(1, steps),
     }
+    if record_history:
+        # computed from the data (and, under add/remove-one, from the private record count):
+        # only with the history, listed in privacy.non_private_outputs (result.NON_PRIVATE_STATS)
+        stats["clipped_fraction"] = n_clipped / max(1, n_sampled)
+        stats["mean_batch_size"] = n_sampled / max(1, steps)
     history = History(np.asarray(history_passes, dtype=np.float64),
                       np.asarray(history_objective, dtype=np.float64))
     return Result(coef=coef, privacy=report, history=history, stats=stats)

@@ -167,7 +167,9 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
     n_threads : int, optional
         Threads for the kernels (None: all cores). Results do not depend on it.
     record_history : bool, default=True
-        Record :math:`F(y_t)` after rounds 1, 2, 4, ... and T (about log2 T evaluations).
+        Record :math:`F(y_t)` after rounds 1, 2, 4, ... and T (about log2 T evaluations), and
+        return ``stats["clipped_fraction"]``: exact, not private, listed in
+        ``privacy.non_private_outputs``.
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event (a tree-aggregation
         event: use ``accountant="rdp"``, ``"gdp"`` or ``"basic-composition"``, under zero-out
@@ -181,7 +183,8 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
         ``batch_size``, ``rounds`` (T), ``gradient_evaluations`` (2 T B - B),
         ``unused_samples``, ``mu``, ``rho`` (:math:`\mu^2/2`), ``noise_multiplier``,
         ``noise_scale`` (node std on the prefix sums of batch means), ``levels``,
-        ``clipped_fraction``, ``time``.
+        ``time``; with ``record_history=True`` also ``clipped_fraction`` (computed from the
+        data, listed in ``privacy.non_private_outputs``).
 
     Raises
     ------
@@ -259,9 +262,11 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
         "gradient_evaluations": run["gradient_evaluations"],
         "unused_samples": problem.n_samples - run["used"], "mu": mu, "rho": mu * mu / 2.0,
         "noise_multiplier": s, "noise_scale": noise_scale, "levels": levels, "beta": beta,
-        "clip": clip, "z_step_scale": z_step_scale, "clipped_fraction": run["clipped_fraction"],
+        "clip": clip, "z_step_scale": z_step_scale,
         "variance_reduced_tree": bool(variance_reduced_tree),
     }
+    if record_history:      # computed from the data: with the history, listed as not private
+        stats["clipped_fraction"] = run["clipped_fraction"]
     return Result(coef=run["y"], privacy=report,
                   history=make_history(problem, run, B, record_history), stats=stats)
 

@@ -480,7 +480,10 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     for i, ph in enumerate(phases):
         rows = np.flatnonzero(label == i)
         q, sigma = ph["sample_rate"], ph["noise_multiplier"]
-        ph["samples"] = int(rows.size)
+        if relation is not NeighboringRelation.ADD_OR_REMOVE_ONE:
+            # the phase's size: public under zero-out (n public, data-independent assignment);
+            # under add/remove-one it reveals the private record count, so it is not returned
+            ph["samples"] = int(rows.size)
         rng = np.random.Generator(block_bit_generators(
             child_seed_sequences(run_seq, 1, offset=i)[0], 1)[0])
         lam = ph["strong_convexity"]
@@ -548,9 +551,12 @@ def strongly_convex_reduction(problem, *, solver=localized_mirror_descent, round
         x = res.coef
         results.append(res)
     worst = max(results, key=lambda r: r.privacy.epsilon)
-    stats = {"rounds": k, "round_sizes": [int((label == i).sum()) for i in range(k)],
-             "round_stats": [r.stats for r in results],
+    stats = {"rounds": k, "round_stats": [r.stats for r in results],
              "round_reports": [r.privacy for r in results]}
+    if relation is not NeighboringRelation.ADD_OR_REMOVE_ONE:
+        # public under zero-out and replace-one (n public, data-independent assignment); under
+        # add/remove-one the chunk sizes reveal the private record count
+        stats["round_sizes"] = [int((label == i).sum()) for i in range(k)]
     history = History(np.array([0.0, 1.0]), np.array([np.nan, problem.objective(x)]))
     return Result(coef=x, privacy=worst.privacy, history=history, stats=stats)
 

@@ -75,8 +75,10 @@ def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, p
         "rounds": T, "gradient_evaluations": run["gradient_evaluations"],
         "unused_samples": problem.n_samples - run["used"], "mu": mu, "rho": mu * mu / 2.0,
         "noise_multiplier": s, "noise_scale": noise_scale, "beta": beta, "clip": clip,
-        "clipped_fraction": run["clipped_fraction"], "output": output,
+        "output": output,
     }
+    if record_history:      # computed from the data: with the history, listed as not private
+        stats["clipped_fraction"] = run["clipped_fraction"]
     return Result(coef=coef, privacy=report, history=make_history(problem, run, B,
                                                                    record_history), stats=stats)
 

@@ -218,6 +218,69 @@ def test_mechanisms_charge_the_budget():
         mech.laplace_mechanism([1.0], sensitivity=1.0, epsilon=0.1, budget=Budget(1.0, 1e-5))
 
 
+class _UntouchableStream:
+    """A (T, p) stream whose shape is public and whose values raise when read."""
+
+    def __init__(self, T, p):
+        self.shape = (T, p)
+
+    def __array__(self, *args, **kwargs):
+        raise DataTouched("the stream was read before the budget check")
+
+
+def test_tree_aggregation_charges_the_whole_stream_before_any_leaf():
+    from dpsco_core.privacy.events import SingleEpochTreeAggregationDpEvent
+    from dpsco_core.tree import TreeAggregation, tree_aggregation
+
+    T, p, sigma, sens = 8, 3, 12.0, 1.0
+    budget = Budget(0.8, DELTA, neighboring_relation="zero_out")
+    tree = TreeAggregation(p, T, noise_scale=sigma, random_state=0, budget=budget,
+                           sensitivity=sens)
+    assert budget.ledger == (SingleEpochTreeAggregationDpEvent(sigma / sens, T),)
+    ref = RdpAccountant(neighboring_relation=NeighboringRelation.ZERO_OUT)
+    ref.compose(SingleEpochTreeAggregationDpEvent(sigma / sens, T))
+    assert budget.spent_epsilon == pytest.approx(ref.get_epsilon(DELTA), rel=1e-12)
+    spent = budget.spent_epsilon
+    for _ in range(T):                      # the T releases are covered: nothing more charged
+        tree.next(np.zeros(p))
+    assert budget.spent_epsilon == spent and len(budget.ledger) == 1
+
+    # A second stream would exceed (epsilon 0.65 alone, more than 0.8 composed): refused before the stream is read,
+    # and not charged; so is a stream without noise (no finite guarantee).
+    with pytest.raises(PrivacyBudgetError, match="exceed"):
+        tree_aggregation(_UntouchableStream(T, p), noise_scale=sigma, budget=budget,
+                         sensitivity=sens, neighboring_relation="zero_out")
+    with pytest.raises(PrivacyBudgetError, match="exceed"):
+        TreeAggregation(p, T, noise_scale=0.0, budget=budget, sensitivity=sens)
+    assert budget.spent_epsilon == spent and len(budget.ledger) == 1
+
+    # Within a larger budget the function form charges once, then reads the stream.
+    big = Budget(2.0, DELTA, neighboring_relation="zero_out")
+    out = tree_aggregation(np.zeros((T, p)), noise_scale=sigma, random_state=1, budget=big,
+                           sensitivity=sens)
+    assert out.shape == (T, p) and len(big.ledger) == 1
+
+
+def test_tree_aggregation_refuses_mixed_relations_and_needs_a_sensitivity():
+    from dpsco_core.tree import TreeAggregation
+
+    budget = Budget(5.0, DELTA, neighboring_relation="zero_out")
+    with pytest.raises(PrivacyBudgetError, match="relation"):
+        TreeAggregation(3, 8, noise_scale=12.0, budget=budget, sensitivity=1.0,
+                        neighboring_relation="replace_one")
+    with pytest.raises(UnsupportedEventError):   # no tree analysis under add/remove-one
+        TreeAggregation(3, 8, noise_scale=12.0, budget=Budget(5.0, DELTA), sensitivity=1.0,
+                        neighboring_relation="add_or_remove_one")
+    with pytest.raises(ValueError, match="sensitivity"):
+        TreeAggregation(3, 8, noise_scale=12.0, budget=budget)
+    with pytest.raises(ValueError, match="sensitivity"):
+        TreeAggregation(3, 8, noise_scale=12.0, budget=budget, sensitivity=-1.0)
+    assert len(budget.ledger) == 0
+    # without a relation, the budget's own is used
+    TreeAggregation(3, 8, noise_scale=12.0, budget=budget, sensitivity=1.0)
+    assert budget.neighboring_relation is NeighboringRelation.ZERO_OUT and len(budget.ledger) == 1
+
+
 def test_budget_validation_and_copies():
     with pytest.raises(ValueError, match="epsilon"):
         Budget(0.0, 1e-5)

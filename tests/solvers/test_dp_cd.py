@@ -98,8 +98,10 @@ def test_noise_scales_and_report(relation, factor, calibration):
         neighboring_relation=report.neighboring_relation, orders=report.orders,
         conversion=report.conversion, budget_split=dict(report.budget_split),
         assumptions=report.assumptions, conditions=report.conditions)
-    # The history's exact objective values are listed as a side output, not accounted.
-    assert report.non_private_outputs == (dp.result.HISTORY_OBJECTIVE_CONDITION,)
+    # The history's exact objective values and the clipped fraction (record_history=True) are
+    # listed as side outputs, not accounted.
+    assert report.non_private_outputs == (dp.result.HISTORY_OBJECTIVE_CONDITION,
+                                          dp.result.NON_PRIVATE_STATS["clipped_fraction"])
     assert dataclasses.replace(recomputed, non_private_outputs=report.non_private_outputs) == report
     assert report.neighboring_relation is dp.solvers._common.check_relation(relation)
 
@@ -268,4 +270,9 @@ def test_grid_private_smoothness_runs_equal_single_runs():
     single = dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=2, step=1.0, clip=4.0,
                       smoothness="private", random_state=g.seed_sequences[r])
     np.testing.assert_array_equal(single.coef, g.coef[1, 1, 1])
-    assert g.privacy == single.privacy
+    # The same guarantee; the side outputs differ by name (the grid's clipped counts, the
+    # run's clipped fraction), each listed as not private.
+    assert (dataclasses.replace(g.privacy, non_private_outputs=())
+            == dataclasses.replace(single.privacy, non_private_outputs=()))
+    assert dp.result.NON_PRIVATE_STATS["clipped"] in g.privacy.non_private_outputs
+    assert dp.result.NON_PRIVATE_STATS["clipped_fraction"] in single.privacy.non_private_outputs

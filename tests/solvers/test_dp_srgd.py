@@ -80,6 +80,10 @@ def test_equals_numpy_reference(epsilon):
                   radius=2.0, random_state=5, n_threads=1, record_history=False)
     expected = _reference(problem, 40, 0.5, 0.3, 2.0, 0.5, 5, res.stats["noise_scale"])
     np.testing.assert_allclose(res.coef, expected, rtol=1e-9, atol=1e-12)
+    assert "clipped_fraction" not in res.stats          # a data-derived diagnostic: on request
+    res = dp_srgd(problem, epsilon=epsilon, delta=1e-6, beta=0.5, batch_size=40, clip=0.3,
+                  radius=2.0, random_state=5, n_threads=1, record_history=True)
+    np.testing.assert_allclose(res.coef, expected, rtol=1e-9, atol=1e-12)
     assert 0.0 < res.stats["clipped_fraction"] < 1.0
 
 
