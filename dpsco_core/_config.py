@@ -15,9 +15,11 @@ keep every thread.
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import sys
+import time
 import warnings
 from typing import TextIO
 
@@ -81,6 +83,32 @@ def _usable_cpus() -> int:
 #: explicit ``n_threads`` is used as given. Results never depend on the thread count.
 SERIAL_WORK = 200_000
 
+#: Seconds a reading of the machine's runnable threads (``/proc/loadavg``) is reused.
+LOAD_READING_TTL = 0.05
+_LOAD_READING = [-math.inf, 1]
+
+
+def _runnable_threads() -> int:
+    """Threads of the whole machine that are running or waiting for a CPU, this one included
+    (Linux: the fourth field of ``/proc/loadavg``, read at most every LOAD_READING_TTL s;
+    elsewhere 1, i.e. no other load is seen)."""
+    now = time.monotonic()
+    if now - _LOAD_READING[0] > LOAD_READING_TTL:
+        try:
+            with open("/proc/loadavg", "rb") as fh:
+                running = int(fh.read().split()[3].split(b"/")[0])
+        except (OSError, ValueError, IndexError):
+            running = 1
+        _LOAD_READING[:] = [now, max(1, running)]
+    return int(_LOAD_READING[1])
+
+
+def _cpus_left_idle(n_cpus: int) -> int:
+    """CPUs of ``n_cpus`` that other threads leave idle (at least 1): on a busy machine a
+    parallel region waits for a thread that has no CPU (issue 18)."""
+    return max(1, n_cpus - (_runnable_threads() - 1))
+
+
 #: Largest n_threads accepted: kernels take a C int, and far beyond any core count a request
 #: is a mistake (2**31 used to overflow into a raw OverflowError).
 MAX_N_THREADS = 65536
@@ -98,7 +126,10 @@ def effective_n_threads(n_threads: int | None = None, *, work: int | None = None
         simply idle). Results never depend on it.
     work : int, optional
         Elements the kernel call touches (n*p, nnz or a vector length); only read when
-        ``n_threads`` is None.
+        ``n_threads`` is None. Given, and without ``OMP_NUM_THREADS``, the count is also
+        capped by the CPUs that other running threads leave idle (``/proc/loadavg`` on Linux,
+        read at most every 50 ms): on a machine where other processes keep the cores busy, a
+        second thread only waits for a CPU (issue 18).
 
     Returns
     -------
@@ -127,6 +158,8 @@ def effective_n_threads(n_threads: int | None = None, *, work: int | None = None
         n_threads = _kconfig.omp_max_threads()
         if "OMP_NUM_THREADS" not in os.environ:
             n_threads = min(n_threads, _usable_cpus())
+            if work is not None and n_threads > 1:
+                n_threads = min(n_threads, _cpus_left_idle(n_threads))
         n_threads = max(1, n_threads)
     if n_threads > 1 and _FORKED_AFTER_OPENMP:
         if not _FORK_WARNED:
@@ -167,6 +200,9 @@ def show_config(file: TextIO | None = None) -> None:
         f"  serial below   {SERIAL_WORK:,} elements per kernel call (n_threads=None)"
         + _kernel_thresholds(),
         f"  wait policy    {_openmp_env.POLICY}",
+        "  busy machine   n_threads=None with a work size: at most the CPUs other running "
+        "threads\n                 leave idle (/proc/loadavg on Linux; not when the environment "
+        "sets the count)",
         f"  debug build    {'yes (bounds checks on, -O0 -g)' if _build_info.DEBUG else 'no'}",
         f"  compiler       {_build_info.COMPILER}",
         f"  compile flags  {' '.join(_build_info.EXTRA_COMPILE_ARGS)}",

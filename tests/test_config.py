@@ -1,6 +1,7 @@
 """show_config and the n_threads convention."""
 
 import io
+import math
 import os
 import subprocess
 import sys
@@ -131,9 +132,36 @@ def test_wait_policy_says_when_the_runtime_was_loaded_first():
     assert policy.startswith("the runtime's default (OpenMP was loaded before dpsco_core")
 
 
-def test_serial_below_the_work_threshold_unless_threads_are_given():
+def test_serial_below_the_work_threshold_unless_threads_are_given(monkeypatch):
+    from dpsco_core import _config
     from dpsco_core._config import SERIAL_WORK
 
+    monkeypatch.setattr(_config, "_runnable_threads", lambda: 1)    # as on an idle machine
     assert effective_n_threads(None, work=SERIAL_WORK - 1) == 1
     assert effective_n_threads(None, work=SERIAL_WORK) == effective_n_threads(None)
     assert effective_n_threads(2, work=1) == (2 if openmp_enabled() else 1)
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="serial build: always one thread")
+def test_a_busy_machine_caps_the_default_thread_count(monkeypatch):
+    # Issue 18: with n_threads=None and a work size, at most the CPUs that other running
+    # threads leave idle; an explicit n_threads and OMP_NUM_THREADS are used as given.
+    from dpsco_core import _config
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    big = 10 * _config.SERIAL_WORK
+    monkeypatch.setattr(_config, "_runnable_threads", lambda: 1)          # idle machine
+    assert effective_n_threads(None, work=big) == effective_n_threads(None)
+    monkeypatch.setattr(_config, "_runnable_threads", lambda: 1000)       # every core busy
+    assert effective_n_threads(None, work=big) == 1
+    assert effective_n_threads(None) == effective_n_threads(None, work=None) >= 1
+    assert effective_n_threads(2, work=big) == 2
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert effective_n_threads(None, work=big) == _config._kconfig.omp_max_threads()
+
+
+def test_runnable_threads_reading():
+    from dpsco_core import _config
+
+    _config._LOAD_READING[0] = -math.inf
+    assert _config._runnable_threads() >= 1
