@@ -220,9 +220,9 @@ def _sampled_gaussian_multiplier(target_epsilon, target_delta, sample_rate, step
     :func:`_sampled_gaussian_start`, and stops at the first noise multiplier whose epsilon is
     within ``epsilon_tolerance`` below the target. The integer orders' epsilon is at least the
     full grid's (a minimum over fewer orders of bitwise the same values), so the answer meets
-    the budget on the full grid; one evaluation of the full grid there then checks it is also within
-    ``epsilon_tolerance`` of the target (else a fractional order is better, and the search is
-    redone on the full grid below it). That evaluation is memoized in
+    the budget on the full grid; one evaluation of the full grid there then checks it is also
+    within ``epsilon_tolerance`` of the target (else a fractional order is better, and the
+    search is redone on the full grid below it). That evaluation is memoized in
     :mod:`~dpsco_core.privacy.rdp`, so the accountant's report of the run reuses it.
     """
     def full(s):

@@ -393,7 +393,7 @@ def rdp_sampled_gaussian(sample_rate, noise_multiplier, orders):
     return _sampled_gaussian_curve(q, sigma, tuple(orders.tolist())).copy()
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=8)   # up to ~5 MB each when a tiny sigma extends the series
 def _sampled_gaussian_evaluator(sample_rate, orders):
     """The :class:`SampledGaussianRdp` of validated, hashable arguments, built once: the
     calibration search and the accountant's report of the same run share its precomputation
