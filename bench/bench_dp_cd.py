@@ -129,9 +129,12 @@ GROUP_FIXED = "dp_cd California, 1 pass: public call vs kernel (fixed cost)"
 
 
 def _clear_privacy_memos():
+    import importlib
+
     from dpsco_core.privacy import calibration, rdp
     from dpsco_core.solvers import _common
 
+    importlib.import_module("dpsco_core.solvers.dp_cd")._calibrate.cache_clear()
     calibration._sampled_gaussian_multiplier.cache_clear()
     rdp._sampled_gaussian_curve.cache_clear()
     rdp._sampled_gaussian_evaluator.cache_clear()
