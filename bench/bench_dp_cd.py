@@ -118,3 +118,53 @@ def bench_grid(benchmark, record, california, n_threads):
                                     evaluate=False, **GRID)
     benchmark.pedantic(run, rounds=3, iterations=1)
     benchmark.extra_info["kernel_seconds"] = out["grid"].stats["time"]
+
+
+# Fixed cost of a dp_cd call (issue 18: at most 2 passes' time on California): the public call
+# for one pass against the kernel alone for the same pass (``_cd.cd_dense``, the arguments the
+# call computes). fixed cost in passes = (call - kernel) / kernel. "warm" repeats one
+# configuration (the calibration and the privacy report are memoized on their public
+# arguments); "cold" clears those memos before every call.
+GROUP_FIXED = "dp_cd California, 1 pass: public call vs kernel (fixed cost)"
+
+
+def _clear_privacy_memos():
+    import importlib
+
+    from dpsco_core.privacy import calibration, rdp
+    from dpsco_core.solvers import _common
+
+    importlib.import_module("dpsco_core.solvers.dp_cd")._calibrate.cache_clear()
+    calibration._sampled_gaussian_multiplier.cache_clear()
+    rdp._sampled_gaussian_curve.cache_clear()
+    rdp._sampled_gaussian_evaluator.cache_clear()
+    _common._memo_report.cache_clear()
+
+
+@pytest.mark.parametrize("memo", ["warm", "cold"])
+def bench_california_fixed_cost_call(benchmark, record, california, memo):
+    record(benchmark, GROUP_FIXED, "dpsco_core" if memo == "warm" else "dpsco_core[cold memos]")
+    _dp_cd(california, 1)
+
+    def run():
+        if memo == "cold":
+            _clear_privacy_memos()
+        _dp_cd(california, 1)
+    benchmark(run)
+
+
+def bench_california_fixed_cost_kernel(benchmark, record, california):
+    from dpsco_core._kernels import _cd
+
+    record(benchmark, GROUP_FIXED, "dpsco_core[kernel, 1 pass]")
+    res = _dp_cd(california, 1)
+    X, p, n = california.X_fortran(), california.n_features, california.n_samples
+    steps, clips, noise = res.stats["steps"], res.stats["clips"], res.stats["noise_scales"]
+    margins = np.empty(n)
+
+    def run():
+        _cd.cd_dense(X, california.y, california.loss.kind, california.loss.param,
+                     california.penalty.kind, *california.penalty.params, steps, clips, noise,
+                     np.zeros(p), 1, p, False, False, 0, np.random.PCG64DXSM(0), margins,
+                     normaliser=n)
+    benchmark(run)

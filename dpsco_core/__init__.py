@@ -11,6 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+# Before any kernel module loads: the OpenMP runtime reads its wait policy once (issue 18).
+from . import _openmp_env
+
+_openmp_env.apply()
+
 # name -> module that defines it, for the names users reach as dpsco_core.<name>
 _EXPORTS = {
     "show_config": "_config",

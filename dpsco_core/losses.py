@@ -42,23 +42,16 @@ LOSS_HUBER = 3
 LOSS_HINGE = 4
 LOSS_ABSOLUTE = 5
 
-# Below this many margins the kernel runs on one thread (unless n_threads is given): an
-# element-wise pass over 200,000 doubles takes 0.2 ms (squared) to 2 ms (logistic), and an
-# OpenMP fork/join is cheap only on an idle machine: with another process on the second core
-# every barrier waits for a descheduled thread (measured: 20 ms instead of 0.1 ms at n = 20,433).
-_SERIAL_BELOW = 200_000
-
-
 def _kernel():
     from ._kernels import _loss
     return _loss
 
 
 def _threads(n, n_threads):
-    if n < _SERIAL_BELOW and n_threads is None:
-        return 1
+    # n_threads=None: one thread below _config.SERIAL_WORK margins (an element-wise pass over
+    # 200,000 doubles takes 0.2 ms to 2 ms; the measurement is at that constant).
     from ._config import effective_n_threads
-    return effective_n_threads(n_threads)
+    return effective_n_threads(n_threads, work=n)
 
 
 class Loss:

@@ -108,7 +108,7 @@ class Penalty:
         out = np.empty(flat.shape[0])
         p1, p2 = self.params
         _prox_kernel.prox_vector(flat, steps, self.kind, p1, p2, out,
-                                 effective_n_threads(n_threads))
+                                 effective_n_threads(n_threads, work=flat.shape[0]))
         return out.reshape(shape)
 
     def _prox(self, u: FloatArray, step: FloatArray) -> FloatArray:

@@ -1,6 +1,7 @@
 """show_config and the n_threads convention."""
 
 import io
+import math
 import os
 import subprocess
 import sys
@@ -82,3 +83,85 @@ def test_build_matches_expectation():
     assert expected in ("0", "1"), f"DPSCO_EXPECT_OPENMP must be 0 or 1; got {expected!r}"
     assert openmp_enabled() == (expected == "1")
     assert _build_info.OPENMP == (expected == "1")
+
+
+def _policy_in_child(extra_env, code_before=""):
+    """dpsco_core's wait policy, show_config and the environment seen after import, in a fresh
+    process (the OpenMP runtime reads its wait policy once, when it starts)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env.update(extra_env)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(dpsco_core.__file__)),
+                                         env.get("PYTHONPATH", "")])
+    code = (code_before + "import io, os, dpsco_core\n"
+            "from dpsco_core import _openmp_env\n"
+            "b = io.StringIO(); dpsco_core.show_config(file=b)\n"
+            "print(repr(_openmp_env.POLICY)); print(repr(os.environ.get('OMP_WAIT_POLICY')))\n"
+            "print(b.getvalue())")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    policy, environ, config = out.split("\n", 2)
+    return eval(policy), eval(environ), config
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="serial build: no OpenMP runtime")
+def test_wait_policy_is_passive_by_default_and_the_environment_is_restored():
+    # Issue 18: spinning idle threads made ~1 ms kernels 16-21x slower with 2 threads on a busy
+    # machine. dpsco-core asks for the passive policy before the runtime starts, and leaves the
+    # environment of child processes as it was.
+    policy, environ, config = _policy_in_child({})
+    assert policy.startswith("passive (dpsco-core's default")
+    assert environ is None
+    assert "wait policy    passive" in config
+    assert "serial below   200,000 elements" in config
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="serial build: no OpenMP runtime")
+@pytest.mark.parametrize("name, value", [("OMP_WAIT_POLICY", "active"),
+                                         ("GOMP_SPINCOUNT", "1000")])
+def test_a_wait_policy_set_by_the_user_is_kept(name, value):
+    policy, environ, config = _policy_in_child({name: value})
+    assert policy == f"{name}={value} (the user's)"
+    assert environ == (value if name == "OMP_WAIT_POLICY" else None)
+    assert f"wait policy    {name}={value} (the user's)" in config
+
+
+@pytest.mark.skipif(not openmp_enabled() or not sys.platform.startswith("linux"),
+                    reason="libgomp.so.1 is loaded by name (Linux, GCC builds)")
+def test_wait_policy_says_when_the_runtime_was_loaded_first():
+    policy, _, _ = _policy_in_child({}, "import ctypes; ctypes.CDLL('libgomp.so.1')\n")
+    assert policy.startswith("the runtime's default (OpenMP was loaded before dpsco_core")
+
+
+def test_serial_below_the_work_threshold_unless_threads_are_given(monkeypatch):
+    from dpsco_core import _config
+    from dpsco_core._config import SERIAL_WORK
+
+    monkeypatch.setattr(_config, "_runnable_threads", lambda: 1)    # as on an idle machine
+    assert effective_n_threads(None, work=SERIAL_WORK - 1) == 1
+    assert effective_n_threads(None, work=SERIAL_WORK) == effective_n_threads(None)
+    assert effective_n_threads(2, work=1) == (2 if openmp_enabled() else 1)
+
+
+@pytest.mark.skipif(not openmp_enabled(), reason="serial build: always one thread")
+def test_a_busy_machine_caps_the_default_thread_count(monkeypatch):
+    # Issue 18: with n_threads=None and a work size, at most the CPUs that other running
+    # threads leave idle; an explicit n_threads and OMP_NUM_THREADS are used as given.
+    from dpsco_core import _config
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    big = 10 * _config.SERIAL_WORK
+    monkeypatch.setattr(_config, "_runnable_threads", lambda: 1)          # idle machine
+    assert effective_n_threads(None, work=big) == effective_n_threads(None)
+    monkeypatch.setattr(_config, "_runnable_threads", lambda: 1000)       # every core busy
+    assert effective_n_threads(None, work=big) == 1
+    assert effective_n_threads(None) == effective_n_threads(None, work=None) >= 1
+    assert effective_n_threads(2, work=big) == 2
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert effective_n_threads(None, work=big) == _config._kconfig.omp_max_threads()
+
+
+def test_runnable_threads_reading():
+    from dpsco_core import _config
+
+    _config._LOAD_READING[0] = -math.inf
+    assert _config._runnable_threads() >= 1

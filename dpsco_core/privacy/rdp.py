@@ -15,6 +15,7 @@ multiplier, so a calibration search pays only for the noise-dependent part.
 
 import functools
 import math
+import threading
 
 import numpy as np
 from scipy import special
@@ -330,8 +331,13 @@ class SampledGaussianRdp:
         sigma = check_positive(noise_multiplier, "noise_multiplier")
         return self._evaluate(sigma)
 
-    def _evaluate(self, sigma):
-        """The curve for an already validated ``sigma`` (the calibration search calls this)."""
+    def _evaluate(self, sigma, integer_only=False):
+        """The curve for an already validated ``sigma`` (the calibration search calls this).
+
+        ``integer_only=True`` skips the fractional-order series and returns ``inf`` at those
+        orders (no bound there, so never the optimum); every integer order gets bitwise the
+        value of the full evaluation (each order is its own row of the same arrays).
+        """
         a = self.orders
         if self.sample_rate == 1.0:
             return _finish(a / (2.0 * sigma * sigma))
@@ -340,8 +346,13 @@ class SampledGaussianRdp:
         for idx, log_coef, kk in self._int_groups:  # a handful of size buckets, not orders
             log_a[idx] = _row_logsumexp(log_coef + kk * inv2s2)
         if self._frac_idx.size:
-            log_a[self._frac_idx] = self._log_a_frac(sigma)
+            log_a[self._frac_idx] = np.inf if integer_only else self._log_a_frac(sigma)
         return _finish(log_a / (a - 1.0), RDP_ABS_SLACK)
+
+    @property
+    def has_fractional_orders(self):
+        """True when the grid mixes fractional orders (their series is the costly part)."""
+        return self.sample_rate != 1.0 and bool(self._frac_idx.size) and bool(self._is_int.any())
 
 
 def rdp_sampled_gaussian(sample_rate, noise_multiplier, orders):
@@ -382,9 +393,28 @@ def rdp_sampled_gaussian(sample_rate, noise_multiplier, orders):
     return _sampled_gaussian_curve(q, sigma, tuple(orders.tolist())).copy()
 
 
+@functools.lru_cache(maxsize=8)   # up to ~5 MB each when a tiny sigma extends the series
+def _sampled_gaussian_evaluator(sample_rate, orders):
+    """The :class:`SampledGaussianRdp` of validated, hashable arguments, built once: the
+    calibration search and the accountant's report of the same run share its precomputation
+    (its lazily extended series tables hold the same values however far they were extended).
+    Use it only through :func:`_shared_evaluate`, which serialises the lazy extension."""
+    return SampledGaussianRdp(sample_rate, np.asarray(orders))
+
+
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_evaluate(sample_rate, orders, sigma, integer_only=False):
+    """``SampledGaussianRdp(sample_rate, orders)._evaluate(sigma, integer_only)`` on the shared
+    evaluator (validated, hashable arguments); bitwise the value of a fresh evaluator."""
+    with _SHARED_LOCK:
+        return _sampled_gaussian_evaluator(sample_rate, orders)._evaluate(sigma, integer_only)
+
+
 @functools.lru_cache(maxsize=256)
 def _sampled_gaussian_curve(sample_rate, noise_multiplier, orders):
     """:func:`rdp_sampled_gaussian` on validated, hashable arguments (read-only result)."""
-    curve = SampledGaussianRdp(sample_rate, np.asarray(orders))._evaluate(noise_multiplier)
+    curve = _shared_evaluate(sample_rate, orders, noise_multiplier)
     curve.setflags(write=False)
     return curve

@@ -6,6 +6,7 @@ kernel is ``dpsco_core._kernels._cd``; its NumPy twin ``dpsco_core.reference.cd`
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -188,8 +189,10 @@ def _run_event(share, epsilon, p, cd_event):
     return ComposedDpEvent((smoothness_event(p, share * epsilon), cd_event))
 
 
+@functools.lru_cache(maxsize=256)
 def _calibrate(epsilon, delta, releases, calibration):
-    """Noise multiplier s and the event of the T K coordinate releases."""
+    """Noise multiplier s and the event of the T K coordinate releases (memoized: a pure
+    function of public arguments, part of the fixed cost per call; issue 18)."""
     if not math.isfinite(epsilon):
         return 0.0, NonPrivateDpEvent()
     s = dp_cd_noise_multiplier(epsilon=epsilon, delta=delta, releases=releases,

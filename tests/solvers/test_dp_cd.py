@@ -276,3 +276,25 @@ def test_grid_private_smoothness_runs_equal_single_runs():
             == dataclasses.replace(single.privacy, non_private_outputs=()))
     assert dp.result.NON_PRIVATE_STATS["clipped"] in g.privacy.non_private_outputs
     assert dp.result.NON_PRIVATE_STATS["clipped_fraction"] in single.privacy.non_private_outputs
+
+
+@pytest.mark.parametrize("solver", ["dp_cd", "dp_sgd"])
+def test_no_objective_evaluation_without_history_and_the_same_bits(monkeypatch, solver):
+    # Issue 18: without a history the call evaluates no objective (the kernel alone reads the
+    # data), and the iterates are bitwise those of the run that records one.
+    X, y, _ = dp.datasets.make_sparse_lasso(n_samples=200, n_features=12, n_informative=3,
+                                         random_state=3)
+    prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(0.05), bounds=(-5.0, 5.0))
+    run = getattr(dp, solver)
+    kw = dict(epsilon=1.0, delta=1e-5, passes=3, random_state=7)
+    if solver == "dp_sgd":
+        kw["batch_size"] = 20
+    with_history = run(prob, record_history=True, **kw)
+
+    def no_objective(*args, **kwargs):
+        raise AssertionError("objective evaluated without a history")
+
+    monkeypatch.setattr(type(prob), "objective", no_objective)
+    without = run(prob, record_history=False, **kw)
+    np.testing.assert_array_equal(without.coef, with_history.coef)
+    assert without.history.objective.size == 0

@@ -1,0 +1,76 @@
+"""The OpenMP wait policy of the kernels, chosen before the OpenMP runtime starts (issue 18).
+
+Why: GNU libgomp's default lets a thread that finished its share of a parallel region spin for
+about 300,000 iterations (milliseconds) before sleeping. On a machine where another process keeps
+a core busy, the spinning threads and the one that still has work take turns on the cores, and a
+~1 ms kernel took 16-21x longer with 2 threads than with 1 (issue 18's measurements; with
+``OMP_WAIT_POLICY=passive``: 0.98-1.08x). A library is often embedded in a busy process or
+machine, so dpsco-core asks for the passive policy (idle threads sleep at once) unless the user
+chose a policy.
+
+How: the runtime reads its environment once, when it is loaded (libgomp) or first used (LLVM
+libomp). :func:`apply` runs from ``dpsco_core/__init__.py``, before any kernel module can load:
+if neither ``OMP_WAIT_POLICY`` nor ``GOMP_SPINCOUNT`` is set and no OpenMP runtime is loaded yet,
+it sets ``OMP_WAIT_POLICY=passive``, loads the smallest kernel module (which loads and
+initialises the runtime), and restores the environment, so that child processes and other
+libraries see the user's environment unchanged. A policy the user set is always kept.
+:data:`POLICY` says what is in effect; ``show_config()`` prints it.
+
+Pure Python and standard library only: it runs before numpy is imported.
+"""
+
+import os
+import sys
+
+__all__ = ["apply", "POLICY", "WAIT_POLICY_DEFAULT"]
+
+#: The wait policy dpsco-core asks for when the user set none.
+WAIT_POLICY_DEFAULT = "passive"
+
+#: What is in effect, for show_config(); set by apply().
+POLICY = "not set (dpsco_core not initialised)"
+
+_USER_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+
+
+def _runtime_already_loaded():
+    """True when a shared OpenMP runtime is already mapped in this process (Linux; else False).
+
+    Only the unversioned system names count (``libgomp.so.1``, ``libomp.so``, ``libiomp5.so``):
+    the copies vendored in wheels (``libgomp-<hash>.so.1``, scikit-learn's and torch's) are
+    separate runtimes with their own settings, and do not start ours.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        with open("/proc/self/maps") as fh:
+            names = {os.path.basename(line.split()[-1]) for line in fh if "omp" in line}
+    except OSError:
+        return False
+    return any(name.startswith(("libgomp.so", "libomp.so", "libiomp5.so")) for name in names)
+
+
+def apply():
+    """Choose the wait policy (module docstring) and record it in :data:`POLICY`."""
+    global POLICY
+    user = {name: os.environ[name] for name in _USER_VARIABLES if name in os.environ}
+    if user:
+        POLICY = ", ".join(f"{k}={v}" for k, v in user.items()) + " (the user's)"
+        return
+    if _runtime_already_loaded():
+        # Too late: another library started the runtime with its default (spinning) policy.
+        POLICY = ("the runtime's default (OpenMP was loaded before dpsco_core; set\n"
+                  "                 OMP_WAIT_POLICY=passive not to spin on a busy machine)")
+        return
+    os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY_DEFAULT
+    try:
+        from ._kernels import _config as kconfig
+        kconfig.omp_max_threads()      # LLVM libomp reads its environment at first use
+    except ImportError:                # kernels not built: nothing to configure
+        POLICY = "not applicable (compiled kernels not found)"
+        return
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
+    POLICY = (f"{WAIT_POLICY_DEFAULT} (dpsco-core's default; OMP_WAIT_POLICY or "
+              "GOMP_SPINCOUNT override it)" if kconfig.openmp_enabled()
+              else "not applicable (serial build)")
