@@ -167,11 +167,13 @@ def check_noise_scale(noise_scale, epsilon, what="noise standard deviation"):
 
 
 def report_from_event(event, *, delta, relation, budget_split, assumptions, target_epsilon,
-                      extra_orders=(), conversion="mironov", conditions=()):
+                      extra_orders=(), conversion="mironov", conditions=(), accountant="rdp"):
     """Run the RDP accountant over ``event`` and check the result against the target.
 
     The Renyi order grid is dp-accounting's default plus ``extra_orders`` (for example the
     continuous optimum of a closed-form calibration, so that the accountant reproduces it).
+    ``accountant="pld"`` runs :class:`~dpsco_core.privacy.accountants.PldAccountant` instead
+    (default discretisation; orders and conversion unused).
 
     Raises
     ------
@@ -183,7 +185,9 @@ def report_from_event(event, *, delta, relation, budget_split, assumptions, targ
 
     orders = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, dtype=float),
                                        np.asarray(extra_orders, dtype=float)]))
-    report = PrivacyReport.from_event(event, delta=delta, accountant="rdp",
+    if accountant == "pld":
+        orders = None
+    report = PrivacyReport.from_event(event, delta=delta, accountant=accountant,
                                       neighboring_relation=relation, orders=orders,
                                       conversion=conversion, budget_split=budget_split,
                                       assumptions=tuple(DEFAULT_ASSUMPTIONS) + tuple(assumptions),
