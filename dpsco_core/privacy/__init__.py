@@ -68,7 +68,8 @@ __all__ = [
     "rdp_to_epsilon", "rdp_to_delta", "zcdp_to_epsilon", "zcdp_to_delta",
     "gdp_delta", "gdp_epsilon", "gdp_mu",
     # calibration
-    "calibrate_sampled_gaussian", "calibrate_sampled_gaussian_pld", "calibrate_gaussian", "calibrate_analytic_gaussian",
+    "calibrate_sampled_gaussian", "calibrate_sampled_gaussian_pld", "calibrate_gaussian",
+    "calibrate_analytic_gaussian",
     "dp_cd_noise_multiplier", "steps_from_epochs",
     # report
     "PrivacyReport",
