@@ -215,3 +215,21 @@ def test_dp_sgd_with_the_pld_accountant():
     assert res.stats["noise_multiplier"] < 0.97 * rdp.stats["noise_multiplier"]
     with pytest.raises(ValueError, match="accountant"):
         dp.dp_sgd(prob, accountant="prv", **kwargs)
+
+
+def test_noisy_mirror_descent_with_the_pld_accountant():
+    import dpsco_core as dp
+    from dpsco_core.datasets import make_rademacher_lasso
+    from dpsco_core.solvers import mirror_descent as md
+
+    X, y, _ = make_rademacher_lasso(1000, 20, 3, random_state=0)
+    prob = dp.Problem(X, y, loss="squared")
+    kwargs = dict(epsilon=1.0, delta=1e-5, random_state=0)
+    res = md.noisy_mirror_descent(prob, accountant="pld", **kwargs)
+    rep = res.privacy
+    assert rep.accountant == "pld" and 1.0 - 1e-4 <= rep.epsilon <= 1.0
+    assert _theirs(rep.event, ZERO_OUT, 1e-5) == pytest.approx(rep.epsilon, rel=1e-6)
+    rdp = md.noisy_mirror_descent(prob, **kwargs)
+    assert res.stats["noise_multiplier"] < rdp.stats["noise_multiplier"]
+    with pytest.raises(ValueError, match="accountant"):
+        md.localized_mirror_descent(prob, accountant="prv", **kwargs)
