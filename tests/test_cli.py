@@ -34,3 +34,44 @@ def test_demo_is_reproducible(capsys):
 def test_show_config_command(capsys):
     assert main(["show-config"]) == 0
     assert "openmp" in capsys.readouterr().out
+
+
+def test_reproduce_help_lists_every_paper(capsys):
+    from dpsco_core.__main__ import _PAPERS, _REPRODUCTIONS
+
+    assert main(["reproduce", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert set(_PAPERS) == set(_REPRODUCTIONS)
+    for name, line in _PAPERS.items():
+        assert f"  {name}" in out and line in out
+
+
+@pytest.mark.parametrize("paper", ["dpcd", "mlmc", "resque-parallel"])
+def test_smoke_is_documented_in_the_help(paper, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["reproduce", paper, "--help"])
+    assert exit_info.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--smoke" in out
+    assert re.search(r"--smoke\s+an?\s+(tiny|seconds-long)", out), out
+
+
+def test_reproduce_shows_progress_for_every_phase(tmp_path, capsys):
+    # A tiny run (one problem, one algorithm, the smoke grid): every phase announces itself
+    # on stderr with the elapsed time, in order, down to the last file written.
+    pytest.importorskip("matplotlib")
+    code = main(["reproduce", "dpcd", "--smoke", "--problems", "california_std",
+                 "--algorithms", "DP-CD", "--out", str(tmp_path), "--threads", "1"])
+    assert code == 0
+    err = capsys.readouterr().err
+    phases = re.findall(r"^\[phase (\d)/(\d)\] (.*) \(elapsed ([0-9.]+) s\)$", err, re.M)
+    assert [int(k) for k, *_ in phases if not _[1].startswith("  ")] == [1, 2, 3, 4]
+    assert {total for _, total, *_ in phases} == {"4"}
+    elapsed = [float(e) for *_, e in phases]
+    assert elapsed == sorted(elapsed)
+    steps = [text.strip() for _, _, text, _ in phases if text.startswith("  ")]
+    assert "california_std: optimum F* (1/1)" in steps
+    # california_std is a balanced problem: figure 2 (balanced) and figure 3 (time), no figure 1
+    assert steps[-3:] == ["figure2.png", "figure3.png", "summary.md"]
+    assert "work [" in err                      # the progress bar of the sweep
+    assert (tmp_path / "summary.md").is_file()

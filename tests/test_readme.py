@@ -89,6 +89,18 @@ def test_quickstart_budget(capsys):
     assert len(ns["candidates"]) == 4 and ns["res"].privacy.non_private_outputs == ()
 
 
+def test_quickstart_pld(capsys):
+    pytest.importorskip("dp_accounting")
+    lines, ns = _run('a tighter accountant (`accountant="pld"`)', capsys)
+    assert len(lines) == 2, lines
+    # the numbers: RDP 3.2417, PLD 3.094 (4.6 % less noise)
+    z_rdp, z_pld = _numbers(lines[0])[:2]
+    assert round(z_rdp, 4) == 3.2417 and abs(z_pld - 3.094) < 5e-4
+    rep = ns["res"].privacy
+    assert rep.accountant == "pld" and "pld accountant" in lines[1]
+    assert 1.0 - 1e-4 <= rep.epsilon <= 1.0 and rep.unconditional
+    assert ns["res"].stats["noise_multiplier"] == ns["z_pld"]
+
 def test_readme_opens_with_the_two_commands():
     text = README.read_text()
     block = re.search(r"```bash\n(.*?)```", text, re.S).group(1)

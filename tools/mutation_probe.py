@@ -105,9 +105,9 @@ MUTANTS = (
            "delta[j] = vertex_norm * G * 2 ** j / b",
            "vr_frank_wolfe: right-child score sensitivity halved"),
     Mutant("localized-md-half-the-steps", "dpsco_core/solvers/mirror_descent.py",
-           'ph["noise_multiplier"] = _calibrate(ph["epsilon"], delta, ph["sample_rate"], ph["steps"])',
+           'ph["noise_multiplier"] = _calibrate(ph["epsilon"], delta, ph["sample_rate"], ph["steps"],',
            'ph["noise_multiplier"] = _calibrate(ph["epsilon"], delta, ph["sample_rate"], '
-           'max(1, ph["steps"] // 2))',
+           'max(1, ph["steps"] // 2),',
            "localized mirror descent: a phase calibrated for half of its steps"),
     Mutant("mlmc-sensitivity-halved", "dpsco_core/mlmc/dp_sco.py",
            "sensitivity = 2.0 * r_i * k_max / m",

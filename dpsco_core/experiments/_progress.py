@@ -44,3 +44,32 @@ class Progress:
                           f"elapsed {int(elapsed) // 60:02d}:{int(elapsed) % 60:02d} "
                           f"left {eta}")
         self.stream.flush()
+
+
+class Phases:
+    """Numbered phase lines on stderr: ``[phase k/N] label (elapsed 12.3 s)``.
+
+    The sweeps have a :class:`Progress` bar; the phases around them (data and optima, timings,
+    tables and figures) print a line when they start, and :meth:`step` lines within, so that
+    a run is never silent for long. Elapsed time is counted from the creation of the object.
+    """
+
+    def __init__(self, total, stream=None):
+        self.total = int(total)
+        self.k = 0
+        self.stream = sys.stderr if stream is None else stream
+        self.start_time = time.perf_counter()
+
+    def start(self, label):
+        """Begin the next phase."""
+        self.k += 1
+        self._write(label)
+
+    def step(self, detail):
+        """A line within the current phase (one unit of a silent loop)."""
+        self._write("  " + detail)
+
+    def _write(self, text):
+        elapsed = time.perf_counter() - self.start_time
+        self.stream.write(f"[phase {self.k}/{self.total}] {text} (elapsed {elapsed:.1f} s)\n")
+        self.stream.flush()

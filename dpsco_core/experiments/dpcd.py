@@ -53,7 +53,7 @@ from .. import datasets
 from ..penalties import L1, L2
 from ..problems import Problem
 from ._cli import parse_experiment_args
-from ._progress import Progress
+from ._progress import Phases, Progress
 
 PASSES = (2, 5, 10, 20, 50)
 #: The neighbouring relation of each algorithm (module docstring).
@@ -161,8 +161,11 @@ def _sparse_lasso_lambda(X, y, target=1.7551, tol=1e-4):
     return math.sqrt(lo * hi)
 
 
-def build_settings(which=None):
-    """The five problems, each with its lambda (printed) and its optimum F*."""
+def build_settings(which=None, log=None):
+    """The five problems, each with its lambda (printed) and its optimum F*.
+
+    ``log(text)``, if given, is called before each slow step (a lambda search, an optimum)."""
+    log = log or (lambda text: None)
     settings = []
     Xc, yc = datasets.load_california()
     Xe, ye = datasets.load_electricity()
@@ -196,12 +199,14 @@ def build_settings(which=None):
                                 f"lambda = 0.1 lambda_max = {lam:.4g} (target centred)"))
     if want("sparse_lasso"):
         X, y, _ = datasets.make_sparse_lasso(1000, 1000, 10, noise=0.1, random_state=2022)
+        log("sparse_lasso: lambda by bisection on the relative error of w = 0")
         lam = _sparse_lasso_lambda(X, y)
         settings.append(Setting("sparse_lasso", "Sparse LASSO", Problem(X, y, loss="squared",
                                                                         penalty=L1(lam)),
                                 10.0, False,
                                 f"lambda = {lam:.4g}: relative error of w = 0 is 0.7551"))
-    for s in settings:
+    for k, s in enumerate(settings, 1):
+        log(f"{s.key}: optimum F* ({k}/{len(settings)})")
         s.optimum = s.problem.solve().objective
     return settings
 
@@ -423,7 +428,25 @@ def _band(curves):
     return x, ys.min(axis=0), ys.mean(axis=0), ys.max(axis=0)
 
 
-def write_figures(out, settings, results, plt):
+#: Caption of figures 1 and 2: why curves end at different pass counts (issue 17: California
+#: DP-SGD stops at 20 passes in figure 1).
+PASSES_CAPTION = ("Each curve is the run at its selected number of passes (lowest mean error of "
+                  "the grid, in the legend): the budget is spread over all passes, so a curve "
+                  "that stops early (e.g. DP-SGD at 20) did worse when run longer.")
+
+
+def _thin_time_ticks(ax):
+    """At most 4 x ticks, compact labels, rotated: the time axes of short runs (California)
+    otherwise print long labels such as 0.0025 that overlap."""
+    from matplotlib.ticker import FormatStrFormatter, MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=4, min_n_ticks=2))
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%.3g"))
+    ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+
+
+def write_figures(out, settings, results, plt, log=None):
+    log = log or (lambda text: None)
     groups = {
         "figure1.png": [s for s in settings if s.imbalanced],
         "figure2.png": [s for s in settings if not s.imbalanced],
@@ -431,7 +454,9 @@ def write_figures(out, settings, results, plt):
     for name, group in groups.items():
         if not group:
             continue
-        fig, axes = plt.subplots(1, len(group), figsize=(4.2 * len(group), 3.4), squeeze=False)
+        log(name)
+        # 0.8 inch below the axes for the caption (three lines on a single panel)
+        fig, axes = plt.subplots(1, len(group), figsize=(4.2 * len(group), 4.2), squeeze=False)
         for ax, s in zip(axes[0], group):
             for alg in ALGORITHMS:
                 res = results.get((s.key, alg))
@@ -439,7 +464,7 @@ def write_figures(out, settings, results, plt):
                     continue
                 x, lo, mean, hi = _band(res["final"][res["best_passes"]]["curves"])
                 ax.plot(x, mean, color=COLOURS[alg], marker=MARKERS[alg], markevery=max(1, len(x) // 8),
-                        label=alg, lw=1.5, ms=4)
+                        label=f"{alg} ({res['best_passes']} passes)", lw=1.5, ms=4)
                 ax.fill_between(x, np.maximum(lo, 1e-8), np.maximum(hi, 1e-8),
                                 color=COLOURS[alg], alpha=0.2)
             ax.set_yscale("log")
@@ -447,10 +472,12 @@ def write_figures(out, settings, results, plt):
             ax.set_ylabel("relative error")
             ax.set_title(f"{s.title}, ε={s.epsilon:g}", fontsize=9)
             ax.grid(alpha=0.3)
-        axes[0][0].legend(fontsize=8)
-        fig.tight_layout()
+            ax.legend(fontsize=7)
+        fig.text(0.5, 0.01, PASSES_CAPTION, ha="center", va="bottom", fontsize=7, wrap=True)
+        fig.tight_layout(rect=(0, 0.8 / 4.2, 1, 1))
         fig.savefig(os.path.join(out, name), dpi=100)
         plt.close(fig)
+    log("figure3.png")
     fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings), 3.4), squeeze=False)
     for ax, s in zip(axes[0], settings):
         for alg in ALGORITHMS:
@@ -467,6 +494,7 @@ def write_figures(out, settings, results, plt):
                             alpha=0.2)
         ax.set_yscale("log")
         ax.set_xlabel("time (s)")
+        _thin_time_ticks(ax)
         ax.set_ylabel("relative error")
         ax.set_title(f"{s.title}", fontsize=9)
         ax.grid(alpha=0.3)
@@ -504,11 +532,13 @@ def run(out, grid_kind="reduced", threads=None, problems=None, stream=None, algo
     threads = effective_n_threads(threads)
     grid = make_grid(grid_kind)
     os.makedirs(out, exist_ok=True)
+    phases = Phases(4, stream)
     print(f"Reproducing the DP-CD paper (grid: {grid_kind}, {threads} thread(s)); outputs in "
           f"{out}", flush=True)
     print("Hyperparameters are selected on the NON-PRIVATE objective, as in the paper: this "
           "selection is not covered by the privacy guarantee.", flush=True)
-    settings = build_settings(problems)
+    phases.start("problems: data, lambdas and non-private optima F*")
+    settings = build_settings(problems, log=phases.step)
     for s in settings:
         print(f"  {s.key}: n = {s.problem.n_samples}, p = {s.problem.n_features}, epsilon = "
               f"{s.epsilon:g}, delta = 1/n^2, {s.rule}, F* = {s.optimum:.8g}", flush=True)
@@ -529,20 +559,25 @@ def run(out, grid_kind="reduced", threads=None, problems=None, stream=None, algo
         writer = csv.writer(fh)
         writer.writerow(["problem", "algorithm", "phase", "passes", "step", "clip", "seed",
                          "relative_error", "seconds"])
+        phases.start(f"tuning and final runs: {len(plan)} (problem, algorithm) pairs")
         with Progress(sum(n for _, _, n in plan), "work", stream=stream) as bar:
             for s, alg, _ in plan:
                 best = tune(s, alg, grid, threads, writer, bar)
                 final = final_runs(s, alg, best, grid, writer, bar)
                 best_passes = min(grid.passes, key=lambda p: best[p]["mean"])
                 results[(s.key, alg)] = dict(best=best, final=final, best_passes=best_passes)
+    phases.start(f"Table 3 timings: {grid.final_seeds} runs per configuration, no history")
     for s in settings:
         for alg in ("DP-CD", "DP-SGD"):
             if (s.key, alg) in results:
+                phases.step(f"{s.key} {alg}")
                 timings[(s.key, alg)] = {p: _timing_runs(s, alg, results[(s.key, alg)]["best"],
                                                          p, grid.final_seeds)
                                          for p in grid.passes}
+    phases.start("tables, figures and summary")
     write_table2(os.path.join(out, "table2.md"), settings, results, grid)
     write_table3(os.path.join(out, "table3.md"), settings, timings, grid)
+    phases.step("importing matplotlib")
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -550,7 +585,8 @@ def run(out, grid_kind="reduced", threads=None, problems=None, stream=None, algo
     except ImportError:
         print("matplotlib is not installed: figures skipped (pip install matplotlib).")
     else:
-        write_figures(out, settings, results, plt)
+        write_figures(out, settings, results, plt, log=phases.step)
+    phases.step("summary.md")
     lines = summary_lines(settings, results)
     with open(os.path.join(out, "summary.md"), "w") as fh:
         fh.write("\n".join(["# Targets"] + lines) + "\n")
@@ -587,7 +623,10 @@ def main(argv=None):
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--full", action="store_true",
                         help="the paper's grid (10 steps x 100 clips, 5 + 10 seeds)")
-    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny grid (2 passes, 2 x 2 configurations, 1 + 2 seeds; about "
+                             "30 s on 2 cores) that exercises every output, for tests: its "
+                             "numbers are not the paper's")
     parser.add_argument("--out", default="dpcd_results", help="output folder")
     parser.add_argument("--threads", type=int, default=None, help="threads (default: all)")
     parser.add_argument("--table3-from", metavar="DIR", default=None,

@@ -486,7 +486,7 @@ def _count_runs(points, methods, eval_seeds, tuning_seeds):
 
 
 def main(argv=None):
-    from ._progress import Progress
+    from ._progress import Phases, Progress
     parser = argparse.ArgumentParser(prog="python -m dpsco_core reproduce l1")
     parser.add_argument("--full", action="store_true",
                         help="the issue's grid: d = 10 .. 1e5 at n = 1e5, n = 1e3 .. 1e6, "
@@ -506,6 +506,8 @@ def main(argv=None):
                   if (p[0] in args.only) or (p[0] in PROBLEMS and "problems" in args.only)]
     os.makedirs(args.out, exist_ok=True)
     start = time.perf_counter()
+    phases = Phases(3)
+    phases.start(f"sweeps: {len(points)} points")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")        # RDP grid-edge notices during calibration
         with Progress(_count_runs(points, methods, eval_seeds, tuning_seeds),
@@ -513,6 +515,7 @@ def main(argv=None):
             rows, chosen = run_sweeps(points, methods, eval_seeds, tuning_seeds,
                                       n_threads=args.threads, progress=bar.advance,
                                       problems=PROBLEMS)
+    phases.start("l1.csv and l1.md")
     with open(os.path.join(args.out, "l1.csv"), "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
@@ -523,6 +526,7 @@ def main(argv=None):
     print(table)
     with open(os.path.join(args.out, "l1.md"), "w") as fh:
         fh.write(table)
+    phases.start("plots (matplotlib)")
     _plots(rows, points, args.out)
     return 0
 

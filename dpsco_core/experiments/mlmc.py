@@ -60,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._cli import parse_experiment_args
-from ._progress import Progress
+from ._progress import Phases, Progress
 
 __all__ = ["main", "run", "kink_problem", "median_problem", "median_minimizer", "level_sweep",
            "moreau_sweep", "speedup", "simulated_makespans", "run_dp", "CONFIGS", "DP_METHODS"]
@@ -754,7 +754,9 @@ def _save(plt, fig, path):
     plt.close(fig)
 
 
-def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
+def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out, log=None):
+    log = log or (lambda text: None)
+    log("importing matplotlib")
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -762,6 +764,10 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     except ImportError:
         print("matplotlib is not installed: skipping the plots.")
         return
+
+    def save(fig, path):
+        _save(plt, fig, path)
+        log(f"wrote {os.path.basename(path)}")
     keys = sorted({(r["problem"], r["levels"]) for r in level_rows})
 
     def per_key(fname, draw, ylabel, title):
@@ -775,7 +781,7 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
         axes[0][0].set_ylabel(ylabel, fontsize=8)
         axes[0][0].legend(fontsize=6)
         fig.suptitle(title, fontsize=9)
-        _save(plt, fig, os.path.join(out, fname))
+        save(fig, os.path.join(out, fname))
 
     def bias(ax, sel, key):
         j = [r["j_max"] for r in sel]
@@ -823,7 +829,7 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     axes[1].loglog(t, 10.0 / t, "k:", label="1/t slope")
     axes[1].set(xlabel="t (gradients)", ylabel="P(N >= t)", title="E3: cost tail")
     axes[1].legend(fontsize=6, loc="lower left")
-    _save(plt, fig, os.path.join(out, "mlmc_cost.png"))
+    save(fig, os.path.join(out, "mlmc_cost.png"))
 
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     for tail in tails:
@@ -838,7 +844,7 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     ax.legend(fontsize=6, loc="lower left")
     ax.set_xlim(left=1e-2)
     ax.set(xlabel="||x_hat - x*||", ylabel="CCDF", title="E5: output tail (grey: sqrt(T)G/mu)")
-    _save(plt, fig, os.path.join(out, "mlmc_tail.png"))
+    save(fig, os.path.join(out, "mlmc_tail.png"))
 
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     sel = [r for r in moreau_rows if r["function"] == "l1"]
@@ -855,7 +861,7 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     ax.set(yscale="log", xlabel="j_max", ylabel="error in grad f_lambda(y)",
            title="E6: MORGRADEST, f = ||x - a||_1")
     ax.legend(fontsize=6)
-    _save(plt, fig, os.path.join(out, "mlmc_moreau.png"))
+    save(fig, os.path.join(out, "mlmc_moreau.png"))
 
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     for key in sorted({(r["levels"], r["j_max"]) for r in speed_rows}):
@@ -868,9 +874,10 @@ def _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out):
     ax.set(xlabel="threads", ylabel="speedup over 1 thread",
            title=f"E10: batch speedup (load up to {load:.1f})")
     ax.legend(fontsize=7)
-    _save(plt, fig, os.path.join(out, "mlmc_speedup.png"))
+    save(fig, os.path.join(out, "mlmc_speedup.png"))
 
     _plot_dp(plt, dp_rows, out)
+    log("wrote mlmc_dp.png")
 
 
 def _plot_dp(plt, dp_rows, out):
@@ -918,6 +925,8 @@ def run(out, kind="default", threads=None, stream=None):
                + threads * len(cfg["speed_configs"])
                + 2 * len(cfg["dp"]["ns"]) + len(cfg["dp"]["epsilons"]) - 1)
     level_rows, tails = [], []
+    phases = Phases(3, stream)
+    phases.start(f"sweeps: {n_tasks} tasks (E1 to E10)")
     with Progress(n_tasks, "mlmc", stream=stream) as bar:
         for problem in problems:
             for levels, j_maxes in schemes:
@@ -934,6 +943,7 @@ def run(out, kind="default", threads=None, stream=None):
                                    n_copies=cfg["speed_copies"], reps=cfg["threads_reps"],
                                    progress=bar)
         dp_rows, dp_failures = run_dp(cfg["dp"], threads, bar)
+    phases.start("tables and CSV files")
     lines = [f"# MLMC optimum estimator (paper 001): {kind} grid", "",
              f"Copies per MLMC point: {cfg['n_copies']}; EpochSGD runs per point: "
              f"{cfg['n_top']}; {threads} thread(s).", ""]
@@ -949,7 +959,8 @@ def run(out, kind="default", threads=None, stream=None):
     _write_csv(os.path.join(out, "mlmc_moreau.csv"), moreau_rows)
     _write_csv(os.path.join(out, "mlmc_speedup.csv"), speed_rows)
     _write_csv(os.path.join(out, "mlmc_dp.csv"), dp_rows)
-    _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out)
+    phases.start("plots")
+    _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out, log=phases.step)
     print(text)
     return level_rows, moreau_rows, speed_rows, dp_rows
 
@@ -958,7 +969,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m dpsco_core reproduce mlmc",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("--full", action="store_true", help="larger grid (~20 min on 2 cores)")
-    parser.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true",
+                        help="a tiny grid (seconds) that exercises every output, for tests: "
+                             "its numbers are not the paper's")
     parser.add_argument("--out", default="mlmc_results", help="output folder")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads (default: all); E10 times 1..N")

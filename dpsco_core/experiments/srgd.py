@@ -41,6 +41,7 @@ import time
 import numpy as np
 
 from ._cli import parse_experiment_args
+from ._progress import Phases
 
 __all__ = ["main", "make_problem", "run_grid", "METHODS"]
 
@@ -231,7 +232,10 @@ def main(argv=None):
     epsilons[n_eps] = [eps_main] + [e for e in eps_sweep if e != eps_main]
     os.makedirs(args.out, exist_ok=True)
     rows, tables = [], []
-    for kind in args.problems.split(","):
+    kinds = args.problems.split(",")
+    phases = Phases(2 * len(kinds) + 1)
+    for kind in kinds:
+        phases.start(f"{kind}: tuning and seeds over n in {ns}")
         kind_rows = run_grid(kind, ns, epsilons, seeds, betas, clips)
         rows += kind_rows
         summary = summarize(kind_rows)
@@ -240,7 +244,9 @@ def main(argv=None):
         tables.append(f"\nAt n = {ns[-1]}, B = sqrt(n), epsilon = {eps_main:g}: single-epoch "
                       f"DP-SGD (best of average and last iterate) / Accelerated-DP-SRGD = "
                       f"{factor:.2f}x (issue target: >= 3x at n = 1e6 on lsq).\n")
+        phases.start(f"{kind}: plots (matplotlib)")
         _plots(summary, kind, ns, eps_main, epsilons[n_eps], n_eps, args.out)
+    phases.start("srgd.csv and srgd.md")
     with open(os.path.join(args.out, "srgd.csv"), "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()

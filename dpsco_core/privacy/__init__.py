@@ -6,7 +6,8 @@ the solvers, so ``import dpsco_core.privacy`` works on an installation without a
 * :mod:`~dpsco_core.privacy.events`: what a mechanism did (dp-accounting's event names).
 * :mod:`~dpsco_core.privacy.rdp`: Renyi-DP curves of the basic mechanisms, vectorised over orders.
 * :mod:`~dpsco_core.privacy.accountants`: :class:`RdpAccountant`, :class:`PureDpAccountant`,
-  :class:`GdpAccountant`.
+  :class:`GdpAccountant`, :class:`PldAccountant` (dp-accounting's privacy loss distributions;
+  optional dependency, imported when built).
 * :mod:`~dpsco_core.privacy.conversions`: RDP and zCDP to (epsilon, delta).
 * :mod:`~dpsco_core.privacy.gdp`: Gaussian DP, exact.
 * :mod:`~dpsco_core.privacy.calibration`: noise multipliers for a target budget.
@@ -15,13 +16,14 @@ the solvers, so ``import dpsco_core.privacy`` works on an installation without a
   :func:`spend`, the call every release makes before touching the data.
 """
 
-from .accountants import (DEFAULT_RDP_ORDERS, GdpAccountant, PrivacyAccountant, PureDpAccountant,
-                          RdpAccountant, tree_depth)
+from .accountants import (DEFAULT_RDP_ORDERS, GdpAccountant, PldAccountant, PrivacyAccountant,
+                          PureDpAccountant, RdpAccountant, tree_depth)
 from .budget import Budget, spend
 from .calibration import (
     calibrate_analytic_gaussian,
     calibrate_gaussian,
     calibrate_sampled_gaussian,
+    calibrate_sampled_gaussian_pld,
     dp_cd_noise_multiplier,
     steps_from_epochs,
 )
@@ -57,7 +59,7 @@ __all__ = [
     "LaplaceDpEvent", "EpsilonDeltaDpEvent", "ZCDpEvent", "PoissonSampledDpEvent",
     "SelfComposedDpEvent", "ComposedDpEvent", "SingleEpochTreeAggregationDpEvent",
     # accountants
-    "PrivacyAccountant", "RdpAccountant", "PureDpAccountant", "GdpAccountant",
+    "PrivacyAccountant", "RdpAccountant", "PureDpAccountant", "GdpAccountant", "PldAccountant",
     "DEFAULT_RDP_ORDERS", "tree_depth",
     # RDP curves
     "rdp_gaussian", "rdp_laplace", "rdp_pure", "rdp_zcdp", "rdp_sampled_gaussian",
@@ -66,7 +68,8 @@ __all__ = [
     "rdp_to_epsilon", "rdp_to_delta", "zcdp_to_epsilon", "zcdp_to_delta",
     "gdp_delta", "gdp_epsilon", "gdp_mu",
     # calibration
-    "calibrate_sampled_gaussian", "calibrate_gaussian", "calibrate_analytic_gaussian",
+    "calibrate_sampled_gaussian", "calibrate_sampled_gaussian_pld", "calibrate_gaussian",
+    "calibrate_analytic_gaussian",
     "dp_cd_noise_multiplier", "steps_from_epochs",
     # report
     "PrivacyReport",

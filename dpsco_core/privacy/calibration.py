@@ -11,21 +11,25 @@ dp-accounting (``target_epsilon``, ``target_delta``, ``sample_rate``, ``steps``,
 
 import functools
 import math
+import warnings
 
 import numpy as np
 from scipy import optimize
 
 from .._validation import check_delta, check_epsilon, check_int, check_positive
-from ..exceptions import PrivacyBudgetError
+from ..exceptions import OrderGridWarning, PrivacyBudgetError
 from ._checks import check_conversion, check_orders, check_sample_rate, round_up
-from .accountants import DEFAULT_RDP_ORDERS, _warn_if_edge
+from .accountants import (DEFAULT_PLD_DISCRETIZATION, DEFAULT_RDP_ORDERS, PldAccountant,
+                          _warn_if_edge)
 from .conversions import _rdp_to_epsilon
+from .events import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
 from .gdp import _gdp_mu, gdp_mu
 from .rdp import (_finish, _sampled_gaussian_curve, _sampled_gaussian_evaluator,
                   _shared_evaluate)
 
 __all__ = [
     "calibrate_sampled_gaussian",
+    "calibrate_sampled_gaussian_pld",
     "calibrate_gaussian",
     "calibrate_analytic_gaussian",
     "dp_cd_noise_multiplier",
@@ -481,3 +485,163 @@ def dp_cd_noise_multiplier(*, epsilon, delta, releases, method="tight"):
     x = 2.0 * epsilon / (b + math.sqrt(b * b + 2.0 * epsilon))
     # A relative 1e-12 covers the rounding of the closed form.
     return float(round_up(math.sqrt(releases) / x * (1.0 + 1e-12)))
+
+
+def calibrate_sampled_gaussian_pld(*, target_epsilon, target_delta, sample_rate=1.0, steps=None,
+                                   epochs=None,
+                                   value_discretization_interval=DEFAULT_PLD_DISCRETIZATION,
+                                   noise_rtol=1e-4, epsilon_tolerance=1e-4,
+                                   max_noise_multiplier=MAX_NOISE_MULTIPLIER):
+    """Smallest noise multiplier for DP-SGD under the PLD accountant (``accountant="pld"``).
+
+    The mechanism of :func:`calibrate_sampled_gaussian` (``steps`` compositions of the
+    Poisson-subsampled Gaussian, add-or-remove-one or zero-out; ``sample_rate=1``: unsampled
+    Gaussian releases, any relation), but accounted with
+    :class:`~dpsco_core.privacy.accountants.PldAccountant` (dp-accounting's pessimistic
+    privacy loss distributions), which is tighter than RDP: for 50 epochs at
+    ``q = 256/45312``, ``epsilon = 1``, ``delta = 1/45312^2``, RDP needs 3.2417 and PLD 3.094
+    (4.6 % less noise). The search brackets the noise multiplier and narrows the bracket on
+    the PLD epsilon (Opacus calibrates its PRV accountant by bisection; here false position
+    with the Illinois safeguard, in ``log s``, which needs fewer evaluations): the bracket
+    starts from a first search on a PLD ten times coarser (discretisation 1e-3, about ten
+    times cheaper), itself started at the RDP noise multiplier (without sampling: just above
+    the exact GDP one, below which no noise can meet the budget), and its upper end, which
+    meets the budget by the accountant's own computation, is returned. Each evaluation
+    builds and self-composes a PLD: 0.3 s for 8850 steps at ``s = 3`` but about 3 s at
+    ``s = 1`` (the privacy loss spreads over more discretisation points); 5 to 10 evaluations
+    are needed. Results are memoized.
+
+    Parameters
+    ----------
+    target_epsilon : float
+        In (0, inf).
+    target_delta : float
+        In (0, 1).
+    sample_rate : float, default=1.0
+        Poisson sampling probability ``q``, in (0, 1]; 1 is no sampling.
+    steps : int, optional
+        Number of steps, at least 1. Exactly one of ``steps`` and ``epochs`` must be given.
+    epochs : float, optional
+        Number of passes; ``steps = ceil(epochs / sample_rate)``.
+    value_discretization_interval : float, default=1e-4
+        The PLD's discretisation of the privacy loss (pessimistic rounding), in (0, 1].
+    noise_rtol : float, default=1e-4
+        Stop when the bracket is this narrow (relative): the result is within a factor
+        ``1 + noise_rtol`` of the smallest noise multiplier the accountant accepts...
+    epsilon_tolerance : float, default=1e-4
+        ... or when its epsilon is within ``epsilon_tolerance`` of the target (whichever
+        comes first). The result's epsilon never exceeds the target.
+    max_noise_multiplier : float, default=1e6
+        Give up (PrivacyBudgetError) beyond this noise multiplier.
+
+    Returns
+    -------
+    float
+        The noise multiplier. Its epsilon, recomputed by ``PldAccountant`` with the same
+        discretisation, is at most ``target_epsilon``.
+
+    Raises
+    ------
+    ImportError
+        If dp-accounting is not installed (``pip install 'dpsco-core[pld]'``).
+    PrivacyBudgetError
+        If no noise multiplier up to ``max_noise_multiplier`` meets the budget.
+
+    References
+    ----------
+    Koskela, Jalko and Honkela, AISTATS 2020; Doroshenko et al., PETS 2022; Gopi, Lee and
+    Wutschitz, "Numerical composition of differential privacy", NeurIPS 2021 (Opacus' PRV).
+    """
+    target_epsilon = check_epsilon(target_epsilon, "target_epsilon")
+    target_delta = check_delta(target_delta, "target_delta")
+    sample_rate = check_sample_rate(sample_rate)
+    steps = _check_steps_epochs(steps, epochs, sample_rate)
+    interval = check_positive(value_discretization_interval, "value_discretization_interval")
+    noise_rtol = check_positive(noise_rtol, "noise_rtol")
+    epsilon_tolerance = check_positive(epsilon_tolerance, "epsilon_tolerance")
+    max_noise_multiplier = check_positive(max_noise_multiplier, "max_noise_multiplier")
+    return _pld_multiplier(target_epsilon, target_delta, sample_rate, steps, interval,
+                           noise_rtol, epsilon_tolerance, max_noise_multiplier)
+
+
+#: Discretisation of the cheap first pass of the PLD calibration.
+_PLD_COARSE_INTERVAL = 1e-3
+
+
+@functools.lru_cache(maxsize=128)
+def _pld_multiplier(target_epsilon, target_delta, sample_rate, steps, interval, noise_rtol,
+                    epsilon_tolerance, max_noise_multiplier):
+    """The search of :func:`calibrate_sampled_gaussian_pld` on validated arguments."""
+    PldAccountant(value_discretization_interval=interval)   # ImportError before any work
+    cache = {}
+
+    def gap(s):     # PLD epsilon minus the target: <= 0 meets the budget
+        if s not in cache:
+            event = SelfComposedDpEvent(PoissonSampledDpEvent(sample_rate, GaussianDpEvent(s)),
+                                        steps)
+            acc = PldAccountant(value_discretization_interval=interval).compose(event)
+            cache[s] = acc.get_epsilon(target_delta) - target_epsilon
+        return cache[s]
+
+    factor = 1.1
+    if sample_rate == 1.0:
+        # Unsampled: the composition is exactly a Gaussian of multiplier s / sqrt(steps), whose
+        # exact epsilon (GDP) the pessimistic PLD can only over-estimate: below the GDP
+        # multiplier no s meets the budget, so the bracket starts just around it.
+        s_exact = math.sqrt(steps) / _gdp_mu(target_epsilon, target_delta)
+        hi, lo = s_exact * (1.0 + 1e-3), s_exact * (1.0 - 1e-6)
+    elif interval < _PLD_COARSE_INTERVAL:
+        # A PLD ten times coarser is about ten times cheaper to build and lands within a few
+        # per cent (both are upper bounds): its answer brackets the fine search closely.
+        hi = _pld_multiplier(target_epsilon, target_delta, sample_rate, steps,
+                             _PLD_COARSE_INTERVAL, 1e-3, 1e-3, max_noise_multiplier)
+        factor = 1.02
+        lo = hi / factor
+    else:
+        try:   # RDP is looser, so its answer (cheap) is a good upper end of the bracket
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", OrderGridWarning)
+                hi = calibrate_sampled_gaussian(
+                    target_epsilon=target_epsilon, target_delta=target_delta,
+                    sample_rate=sample_rate, steps=steps,
+                    max_noise_multiplier=max_noise_multiplier)
+        except PrivacyBudgetError:
+            hi = max_noise_multiplier
+        lo = hi / factor
+    while gap(hi) > 0.0:
+        if hi >= max_noise_multiplier:
+            raise PrivacyBudgetError(
+                f"PLD: sampled Gaussian with sample_rate={sample_rate:g}, steps={steps}, "
+                f"target_delta={target_delta:g}: even noise_multiplier={hi:g} gives epsilon "
+                f"above target_epsilon={target_epsilon:g}; the budget cannot be met below "
+                f"max_noise_multiplier={max_noise_multiplier:g}.")
+        lo, hi = hi, min(hi * factor, max_noise_multiplier)
+    while gap(lo) <= 0.0:
+        hi = lo
+        if lo <= _MIN_NOISE_MULTIPLIER:
+            return hi
+        lo /= factor
+    # Bracketed search in log(s), invariant gap(hi) <= 0 < gap(lo): false position with the
+    # Illinois modification (the end kept twice in a row has its gap halved), falling back to
+    # the midpoint, so the bracket always shrinks; the safe end ``hi`` is returned.
+    g_lo, g_hi, kept = gap(lo), gap(hi), None
+    for _ in range(100):
+        if hi / lo - 1.0 <= noise_rtol or -g_hi <= epsilon_tolerance:
+            break
+        x_lo, x_hi = math.log(lo), math.log(hi)
+        x = (x_hi - g_hi * (x_hi - x_lo) / (g_hi - g_lo) if math.isfinite(g_lo)
+             else 0.5 * (x_lo + x_hi))
+        if not x_lo < x < x_hi:
+            x = 0.5 * (x_lo + x_hi)
+        s = math.exp(x)
+        if gap(s) <= 0.0:
+            hi, g_hi = s, gap(s)
+            if kept == "lo":
+                g_lo *= 0.5
+            kept = "lo"
+        else:
+            lo, g_lo = s, gap(s)
+            if kept == "hi":
+                g_hi *= 0.5
+            kept = "hi"
+    return hi

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Tuple
 
 from .._validation import check_delta, check_scalar
-from .accountants import GdpAccountant, PureDpAccountant, RdpAccountant
+from .accountants import (DEFAULT_PLD_DISCRETIZATION, GdpAccountant, PldAccountant,
+                          PureDpAccountant, RdpAccountant)
 from .events import (
     ComposedDpEvent,
     DpEvent,
@@ -29,7 +30,7 @@ from .events import (
 __all__ = ["PrivacyReport", "ACCOUNTANTS", "DEFAULT_ASSUMPTIONS", "FLOATING_POINT_ASSUMPTION"]
 
 #: Accountant names accepted by :meth:`PrivacyReport.from_event`.
-ACCOUNTANTS = ("rdp", "basic-composition", "gdp")
+ACCOUNTANTS = ("rdp", "basic-composition", "gdp", "pld")
 
 #: The solvers draw their Gaussian and Laplace noise (and report-noisy-max's) in double
 #: precision; only the standalone mechanisms of :mod:`dpsco_core.mechanisms` use the exact
@@ -62,10 +63,13 @@ class PrivacyReport:
     accountant : str
         ``"rdp"`` (:class:`~dpsco_core.privacy.accountants.RdpAccountant`) or
         ``"basic-composition"`` (:class:`~dpsco_core.privacy.accountants.PureDpAccountant`)
-        or ``"gdp"`` (:class:`~dpsco_core.privacy.accountants.GdpAccountant`).
+        or ``"gdp"`` (:class:`~dpsco_core.privacy.accountants.GdpAccountant`) or ``"pld"``
+        (:class:`~dpsco_core.privacy.accountants.PldAccountant`, dp-accounting's privacy loss
+        distributions): the accountant that certified ``epsilon``.
     conversion : str
         The RDP -> DP conversion (``"improved"`` or ``"mironov"``; ``"none"`` for basic
-        composition).
+        composition, ``"exact-gdp"`` for GDP; for PLD ``"pessimistic-pld(<interval>)"``, the
+        value discretisation interval of the pessimistic estimate).
     noise_multipliers : tuple of float
         Distinct noise multipliers of the Gaussian and Laplace events, in order of appearance.
     releases : int
@@ -162,7 +166,7 @@ class PrivacyReport:
     def from_event(cls, event, *, delta, accountant="rdp",
                    neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE, orders=None,
                    conversion="improved", budget_split=None, assumptions=DEFAULT_ASSUMPTIONS,
-                   conditions=()):
+                   conditions=(), value_discretization_interval=DEFAULT_PLD_DISCRETIZATION):
         """Build the report of ``event`` by running an accountant over it.
 
         Parameters
@@ -173,7 +177,8 @@ class PrivacyReport:
             Target delta, in (0, 1); for ``accountant="basic-composition"`` also 0 (pure DP:
             the report then states ``delta = 0``, and epsilon is infinite unless every event
             of the tree is pure).
-        accountant : {"rdp", "basic-composition", "gdp"}, default="rdp"
+        accountant : {"rdp", "basic-composition", "gdp", "pld"}, default="rdp"
+            ``"pld"`` needs dp-accounting (``pip install 'dpsco-core[pld]'``).
         neighboring_relation : NeighboringRelation, default=ADD_OR_REMOVE_ONE
         orders : array_like of float, optional
             Renyi orders for the RDP accountant (default: dp-accounting's grid).
@@ -183,6 +188,8 @@ class PrivacyReport:
         assumptions : tuple of str, default=DEFAULT_ASSUMPTIONS
         conditions : tuple of str, default=()
             Data-dependent conditions of this run (see the class docstring).
+        value_discretization_interval : float, default=1e-4
+            For ``accountant="pld"`` only: the discretisation of the privacy loss.
 
         Returns
         -------
@@ -204,6 +211,11 @@ class PrivacyReport:
         elif accountant == "gdp":
             acc = GdpAccountant(neighboring_relation)
             conversion_name, used_orders = "exact-gdp", None
+        elif accountant == "pld":
+            acc = PldAccountant(neighboring_relation,
+                                value_discretization_interval=value_discretization_interval)
+            conversion_name = f"pessimistic-pld({acc.value_discretization_interval:g})"
+            used_orders = None
         else:
             raise ValueError(f"accountant must be one of {set(ACCOUNTANTS)}; got {accountant!r}.")
         acc.compose(event)

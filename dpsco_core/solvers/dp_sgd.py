@@ -19,6 +19,7 @@ from .._validation import check_int, check_scalar, check_vector
 from ..privacy._checks import check_conversion
 from ..privacy.budget import Budget, spend
 from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian, steps_from_epochs
+from ..privacy.calibration import calibrate_sampled_gaussian_pld
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..result import History, Result
@@ -137,6 +138,17 @@ def _relation(neighboring_relation, sampling):
     return relation
 
 
+def _pld_noise(epsilon, delta, sampling, q, steps, epochs):
+    """``(s, event)`` of the run calibrated under the PLD accountant (``accountant="pld"``)."""
+    if sampling == "poisson":
+        s = calibrate_sampled_gaussian_pld(target_epsilon=epsilon, target_delta=delta,
+                                           sample_rate=q, steps=steps)
+        return s, SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(s)), steps)
+    s = calibrate_sampled_gaussian_pld(target_epsilon=epsilon, target_delta=delta,
+                                       sample_rate=1.0, steps=epochs)
+    return s, SelfComposedDpEvent(GaussianDpEvent(s), epochs)
+
+
 def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
            batch_size: int | None = None, sample_rate: float | None = None, step: float = 1.0,
            clip: float = 1.0, sampling: str = "poisson",
@@ -144,7 +156,8 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
            public_n: int | None = None, conversion: str = "improved",
            coef_init: ArrayLike | None = None, random_state: RandomStateLike = None,
            n_threads: int | None = None, record_history: bool = True,
-           smoothness: str | float = "auto", budget: Budget | None = None) -> Result:
+           smoothness: str | float = "auto", budget: Budget | None = None,
+           accountant: str = "rdp") -> Result:
     r"""Differentially private proximal SGD with per-sample clipping (the DP-SGD baseline).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` by
@@ -232,6 +245,16 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
         read; a run that would exceed it raises
         :class:`~dpsco_core.exceptions.PrivacyBudgetError` and reads nothing.
+    accountant : {"rdp", "pld"}, default="rdp"
+        Accountant of the calibration and of the report. ``"pld"``: dp-accounting's
+        pessimistic privacy loss distributions
+        (:class:`~dpsco_core.privacy.accountants.PldAccountant`, value discretisation 1e-4,
+        :func:`~dpsco_core.privacy.calibration.calibrate_sampled_gaussian_pld`): the same
+        mechanism, a tighter analysis, so less noise for the same (epsilon, delta) (4.6 %
+        less for 50 epochs at q = 256/45312, epsilon = 1, delta = 1/n^2), for a few seconds of
+        calibration; ``privacy.accountant`` is then ``"pld"`` and ``conversion`` is unused.
+        Needs dp-accounting (``pip install 'dpsco-core[pld]'``). A ``budget`` keeps its own
+        accountant.
 
     Returns
     -------
@@ -301,6 +324,8 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     q, norm, steps, steps_per_pass = dp_sgd_schedule(
         m, passes, sampling=sampling, batch_size=batch_size, sample_rate=sample_rate)
     conversion = check_conversion(conversion)
+    if accountant not in ("rdp", "pld"):
+        raise ValueError(f"accountant must be 'rdp' or 'pld'; got {accountant!r}.")
     step = check_scalar(step, "step", low=0.0)
     clip = check_scalar(clip, "clip", low=0.0, allow_inf=True)
     if math.isinf(clip) and math.isfinite(epsilon):
@@ -328,6 +353,8 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
             s = calibrate_gaussian(target_epsilon=epsilon, target_delta=delta, steps=epochs,
                                    accountant="rdp", conversion=conversion)
             event = SelfComposedDpEvent(GaussianDpEvent(s), epochs)
+        if accountant == "pld":     # the same mechanism, less noise: the PLD analysis is tighter
+            s, event = _pld_noise(epsilon, delta, sampling, q, steps, epochs)
         noise_scale = check_noise_scale(s * sensitivity_factor(relation) * clip, epsilon)
     else:
         s, noise_scale, event = 0.0, 0.0, NonPrivateDpEvent()
@@ -386,7 +413,7 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split={"optimization": 1.0}, assumptions=assumptions,
                                target_epsilon=epsilon, conversion=conversion,
-                               conditions=conditions)
+                               conditions=conditions, accountant=accountant)
     stats = {
         "time": elapsed,
         "sampling": sampling,

@@ -122,10 +122,19 @@ def _default_clip(lipschitz, d, norm_p):
     return lipschitz * (d ** (0.5 - 1.0 / q) if q > 2.0 else 1.0)
 
 
-def _calibrate(epsilon, delta, q, steps):
-    from ..privacy.calibration import calibrate_sampled_gaussian
+def _check_accountant(accountant):
+    if accountant not in ("rdp", "pld"):
+        raise ValueError(f"accountant must be 'rdp' or 'pld'; got {accountant!r}.")
+    return accountant
+
+
+def _calibrate(epsilon, delta, q, steps, accountant="rdp"):
+    from ..privacy.calibration import calibrate_sampled_gaussian, calibrate_sampled_gaussian_pld
     if not math.isfinite(epsilon):
         return 0.0
+    if accountant == "pld":
+        return calibrate_sampled_gaussian_pld(target_epsilon=epsilon, target_delta=delta,
+                                              sample_rate=q, steps=steps)
     return calibrate_sampled_gaussian(target_epsilon=epsilon, target_delta=delta,
                                       sample_rate=q, steps=steps)
 
@@ -197,7 +206,7 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
                          step: float | None = None, clip: float | None = None,
                          mirror_map: str = "pnorm", neighboring_relation: str = "zero_out",
                          public_n: int | None = None, random_state: RandomStateLike = None,
-                         budget: Budget | None = None) -> Result:
+                         budget: Budget | None = None, accountant: str = "rdp") -> Result:
     r"""Noisy stochastic mirror descent (Algorithm 1; Algorithm 5 for lp): DP-ERM over a ball.
 
     Minimizes :math:`\hat F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over
@@ -242,6 +251,11 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event (add/remove-one)
         before the data are read; refused runs read nothing.
+    accountant : {"rdp", "pld"}, default="rdp"
+        Accountant of the noise calibration and of the report: ``"pld"`` is dp-accounting's
+        pessimistic privacy loss distributions (tighter: less noise for the same budget,
+        seconds of calibration; needs ``pip install 'dpsco-core[pld]'``); see
+        :func:`~dpsco_core.solvers.dp_sgd.dp_sgd`.
 
     Returns
     -------
@@ -290,7 +304,7 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
     C = _default_clip(lipschitz, d, norm_p) if clip is None else check_scalar(clip, "clip",
                                                                               low=0.0)
     q = b / n
-    sigma = _calibrate(epsilon, delta, q, T)
+    sigma = _calibrate(epsilon, delta, q, T, _check_accountant(accountant))
     if step is None:
         sm = sigma * C / b
         step = cd * radius / math.sqrt(T) / math.sqrt(lipschitz ** 2 + 2 * sm ** 2 * logd)
@@ -299,7 +313,8 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split={"optimization": 1.0},
                                assumptions=public_n_assumptions(relation, n),
-                               target_epsilon=epsilon, conversion="improved")
+                               target_epsilon=epsilon, conversion="improved",
+                               accountant=accountant)
     spend(budget, event, neighboring_relation=relation, delta=delta)
     rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
     start = time.perf_counter()
@@ -379,7 +394,7 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
                              max_steps: int | None = None, clip: float | None = None,
                              start: ArrayLike | None = None, neighboring_relation: str = "zero_out",
                              public_n: int | None = None, random_state: RandomStateLike = None,
-                             budget: Budget | None = None) -> Result:
+                             budget: Budget | None = None, accountant: str = "rdp") -> Result:
     r"""Localized noisy mirror descent (Algorithm 2; Algorithm 6 for lp): private SCO.
 
     Phase i runs Algorithm 1 on its own chunk of :math:`\approx n_i = n/2^i` samples on the
@@ -424,6 +439,11 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     budget : Budget or None, default=None
         A :class:`~dpsco_core.privacy.Budget` charged with the worst phase's event (the
         guarantee of the run, by parallel composition) before the data are read.
+    accountant : {"rdp", "pld"}, default="rdp"
+        Accountant of each phase's noise calibration and of the report: ``"pld"`` is dp-accounting's
+        pessimistic privacy loss distributions (tighter: less noise for the same budget,
+        seconds of calibration; needs ``pip install 'dpsco-core[pld]'``); see
+        :func:`~dpsco_core.solvers.dp_sgd.dp_sgd`.
 
     Returns
     -------
@@ -450,6 +470,7 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     reg_constant = check_scalar(reg_constant, "reg_constant", low=0.0)
     n_min = check_int(n_min, "n_min", low=1)
     relation = _poisson_relation(neighboring_relation)
+    accountant = _check_accountant(accountant)
     n = normaliser(relation, problem.n_samples, public_n)   # public: schedule and probabilities
     d = problem.n_features
     p, norm_p, _ = _geometry(geometry, d)
@@ -472,7 +493,8 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     l1 = radius if norm_p == 1.0 else None
     for ph in phases:      # the calibration uses the public schedule only
         ph["sample_rate"] = min(1.0, ph["batch"] / ph["n"])
-        ph["noise_multiplier"] = _calibrate(ph["epsilon"], delta, ph["sample_rate"], ph["steps"])
+        ph["noise_multiplier"] = _calibrate(ph["epsilon"], delta, ph["sample_rate"], ph["steps"],
+                                            accountant)
         ph["event"] = _event(ph["noise_multiplier"], ph["sample_rate"], ph["steps"])
     worst = max(phases, key=lambda ph: ph["epsilon"])      # the first of the largest
     spend(budget, worst["event"], neighboring_relation=relation, delta=delta)
@@ -494,7 +516,8 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     report = report_from_event(worst["event"], delta=delta, relation=relation,
                                budget_split={"optimization": 1.0},
                                assumptions=(_PARALLEL, *public_n_assumptions(relation, n)),
-                               target_epsilon=epsilon, conversion="improved")
+                               target_epsilon=epsilon, conversion="improved",
+                               accountant=accountant)
     stats = {"time": time.perf_counter() - start_time, "phases": phases, "p": p, "clip": C,
              "budget_schedule": budget_schedule,
              "gradient_evaluations": int(sum(ph["steps"] * ph["batch"] for ph in phases))}

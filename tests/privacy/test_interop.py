@@ -142,16 +142,33 @@ def test_same_epsilon_from_both_accountants(relation, event):
     assert math.isclose(ours.get_epsilon(1e-6), theirs.get_epsilon(1e-6), rel_tol=1e-6)
 
 
-@pytest.mark.parametrize("theirs", [
+NO_COUNTERPART = [
     dpe.DiscreteLaplaceDpEvent(noise_parameter=1.0, sensitivity=1),
     dpe.MixtureOfGaussiansDpEvent(standard_deviation=1.0, sensitivities=[0.0, 1.0],
                                   sampling_probs=[0.5, 0.5]),
     dpe.SampledWithoutReplacementDpEvent(source_dataset_size=10, sample_size=2,
                                          event=dpe.GaussianDpEvent(1.0)),
+    dpe.SampledWithReplacementDpEvent(source_dataset_size=10, sample_size=2,
+                                      event=dpe.GaussianDpEvent(1.0)),
+    dpe.RepeatAndSelectDpEvent(event=dpe.GaussianDpEvent(1.0), mean=3.0, shape=1.0),
+    *([dpe.TruncatedSubsampledGaussianDpEvent(dataset_size=100, sampling_probability=0.1,
+                                              truncated_batch_size=20, noise_multiplier=1.0)]
+      if hasattr(dpe, "TruncatedSubsampledGaussianDpEvent") else []),    # dp-accounting 0.5+
     dpe.UnsupportedDpEvent(),
     dpe.RandomizedResponseDpEvent(noise_parameter=0.5, num_buckets=3),
     dpe.ZCDpEvent(rho=0.1, xi=0.5),
-], ids=lambda e: type(e).__name__)
+]
+
+
+def test_every_dp_accounting_event_type_is_covered():
+    # each event class of the installed dp-accounting either converts (THEIRS) or is refused by
+    # name (NO_COUNTERPART): a new class in a later release fails here until it is decided
+    classes = {c for c in vars(dpe).values()
+               if isinstance(c, type) and issubclass(c, dpe.DpEvent) and c is not dpe.DpEvent}
+    assert classes <= {type(e) for e in THEIRS + NO_COUNTERPART}
+
+
+@pytest.mark.parametrize("theirs", NO_COUNTERPART, ids=lambda e: type(e).__name__)
 def test_no_counterpart_names_the_event(theirs):
     with pytest.raises(TypeError, match=type(theirs).__name__):
         from_dp_accounting(theirs)

@@ -92,7 +92,7 @@ def test_bad_budget_split(split, exc):
 
 def test_bad_accountant_name():
     with pytest.raises(ValueError, match="accountant"):
-        PrivacyReport.from_event(DPCD, delta=DELTA, accountant="pld")
+        PrivacyReport.from_event(DPCD, delta=DELTA, accountant="prv")
 
 
 def test_report_pickles():
