@@ -112,7 +112,7 @@ def smoothed_hinge(x, A, y, smoothing_radius):
 
 
 def smoothed_absolute(x, A, b, smoothing_radius):
-    """Smoothed mean absolute loss (1/n) sum_i |<a_i, x> - b_i|."""
+    """Smoothed mean absolute loss ``(1/n) sum_i |<a_i, x> - b_i|``."""
     x = check_vector(x, "x")
     rho = check_positive(smoothing_radius, "smoothing_radius")
     A, b = _rows(A, b, x.shape[0], "b")

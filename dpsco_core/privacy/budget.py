@@ -94,10 +94,10 @@ class Budget:
         pure-DP budget: only pure releases fit in it).
     accountant : {"rdp", "gdp", "basic-composition"}, default="rdp"
         How releases compose (module docstring).
-    neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}, \
-NeighboringRelation or None, default=None
-        The relation of the budget's guarantee. None: set by the first charged release; every
-        later release must use the same one.
+    neighboring_relation : str, NeighboringRelation or None, default=None
+        The relation of the budget's guarantee: ``"replace_one"``, ``"add_or_remove_one"`` or
+        ``"zero_out"``. None: set by the first charged release; every later release must use
+        the same one.
     orders : array_like of float, optional
         Renyi orders of the ``"rdp"`` mode (default: dp-accounting's grid).
     conversion : {"improved", "mironov"}, default="improved"
