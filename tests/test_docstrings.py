@@ -1,0 +1,141 @@
+"""Every public callable has a numpydoc docstring (issue 17).
+
+Walks the public API: every name in ``dpsco_core.__all__`` and, for each module in
+``MODULES``, every function and class its ``__all__`` exports (or, without ``__all__``, that it
+defines under a name not starting with ``_``), and each such class's public methods and
+properties (defined in the class itself, names not starting with ``_``).
+
+The rule:
+
+* every function, class, method and property has a docstring (inherited docstrings count:
+  an override keeps the contract its base documents, as Sphinx's autodoc shows it);
+* a function or method that takes parameters (other than ``self``/``cls``) has a numpydoc
+  ``Parameters`` section; a class whose constructor takes parameters has a ``Parameters`` (or,
+  for result records users do not build themselves, ``Attributes``) section in the class or
+  ``__init__`` docstring;
+* a one-line docstring is enough only for what takes no parameter: properties, and methods or
+  functions without arguments. Exceptions, warnings and enumerations are exempt from the
+  ``Parameters`` rule (their constructors are the standard ones).
+
+``dpsco_core.estimators`` is not checked yet: its docstrings are being rewritten with the
+estimator conventions of issue 17 (helper estconv); add it to ``MODULES`` after that merge.
+"""
+
+import enum
+import importlib
+import inspect
+import re
+
+import pytest
+
+import dpsco_core
+
+MODULES = [
+    "dpsco_core.solvers",
+    "dpsco_core.solvers.dp_cd", "dpsco_core.solvers.dp_sgd", "dpsco_core.solvers.dp_srgd",
+    "dpsco_core.solvers.frank_wolfe", "dpsco_core.solvers.mirror_descent",
+    "dpsco_core.solvers.smoothness", "dpsco_core.solvers.srgd_baselines",
+    "dpsco_core.privacy",
+    "dpsco_core.privacy.accountants", "dpsco_core.privacy.budget",
+    "dpsco_core.privacy.calibration", "dpsco_core.privacy.conversions",
+    "dpsco_core.privacy.events", "dpsco_core.privacy.gdp", "dpsco_core.privacy.interop",
+    "dpsco_core.privacy.rdp", "dpsco_core.privacy.report",
+    "dpsco_core.mechanisms",
+    "dpsco_core.exceptions",
+    "dpsco_core.problems",
+    "dpsco_core.public_bounds",
+    "dpsco_core.losses",
+    "dpsco_core.penalties",
+    "dpsco_core.projections",
+    "dpsco_core.result",
+    "dpsco_core.tree",
+    "dpsco_core.mlmc",
+    "dpsco_core.parallel", "dpsco_core.parallel.sco",
+]
+
+SECTION = re.compile(r"^(Parameters|Attributes)\n-{3,}$", re.M)
+
+
+def _public_names(module):
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n, v in vars(module).items()
+                 if getattr(v, "__module__", None) == module.__name__]
+    return [n for n in names if not n.startswith("_")]
+
+
+def _parameters(func):
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        return []
+    return [p for p in signature.parameters if p not in ("self", "cls")]
+
+
+def _exempt_class(cls):
+    return issubclass(cls, (BaseException, enum.Enum))
+
+
+def _callables():
+    """(qualified name, kind, object, docstring to check) for every public callable, once."""
+    seen = set()
+    modules = [dpsco_core] + [importlib.import_module(m) for m in MODULES]
+    for module in modules:
+        for name in _public_names(module):
+            obj = getattr(module, name)
+            if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            if not obj.__module__.startswith("dpsco_core") or id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            qualname = f"{obj.__module__}.{obj.__qualname__}"
+            if inspect.isfunction(obj):
+                yield qualname, "function", obj, inspect.getdoc(obj)
+                continue
+            doc = inspect.getdoc(obj) or ""
+            if "__init__" in vars(obj):
+                doc += "\n" + (inspect.getdoc(obj.__init__) or "")
+            yield qualname, "class", obj, doc
+            for attr, value in vars(obj).items():
+                if attr.startswith("_"):
+                    continue
+                if isinstance(value, property):
+                    yield f"{qualname}.{attr}", "property", value, value.__doc__
+                    continue
+                func = getattr(value, "__func__", value)
+                if inspect.isfunction(func):
+                    method = getattr(obj, attr)
+                    yield f"{qualname}.{attr}", "method", method, inspect.getdoc(method)
+
+
+CALLABLES = list(_callables())
+
+
+def test_the_walk_finds_the_api():
+    names = {name for name, *_ in CALLABLES}
+    assert len(CALLABLES) > 250
+    assert "dpsco_core.solvers.dp_cd.dp_cd" in names
+    assert "dpsco_core.penalties.L1" in names
+    assert "dpsco_core.mechanisms.report_noisy_max" in names
+
+
+def _problem(kind, obj, doc):
+    if not doc or not doc.strip():
+        return "no docstring"
+    if kind == "property":
+        return None
+    if kind == "class":
+        init = obj.__init__ if "__init__" in vars(obj) or not _exempt_class(obj) else None
+        needs = (not _exempt_class(obj) and init is not None and init is not object.__init__
+                 and bool(_parameters(obj)))
+    else:
+        needs = bool(_parameters(obj))
+    if needs and not SECTION.search(doc):
+        return "takes parameters but its docstring has no numpydoc 'Parameters' section"
+    return None
+
+
+@pytest.mark.parametrize("name, kind, obj, doc", CALLABLES, ids=[c[0] for c in CALLABLES])
+def test_public_callable_is_documented(name, kind, obj, doc):
+    problem = _problem(kind, obj, doc)
+    assert problem is None, f"{kind} {name}: {problem}"
