@@ -59,6 +59,24 @@ def dp_sgd_schedule(n_samples, passes, *, sampling="poisson", batch_size=None,
     (``batch_size``, or ``round(sample_rate n)``), ``n // b`` batches per epoch,
     ``steps = ceil(passes * (n // b))``, ``q = b / n``. ``steps_per_pass`` is where the history
     records the objective. Exactly one of ``batch_size`` and ``sample_rate`` must be given.
+
+    Parameters
+    ----------
+    n_samples : int
+        Public record count.
+    passes : float
+        Data passes.
+    sampling : {"poisson", "shuffle"}, default="poisson"
+        Batch sampling.
+    batch_size : int, optional
+        (Expected) batch size.
+    sample_rate : float, optional
+        Poisson rate q.
+
+    Returns
+    -------
+    tuple
+        ``(q, b, steps, steps_per_pass)``.
     """
     passes = check_scalar(passes, "passes", low=0.0)
     if (batch_size is None) == (sample_rate is None):
