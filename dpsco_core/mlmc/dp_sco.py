@@ -106,18 +106,32 @@ class MLMCDPSCOResult(Result):
     ``x`` and ``coef_`` are ``coef`` (the released point), ``privacy_report`` is ``privacy``.
     ``stats["phases"]`` lists per-phase dicts (step, mu, clip radius, K_max, sensitivity,
     noise scale, gradients, fraction of clipped copies); ``stats["iterates"]`` the releases.
+
+    Attributes
+    ----------
+    coef : ndarray
+        The released point.
+    privacy : PrivacyReport
+        (epsilon, delta)-DP under replace-one (or zero-out).
+    history : History
+        Diagnostics (exact objectives: not private).
+    stats : mapping
+        Per-phase details.
     """
 
     @property
     def x(self):
+        """ndarray: alias of ``coef``, the released point."""
         return self.coef
 
     @property
     def coef_(self):
+        """ndarray: alias of ``coef``, the released point."""
         return self.coef
 
     @property
     def privacy_report(self):
+        """PrivacyReport: alias of ``privacy``."""
         return self.privacy
 
 
