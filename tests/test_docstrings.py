@@ -13,6 +13,9 @@ The rule:
   ``Parameters`` section; a class whose constructor takes parameters has a ``Parameters`` (or,
   for result records users do not build themselves, ``Attributes``) section in the class or
   ``__init__`` docstring;
+* the names that section documents are the signature's parameters: every parameter is
+  documented (``a, b : float`` documents both; ``**kwargs`` as ``**kwargs``), and a function's
+  section names no parameter it does not take;
 * a one-line docstring is enough only for what takes no parameter: properties, and methods or
   functions without arguments. Exceptions, warnings and enumerations are exempt from the
   ``Parameters`` rule (their constructors are the standard ones).
@@ -54,6 +57,23 @@ MODULES = [
 ]
 
 SECTION = re.compile(r"^(Parameters|Attributes)\n-{3,}$", re.M)
+HEADER = re.compile(r"^([A-Z][A-Za-z ]+)\n-{3,}$", re.M)
+
+
+def _documented_names(doc, sections=("Parameters", "Other Parameters", "Attributes")):
+    """Names documented in the given numpydoc sections of a (dedented) docstring."""
+    headers = list(HEADER.finditer(doc))
+    names = set()
+    for k, header in enumerate(headers):
+        if header.group(1) not in sections:
+            continue
+        end = headers[k + 1].start() if k + 1 < len(headers) else len(doc)
+        for line in doc[header.end():end].splitlines():
+            if not line.strip() or line[0].isspace():
+                continue
+            head = line.split(" : ")[0] if " : " in line else line.rstrip(":")
+            names.update(n.strip().lstrip("*") for n in head.split(",") if n.strip())
+    return names
 
 
 def _public_names(module):
@@ -69,7 +89,7 @@ def _parameters(func):
         signature = inspect.signature(func)
     except (TypeError, ValueError):
         return []
-    return [p for p in signature.parameters if p not in ("self", "cls")]
+    return [p for p in signature.parameters if p not in ("self", "cls") and not p.startswith("_")]
 
 
 def _exempt_class(cls):
@@ -130,8 +150,19 @@ def _problem(kind, obj, doc):
                  and bool(_parameters(obj)))
     else:
         needs = bool(_parameters(obj))
-    if needs and not SECTION.search(doc):
+    if not needs:
+        return None
+    if not SECTION.search(doc):
         return "takes parameters but its docstring has no numpydoc 'Parameters' section"
+    documented = _documented_names(doc)
+    parameters = [p.lstrip("*") for p in _parameters(obj)]
+    missing = [p for p in parameters if p not in documented]
+    if missing:
+        return f"parameters not documented: {missing}"
+    if kind != "class":
+        unknown = sorted(documented - set(parameters) - {"self", "cls"})
+        if unknown:
+            return f"documents parameters it does not take: {unknown}"
     return None
 
 

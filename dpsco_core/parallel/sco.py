@@ -140,6 +140,9 @@ class ReSQueEpochSGD(_ReSQueBallOracle):
     radius, smoothing_radius : float
         r <= ρ (a warning beyond).
     executor : SerialExecutor or ThreadExecutor, optional
+        Runs and counts the queries (default: a new :class:`SerialExecutor`).
+    max_queries : int, default=10_000_000
+        Refuse a call that would need more queries.
     """
 
     def __call__(self, center, lam, phi, domain, random_state):
