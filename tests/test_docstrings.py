@@ -7,8 +7,9 @@ properties (defined in the class itself, names not starting with ``_``).
 
 The rule:
 
-* every function, class, method and property has a docstring (inherited docstrings count:
-  an override keeps the contract its base documents, as Sphinx's autodoc shows it);
+* every function, class, method and property has a docstring (docstrings inherited from a
+  class of the package count: an override keeps the contract its base documents, as Sphinx's
+  autodoc shows it; one inherited from ``typing.Protocol`` or ``tuple`` does not);
 * a function or method that takes parameters (other than ``self``/``cls``) has a numpydoc
   ``Parameters`` section; a class whose constructor takes parameters has a ``Parameters`` (or,
   for result records users do not build themselves, ``Attributes``) section in the class or
@@ -54,6 +55,14 @@ MODULES = [
     "dpsco_core.tree",
     "dpsco_core.mlmc",
     "dpsco_core.parallel", "dpsco_core.parallel.sco",
+    "dpsco_core.datasets",
+    "dpsco_core.mirror_maps",
+    "dpsco_core.smoothing",
+    "dpsco_core.resque",
+    "dpsco_core.ball_acceleration",
+    "dpsco_core.optimum",
+    "dpsco_core.audit",
+    "dpsco_core.reference",
 ]
 
 SECTION = re.compile(r"^(Parameters|Attributes)\n-{3,}$", re.M)
@@ -93,7 +102,9 @@ def _parameters(func):
 
 
 def _exempt_class(cls):
-    return issubclass(cls, (BaseException, enum.Enum))
+    # exceptions and enumerations keep the standard constructors; a typing.Protocol is never
+    # instantiated (its docstring states the call protocol instead)
+    return issubclass(cls, (BaseException, enum.Enum)) or getattr(cls, "_is_protocol", False)
 
 
 def _callables():
@@ -112,7 +123,12 @@ def _callables():
             if inspect.isfunction(obj):
                 yield qualname, "function", obj, inspect.getdoc(obj)
                 continue
-            doc = inspect.getdoc(obj) or ""
+            # a class's own docstring: one inherited from outside the package (typing.Protocol,
+            # tuple) does not document it
+            doc = inspect.cleandoc(vars(obj).get("__doc__") or "")
+            if not doc:
+                doc = next((inspect.getdoc(base) for base in obj.__mro__[1:-1]
+                            if base.__module__.startswith("dpsco_core") and base.__doc__), "")
             if "__init__" in vars(obj):
                 doc += "\n" + (inspect.getdoc(obj.__init__) or "")
             yield qualname, "class", obj, doc
