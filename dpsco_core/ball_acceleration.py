@@ -94,7 +94,7 @@ class StochasticProximalOracle(Protocol):
 
 
 class NextLambda(Protocol):
-    """Protocol of NEXTLAMBDA (Algorithm 4): ``rule(x, v, A, random_state)`` returns the next λ."""
+    """Protocol of NEXTLAMBDA (Algorithm 4): ``rule(x, v, A, random_state)`` returns λ."""
     def __call__(self, x, v, A, random_state): ...
 
 

@@ -75,7 +75,7 @@ class Domain:
         return bool(np.linalg.norm(self.project(v) - v) <= tol * (1.0 + np.linalg.norm(v)))
 
     def kernel_spec(self, d):
-        """The domain as the compiled kernel's ``(kind, parameters)``, or None if it has no kernel form.
+        """The domain as the compiled kernel's ``(kind, parameters)`` (None: no kernel form).
 
         Parameters
         ----------
@@ -245,7 +245,7 @@ class BoxDomain(Domain):
         return BoxDomain(self.lower - offset, self.upper - offset)
 
     def kernel_spec(self, d):
-        """The domain as the compiled kernel's ``(kind, parameters)``, or None if it has no kernel form.
+        """The domain as the compiled kernel's ``(kind, parameters)`` (None: no kernel form).
 
         Parameters
         ----------
@@ -272,7 +272,7 @@ class L1Ball(Domain):
         self.radius = check_scalar(radius, "radius", low=0.0, low_open=False)
 
     def project(self, v):
-        """Euclidean projection of ``v`` onto the l1 ball (:func:`dpsco_core.projections.project_l1_ball`).
+        """Euclidean projection of ``v`` onto the l1 ball (``projections.project_l1_ball``).
 
         Parameters
         ----------
@@ -302,7 +302,7 @@ class Simplex(Domain):
         self.total = check_scalar(total, "total", low=0.0)
 
     def project(self, v):
-        """Euclidean projection of ``v`` onto the simplex (:func:`dpsco_core.projections.project_simplex`).
+        """Euclidean projection of ``v`` onto the simplex (``projections.project_simplex``).
 
         Parameters
         ----------

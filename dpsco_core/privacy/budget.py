@@ -197,7 +197,7 @@ class Budget:
 
     @property
     def neighboring_relation(self):
-        """NeighboringRelation or None: the relation of the guarantee (None until the first release)."""
+        """NeighboringRelation or None: the guarantee's relation (None until a release)."""
         return self._relation
 
     @property
@@ -224,7 +224,7 @@ class Budget:
 
     @property
     def spent_delta(self):
-        """float: the delta spent (the budget's delta once anything was charged, in RDP and GDP modes)."""
+        """float: the delta spent (RDP and GDP modes: the budget's delta once charged)."""
         with self._lock:
             return self._spent_of(self._accountant, self._mode, self._delta)[1]
 
