@@ -125,7 +125,7 @@ def write_api(path):
                 continue
             seen.add(id(obj))
             entries.append(attr)
-        lines += [title, "-" * len(title), "", f".. currentmodule:: {name}", "",
+        lines += [title, "-" * len(title), "", f".. module:: {name}", "",
                   f"``{name}``: {intro}", ""]
         if entries:
             lines += [".. autosummary::", "   :toctree: generated/", "   :nosignatures:", ""]
