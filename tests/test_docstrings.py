@@ -25,7 +25,9 @@ The NumPy twins in ``dpsco_core.reference`` only need a docstring: each takes ex
 arguments of the compiled kernel it mirrors (an internal calling convention, documented once
 in ``src_cython``), and its docstring names that kernel (``REFERENCE_TWINS``).
 
-The ``Examples`` sections of these modules run as doctests (``test_docstring_examples_run``).
+The ``Examples`` sections of these modules run as doctests (``test_docstring_examples_run``),
+and every callable that takes an ``epsilon`` and data states its privacy guarantee and its
+neighbouring relation, or says it is not private (``test_release_states_its_guarantee_...``).
 
 ``dpsco_core.estimators`` is not checked yet: its docstrings are being rewritten with the
 estimator conventions of issue 17 (helper estconv); add it to ``MODULES`` after that merge.
@@ -228,3 +230,34 @@ def test_docstring_examples_run(name):
     if name == "dpsco_core.solvers.dp_cd":
         assert result.attempted > 0            # the finder sees the solvers' examples
     assert result.failed == 0, f"{result.failed} docstring example(s) of {name} failed"
+
+
+# ---------------------------------------------------------------- releases state their guarantee
+
+RELATION = re.compile(r"replace-one|replace_one|zero-out|zero_out|add/remove|add_or_remove"
+                      r"|neighbo", re.I)
+GUARANTEE = re.compile(r"-DP\b|\bGDP\b|zCDP|Privacy guarantee", re.I)
+NOT_PRIVATE = re.compile(r"\bnot private\b", re.I)
+DATA_ARGUMENTS = {"problem", "x", "X", "scores", "grad_batch"}
+
+#: callables that take a privacy budget and data: they release data-dependent output
+RELEASES = [(name, doc) for name, kind, obj, doc in CALLABLES
+            if kind in ("function", "class", "method")
+            and "epsilon" in _parameters(obj) and DATA_ARGUMENTS & set(_parameters(obj))]
+
+
+def test_the_releases_are_found():
+    names = {name for name, _ in RELEASES}
+    assert {"dpsco_core.solvers.dp_cd.dp_cd", "dpsco_core.mechanisms.report_noisy_max",
+            "dpsco_core.mlmc.dp_sco.mlmc_dp_sco"} <= names
+
+
+@pytest.mark.parametrize("name, doc", RELEASES, ids=[name for name, _ in RELEASES])
+def test_release_states_its_guarantee_and_relation(name, doc):
+    """Anything that releases data-dependent output under an ``epsilon`` states its privacy
+    guarantee and its neighbouring relation, or says that it is not private (``epsilon`` is
+    then an accuracy, as in ``parallel_sco``)."""
+    if NOT_PRIVATE.search(doc):
+        return
+    assert GUARANTEE.search(doc), f"{name}: no privacy guarantee in its docstring"
+    assert RELATION.search(doc), f"{name}: no neighbouring relation in its docstring"

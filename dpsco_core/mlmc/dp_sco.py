@@ -282,6 +282,14 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
         For invalid arguments (the message names the argument).
     PrivacyBudgetError
         If no noise multiplier meets the budget.
+
+    Notes
+    -----
+    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP under replace-one (default; zero-out
+    has the same sensitivity and is accepted): each record enters one phase only, and that phase
+    releases its clipped average with Gaussian noise of multiplier z calibrated to the exact
+    sensitivity :math:`\Delta_i = 2 r_i K_i^{\max} / m` (module docstring), so the run is one
+    Gaussian release (``GaussianDpEvent(z)``) for every record. Add/remove-one raises ValueError.
     """
     problem = check_problem(problem)
     if problem.is_sparse:

@@ -348,6 +348,13 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
     Returns
     -------
     ParallelSCOResult
+
+    Notes
+    -----
+    **Not private.** ``epsilon`` is the optimization accuracy, not a privacy parameter: this is
+    the parallel algorithm of Section III of Carmon et al., which releases its output with no
+    privacy guarantee under any neighbouring relation (the private algorithms of Section IV are
+    not implemented).
     """
     x: np.ndarray = check_vector(x0, "x0")
     L = check_positive(lipschitz, "lipschitz")

@@ -185,6 +185,14 @@ class SmoothnessRelease:
         See :func:`private_coordinate_smoothness`.
     normaliser : int, optional
         Public record count (add/remove-one).
+
+    Notes
+    -----
+    **Privacy guarantee.** Each :meth:`draw` is the release of
+    :func:`private_coordinate_smoothness`: pure :math:`\\varepsilon`-DP (Laplace noise on the p
+    clipped means, ``SelfComposedDpEvent(LaplaceDpEvent(p / epsilon), p)``) under the relation
+    of the run that uses it (sensitivity :math:`b_j / m` with the public count m, or
+    :math:`2 b_j / n` with ``conservative=True``). Every draw is a separate release.
     """
 
     def __init__(self, problem, *, epsilon, bounds="auto", conservative=False,
