@@ -75,14 +75,26 @@ __all__ = ["BallOptimizationOracle", "StochasticProximalOracle", "NextLambda",
 
 
 class BallOptimizationOracle(Protocol):
+    r"""Protocol of a (φ, λ)-ball optimization oracle.
+
+    ``oracle(center, lam, phi, domain, random_state)`` returns a point whose objective
+    :math:`F(x) + \frac\lambda2\|x - c\|^2` over ``domain`` is within φ of the minimum
+    (in expectation).
+    """
     def __call__(self, center, lam, phi, domain, random_state): ...
 
 
 class StochasticProximalOracle(Protocol):
+    """Protocol of a stochastic proximal oracle.
+
+    ``oracle(center, lam, delta, sigma, domain, random_state)`` estimates the prox point of
+    F at ``center`` with bias at most δ and mean squared error at most σ².
+    """
     def __call__(self, center, lam, delta, sigma, domain, random_state): ...
 
 
 class NextLambda(Protocol):
+    """Protocol of NEXTLAMBDA (Algorithm 4): ``rule(x, v, A, random_state)`` returns λ."""
     def __call__(self, x, v, A, random_state): ...
 
 
@@ -94,6 +106,17 @@ class BallIntersection(Domain):
     empty) or the whole space; otherwise Dykstra's alternating projections (``n_iter``
     rounds), an approximation of the projection (note 001, 8.2 pitfall 12: no closed form in
     general).
+
+    Parameters
+    ----------
+    domain : Domain
+        X.
+    radius : float
+        r.
+    center : ndarray of shape (d,)
+        c.
+    n_iter : int, default=100
+        Dykstra rounds (when X is not a ball or the whole space).
     """
 
     def __init__(self, domain, radius, center, n_iter=100):
@@ -125,7 +148,21 @@ class BallIntersection(Domain):
 
 def ball_domain(domain, radius, center):
     """X ∩ B_r(center): the ball itself for X = R^d, X for r = inf, else
-    :class:`BallIntersection` (exact for a ball X, Dykstra otherwise)."""
+    :class:`BallIntersection` (exact for a ball X, Dykstra otherwise).
+
+    Parameters
+    ----------
+    domain : Domain
+        X.
+    radius : float
+        r (inf: X itself).
+    center : ndarray of shape (d,)
+        c.
+
+    Returns
+    -------
+    Domain
+    """
     if not math.isfinite(radius):
         return domain
     if isinstance(domain, EuclideanSpace):
@@ -142,6 +179,15 @@ class EpochSGDBallOracle:
     ``max_epochs`` caps the epochs (outside the theory when it binds). The optional ``linear``
     argument a of a call adds :math:`\langle a, x\rangle` to the objective (the partially
     linearized composite steps of Algorithm 5).
+
+    Parameters
+    ----------
+    oracle : callable
+        ``oracle(x, rng)``: a stochastic subgradient of F.
+    lipschitz : float
+        G.
+    max_epochs : int, default=40
+        Cap on the epochs.
     """
 
     def __init__(self, oracle, lipschitz, max_epochs=40):
@@ -169,7 +215,27 @@ class MLMCProximalOracle:
     ``c`` (32: EpochSGD's proven constant; ~1 fits typical problems, note 001 section 7).
     ``max_copies`` and ``max_level`` cap the work (outside the theory when they bind). The
     optional ``linear`` argument a of a call adds :math:`\langle a, x\rangle` to the prox
-    objective (OPTEST with :math:`\psi = \frac\lambda2\|x - c\|^2 + \langle a, x\rangle`)."""
+    objective (OPTEST with :math:`\psi = \frac\lambda2\|x - c\|^2 + \langle a, x\rangle`).
+
+    Parameters
+    ----------
+    oracle : callable
+        ``oracle(x, rng)``: a stochastic subgradient of F.
+    lipschitz : float
+        G.
+    c : float, default=32.0
+        The ODC constant.
+    levels : {"epoch", "paper"}, default="epoch"
+        The level scheme.
+    base_level : int, default=0
+        :math:`\ell_0`.
+    max_copies : int, optional
+        Cap on the copies.
+    max_level : int, default=40
+        Cap on j_max.
+    n_threads : int, optional
+        Threads; the result does not depend on it.
+    """
 
     def __init__(self, oracle, lipschitz, c=32.0, levels="epoch", base_level=0,
                  max_copies=None, max_level=40, n_threads=None):
@@ -212,7 +278,13 @@ class MLMCProximalOracle:
 
 
 class ConstantLambda:
-    """NEXTLAMBDA returning a fixed λ (plain accelerated proximal point; movement bound inf)."""
+    """NEXTLAMBDA returning a fixed λ (plain accelerated proximal point; movement bound inf).
+
+    Parameters
+    ----------
+    lam : float
+        λ > 0.
+    """
 
     def __init__(self, lam):
         self.lam = check_positive(lam, "lam")
@@ -231,6 +303,21 @@ class LambdaBisection:
     range reaches the window and λ_max (the smallest movement available) is returned. The
     thresholds and the BROO accuracy ``phi_fraction`` (φ = fraction · λ r²) are [UNSURE] in
     the paper's OCR (note 001, 3.3); they follow Carmon et al. 2021.
+
+    Parameters
+    ----------
+    ball_oracle : BallOptimizationOracle
+        The oracle :math:`O_\lambda`.
+    radius : float
+        r.
+    lam_min, lam_max : float
+        The range of λ.
+    domain : Domain, optional
+        X (default: the whole space).
+    phi_fraction : float, default=0.01
+        φ = fraction · λ r².
+    max_bisections : int, default=20
+        Cap on the bisection steps.
     """
 
     def __init__(self, ball_oracle, radius, lam_min, lam_max, domain=None, phi_fraction=0.01,
@@ -284,7 +371,17 @@ class LambdaBisection:
 @dataclass(frozen=True)
 class BallAccelerationResult:
     """Output of :func:`ball_acceleration`: the last x, the momentum point v, and per-iteration
-    ``lambdas``, ``A`` and ``iterates`` (x_k)."""
+    ``lambdas``, ``A`` and ``iterates`` (x_k).
+
+    Attributes
+    ----------
+    x, v : ndarray of shape (d,)
+        The last iterate and the momentum point.
+    lambdas, A : ndarray
+        Per-iteration λ and :math:`A_k`.
+    iterates : ndarray
+        :math:`x_k`.
+    """
 
     x: np.ndarray
     v: np.ndarray
@@ -294,6 +391,7 @@ class BallAccelerationResult:
 
     @property
     def n_iter(self):
+        """int: the number of iterations."""
         return self.lambdas.shape[0]
 
 

@@ -125,6 +125,19 @@ def make_sparse_lasso(n_samples=1000, n_features=1000, n_informative=10, *, nois
     ``coef_scale * Rademacher`` (the paper states neither the coefficient distribution nor the
     noise level; these are our choices, recorded here).
 
+    Parameters
+    ----------
+    n_samples, n_features : int, default=1000
+        Shape of X.
+    n_informative : int, default=10
+        Number of nonzero coefficients.
+    noise : float, default=0.1
+        Standard deviation of the label noise.
+    coef_scale : float, default=1.0
+        Magnitude of the nonzero coefficients.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the data.
+
     Returns
     -------
     X : ndarray of shape (n_samples, n_features)
@@ -167,6 +180,25 @@ def make_imbalanced_regression(n_samples=1000, n_features=20, *, scale_range=(0.
     ``X[:, j] = s_j * N(0, 1)`` with ``s_j`` geometric from ``scale_range[0]`` to
     ``scale_range[1]``, ``y = X w_true + noise * N(0, 1)`` with ``w_true_j = N(0, 1) / s_j`` (so
     each feature contributes comparably). Returns ``X, y, w_true``.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        Rows.
+    n_features : int, default=20
+        Columns.
+    scale_range : tuple of float, default=(0.1, 10.0)
+        Smallest and largest column scale.
+    noise : float, default=0.1
+        Standard deviation of the label noise.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the data.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    w_true : ndarray of shape (n_features,)
     """
     from ._validation import check_int, check_scalar
     n = check_int(n_samples, "n_samples", low=1)
@@ -186,6 +218,24 @@ def make_imbalanced_classification(n_samples=1000, n_features=20, *, scale_range
 
     ``X[:, j] = s_j * N(0, 1)``, ``w_true_j = N(0, 1) / s_j``, and ``y_i = +1`` with probability
     ``sigmoid(<x_i, w_true>)``. Returns ``X, y, w_true``.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        Rows.
+    n_features : int, default=20
+        Columns.
+    scale_range : tuple of float, default=(0.1, 10.0)
+        Smallest and largest column scale.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the data.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+        Labels in {-1, +1}.
+    w_true : ndarray of shape (n_features,)
     """
     from ._validation import check_int
     n = check_int(n_samples, "n_samples", low=1)
@@ -210,6 +260,27 @@ def make_rademacher_lasso(n_samples=1000, n_features=100, n_informative=5, *, ra
     ``F(x) - F* = ||x - x_true||_2^2 / 2``.
 
     Returns ``X, y, x_true``.
+
+    Parameters
+    ----------
+    n_samples : int, default=1000
+        Rows.
+    n_features : int, default=100
+        d.
+    n_informative : int, default=5
+        Sparsity k of ``x_true``.
+    radius : float, default=1.0
+        The l1 radius D (``||x_true||_1 = 0.9 D``).
+    noise : float, default=0.5
+        Half-width of the uniform label noise.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the data.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    x_true : ndarray of shape (n_features,)
     """
     from ._validation import check_int, check_scalar
     n = check_int(n_samples, "n_samples", low=1)
@@ -258,6 +329,21 @@ class RademacherLassoStream:
     frank_wolfe.vr_frank_wolfe`, :func:`~dpsco_core.solvers.frank_wolfe.projected_dp_sgd_l1`)
     call :meth:`sign_rows` for every batch; :meth:`materialize` keeps all n packed rows in
     memory (``n W 8`` bytes) so that repeated runs on the same data skip the generation.
+
+    Parameters
+    ----------
+    n_samples : int
+        Rows n.
+    n_features : int
+        d.
+    n_informative : int, default=5
+        Sparsity k.
+    radius : float, default=1.0
+        The l1 radius D.
+    noise : float, default=0.5
+        Half-width of the uniform label noise.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the key of the stream.
     """
 
     is_sparse = False
@@ -314,14 +400,26 @@ class RademacherLassoStream:
 
     def sign_rows(self, indices):
         """``(signs, y)`` of the given sample indices: packed rows of shape (m, W), uint64,
-        C-ordered, and the labels (m,)."""
+        C-ordered, and the labels (m,).
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Sample indices in [0, n).
+        """
         indices = self._check_indices(indices)
         if self._packed is not None:
             return self._packed[indices], self._labels[indices]
         return self._generate(indices)
 
     def rows(self, indices):
-        """``(X_rows, y_rows)``: the unpacked +-1 rows, (m, d) float64, and (m,)."""
+        """``(X_rows, y_rows)``: the unpacked +-1 rows, (m, d) float64, and (m,).
+
+        Parameters
+        ----------
+        indices : array-like of int
+            Sample indices in [0, n).
+        """
         from .reference.frank_wolfe import unpack_signs
         signs, y = self.sign_rows(indices)
         return unpack_signs(signs, self.n_features), y
@@ -333,11 +431,31 @@ class RademacherLassoStream:
         return self
 
     def excess_loss(self, x):
-        """F(x) - F* = ||x - x_true||_2^2 / 2 (exact)."""
+        """F(x) - F* = ||x - x_true||_2^2 / 2 (exact).
+
+        Parameters
+        ----------
+        x : array-like of shape (n_features,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         return 0.5 * float(np.sum((np.asarray(x) - self.x_true) ** 2))
 
     def objective(self, x):
-        """The population objective F(x) = ||x - x_true||^2 / 2 + noise^2 / 6 (E xi^2 / 2)."""
+        """The population objective F(x) = ||x - x_true||^2 / 2 + noise^2 / 6 (E xi^2 / 2).
+
+        Parameters
+        ----------
+        x : array-like of shape (n_features,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         return self.excess_loss(x) + self.noise ** 2 / 6.0
 
 
@@ -346,6 +464,11 @@ class Standardizer:
 
     Columns with zero variance keep ``scale = 1``. Apply to new data with ``transform``; map
     coefficients learned on standardized data back with ``coef_to_original``.
+
+    Parameters
+    ----------
+    mean, scale : ndarray of shape (n_features,)
+        Column means and scales.
     """
 
     def __init__(self, mean, scale):
@@ -353,10 +476,27 @@ class Standardizer:
         self.scale = scale
 
     def transform(self, X):
+        """Apply the map to ``X``: ``(X - mean) / scale``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features on the original scale.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+        """
         return (np.asarray(X, dtype=np.float64) - self.mean) / self.scale
 
     def coef_to_original(self, coef):
-        """Coefficients (and intercept) on the original features of a model fitted on standardized data."""
+        """Coefficients (and intercept) on the original features of a model fitted on standardized data.
+
+        Parameters
+        ----------
+        coef : array-like of shape (n_features,)
+            Coefficients fitted on standardized data.
+        """
         coef = np.asarray(coef, dtype=np.float64)
         return coef / self.scale, -float(np.dot(coef, self.mean / self.scale))
 
@@ -367,6 +507,16 @@ def standardize(X):
     As in the DP-CD paper (section 5.3) the statistics are computed on the data without privacy
     cost being charged: a private pipeline must treat them as public or pay for them.
     Dense input only (centring destroys sparsity).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Dense features.
+
+    Returns
+    -------
+    X_std : ndarray of shape (n_samples, n_features)
+    transform : Standardizer
     """
     X = np.asarray(X)
     if X.ndim != 2:

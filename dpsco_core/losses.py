@@ -145,11 +145,39 @@ class Loss:
         return self._public(self._value, z, y, n_threads)
 
     def deriv(self, z, y, n_threads=None):
-        """:math:`\\partial \\ell / \\partial z` element-wise (subgradient 0 at kinks)."""
+        """:math:`\\partial \\ell / \\partial z` element-wise (subgradient 0 at kinks).
+
+        Parameters
+        ----------
+        z : array-like of shape (n,)
+            Margins :math:`\\langle x_i, w\\rangle`.
+        y : array-like of shape (n,)
+            Targets or labels.
+        n_threads : int, optional
+            Threads of the kernel (None: all cores); the result does not depend on it.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self._public(self._deriv, z, y, n_threads)
 
     def deriv2(self, z, y, n_threads=None):
-        """:math:`\\partial^2 \\ell / \\partial z^2` element-wise (0 where piecewise linear)."""
+        """:math:`\\partial^2 \\ell / \\partial z^2` element-wise (0 where piecewise linear).
+
+        Parameters
+        ----------
+        z : array-like of shape (n,)
+            Margins :math:`\\langle x_i, w\\rangle`.
+        y : array-like of shape (n,)
+            Targets or labels.
+        n_threads : int, optional
+            Threads of the kernel (None: all cores); the result does not depend on it.
+
+        Returns
+        -------
+        ndarray of shape (n,)
+        """
         return self._public(self._deriv2, z, y, n_threads)
 
     def __eq__(self, other):
@@ -283,6 +311,11 @@ class Hinge(_PlusMinusOneLoss):
     """Hinge loss :math:`\\max(0, 1 - y z)`, labels in {-1, +1} (or {0, 1} with ``labels="01"``).
 
     Not smooth; the derivative at :math:`y z = 1` is the subgradient 0.
+
+    Parameters
+    ----------
+    labels : {"pm1", "01"}, default="pm1"
+        The label coding: {-1, +1} or {0, 1}.
     """
 
     kind = LOSS_HINGE

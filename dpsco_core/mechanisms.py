@@ -271,7 +271,17 @@ class GaussianMechanism:
 
     def get_epsilon(self, delta):
         """The exact epsilon of one release at ``delta`` (Gaussian-DP profile); with
-        ``secure=True``, the zCDP conversion of CKS20 Corollary 13."""
+        ``secure=True``, the zCDP conversion of CKS20 Corollary 13.
+
+        Parameters
+        ----------
+        delta : float
+            In (0, 1).
+
+        Returns
+        -------
+        float
+        """
         if self.secure:
             return zcdp_to_epsilon(self.event.rho, check_delta(delta), conversion="cks")
         return gdp_epsilon(self.mu, check_delta(delta))
@@ -548,7 +558,37 @@ def gaussian_mechanism(x, *, sensitivity, epsilon=None, delta=None, noise_multip
                        calibration=None, secure=True, random_state=None,
                        n_threads=None, budget=None, neighboring_relation=None):
     """Release ``x`` plus Gaussian noise (exact by default); see :class:`GaussianMechanism`
-    for the calibration and the budget."""
+    for the calibration and the budget.
+
+    Parameters
+    ----------
+    x : float or array-like
+        The value :math:`f(D)` to release (finite). Not modified.
+    sensitivity : float
+        l2 sensitivity of ``x`` under the neighbouring relation the caller uses (> 0).
+    epsilon, delta : float, optional
+        Target :math:`(\\varepsilon, \\delta)`; or give ``noise_multiplier``.
+    noise_multiplier : float, optional
+        :math:`\\sigma / \\Delta_2`.
+    calibration : {"zcdp", "analytic", "classic"} or None, default=None
+        See :class:`GaussianMechanism`.
+    secure : bool, default=True
+        Exact discrete Gaussian noise on a grid (True) or floating-point noise.
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy, the right choice for a release.
+    n_threads : int, optional
+        Threads of the sampler; the output does not depend on it.
+    budget : Budget or None, default=None
+        Charged with the release's event before ``x`` is read.
+    neighboring_relation : str or None, default=None
+        The relation ``sensitivity`` refers to, required with a ``budget`` that has none yet.
+
+    Returns
+    -------
+    float or ndarray
+        ``x`` plus noise, same shape. :math:`(\\varepsilon, \\delta)`-DP for neighbours whose
+        ``x`` differ by at most ``sensitivity`` in l2 norm.
+    """
     mech = GaussianMechanism(sensitivity=sensitivity, epsilon=epsilon, delta=delta,
                              noise_multiplier=noise_multiplier, calibration=calibration,
                              secure=secure)
@@ -559,7 +599,33 @@ def gaussian_mechanism(x, *, sensitivity, epsilon=None, delta=None, noise_multip
 def laplace_mechanism(x, *, sensitivity, epsilon, secure=True, random_state=None,
                       n_threads=None, budget=None, neighboring_relation=None):
     """Release ``x + Lap(sensitivity / epsilon)`` (exact by default): epsilon-DP; see
-    :class:`LaplaceMechanism`."""
+    :class:`LaplaceMechanism`.
+
+    Parameters
+    ----------
+    x : float or array-like
+        The value :math:`f(D)` to release (finite). Not modified.
+    sensitivity : float
+        l1 sensitivity of ``x`` under the neighbouring relation the caller uses (> 0).
+    epsilon : float
+        Privacy parameter (> 0).
+    secure : bool, default=True
+        Exact discrete Laplace noise on a grid (True) or floating-point noise.
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy, the right choice for a release.
+    n_threads : int, optional
+        Threads of the sampler; the output does not depend on it.
+    budget : Budget or None, default=None
+        Charged with the release's event before ``x`` is read.
+    neighboring_relation : str or None, default=None
+        The relation ``sensitivity`` refers to, required with a ``budget`` that has none yet.
+
+    Returns
+    -------
+    float or ndarray
+        ``x`` plus noise, same shape: :math:`\\varepsilon`-DP for neighbours whose ``x`` differ by
+        at most ``sensitivity`` in l1 norm.
+    """
     mech = LaplaceMechanism(sensitivity=sensitivity, epsilon=epsilon, secure=secure)
     return mech(x, random_state=random_state, n_threads=n_threads, budget=budget,
                 neighboring_relation=neighboring_relation)
@@ -568,7 +634,51 @@ def laplace_mechanism(x, *, sensitivity, epsilon, secure=True, random_state=None
 def report_noisy_max(scores, *, sensitivity, epsilon, noise="laplace", monotonic=False,
                      return_value=False, secure=False, random_state=None, n_threads=None,
                      budget=None, neighboring_relation=None):
-    """Epsilon-DP index of the (noisily) largest score; see :class:`ReportNoisyMax`."""
+    """Epsilon-DP index of the (noisily) largest score; see :class:`ReportNoisyMax`.
+
+    Parameters
+    ----------
+    scores : array-like of shape (m,)
+        Finite scores :math:`s_i(D)`, m >= 1. Not modified.
+    sensitivity : float
+        l-infinity sensitivity of the score vector under the caller's relation (> 0).
+    epsilon : float
+        Privacy parameter (> 0).
+    noise : {"laplace", "gumbel", "exponential"}, default="laplace"
+        Laplace (report-noisy-max), Gumbel (the exponential mechanism) or exponential noise
+        (permute-and-flip).
+    monotonic : bool, default=False
+        Declare monotone scores (halves the noise of ``"laplace"`` and ``"gumbel"``); a false
+        declaration voids the guarantee.
+    return_value : bool, default=False
+        Also return the selected score plus fresh exact Laplace noise (costs more epsilon:
+        ``ReportNoisyMax.event_with_value``).
+    secure : bool, default=False
+        Exact permute-and-flip on grid scores.
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy.
+    n_threads : int, optional
+        Threads of the kernel; the output does not depend on it.
+    budget : Budget or None, default=None
+        Charged before ``scores`` is read.
+    neighboring_relation : str or None, default=None
+        The relation ``sensitivity`` refers to, required with a ``budget`` that has none yet.
+
+    Returns
+    -------
+    int or tuple of (int, float)
+        The selected index (and the noisy value with ``return_value=True``). Releasing the index
+        is :math:`\\varepsilon`-DP (pure) for neighbours whose scores differ by at most
+        ``sensitivity`` in every coordinate; the noisy maximum itself is never released.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsco_core.mechanisms import report_noisy_max
+    >>> report_noisy_max(np.array([0.0, 100.0, 3.0]), sensitivity=1.0, epsilon=1.0,
+    ...                  random_state=0)
+    1
+    """
     mech = ReportNoisyMax(sensitivity=sensitivity, epsilon=epsilon, noise=noise,
                           monotonic=monotonic, secure=secure)
     return mech(scores, return_value=return_value, random_state=random_state,
@@ -580,6 +690,30 @@ def exponential_mechanism(scores, *, sensitivity, epsilon, monotonic=False, rand
     """The exponential mechanism, ``P(i) ~ exp(epsilon s_i / (2 sensitivity))``: epsilon-DP.
 
     Sampled exactly as report-noisy-max with Gumbel noise (:class:`ReportNoisyMax`).
+
+    Parameters
+    ----------
+    scores : array-like of shape (m,)
+        Finite scores, m >= 1. Not modified.
+    sensitivity : float
+        l-infinity sensitivity of the scores under the caller's relation (> 0).
+    epsilon : float
+        Privacy parameter (> 0).
+    monotonic : bool, default=False
+        Declare monotone scores (halves the noise); a false declaration voids the guarantee.
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy.
+    n_threads : int, optional
+        Threads of the kernel; the output does not depend on it.
+    budget : Budget or None, default=None
+        Charged before ``scores`` is read.
+    neighboring_relation : str or None, default=None
+        The relation ``sensitivity`` refers to, required with a ``budget`` that has none yet.
+
+    Returns
+    -------
+    int
+        The selected index: :math:`\\varepsilon`-DP.
     """
     return report_noisy_max(scores, sensitivity=sensitivity, epsilon=epsilon, noise="gumbel",
                             monotonic=monotonic, random_state=random_state,
@@ -593,6 +727,28 @@ def permute_and_flip(scores, *, sensitivity, epsilon, random_state=None, n_threa
 
     Sampled exactly as report-noisy-max with exponential noise of scale
     ``2 sensitivity / epsilon`` (Ding et al. 2021); see :class:`ReportNoisyMax`.
+
+    Parameters
+    ----------
+    scores : array-like of shape (m,)
+        Finite scores, m >= 1. Not modified.
+    sensitivity : float
+        l-infinity sensitivity of the scores under the caller's relation (> 0).
+    epsilon : float
+        Privacy parameter (> 0).
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy.
+    n_threads : int, optional
+        Threads of the kernel; the output does not depend on it.
+    budget : Budget or None, default=None
+        Charged before ``scores`` is read.
+    neighboring_relation : str or None, default=None
+        The relation ``sensitivity`` refers to, required with a ``budget`` that has none yet.
+
+    Returns
+    -------
+    int
+        The selected index: :math:`\\varepsilon`-DP.
     """
     return report_noisy_max(scores, sensitivity=sensitivity, epsilon=epsilon,
                             noise="exponential", random_state=random_state,

@@ -47,18 +47,57 @@ __all__ = ["pnorm_exponent", "l1_norm_constant", "pnorm_link", "pnorm_link_inver
 
 
 def pnorm_exponent(n_features):
-    """p = 1 + 1/ln d for l1 geometry (note 2.2), clamped to 2 (Euclidean) for d <= e."""
+    """p = 1 + 1/ln d for l1 geometry (note 2.2), clamped to 2 (Euclidean) for d <= e.
+
+    Parameters
+    ----------
+    n_features : int
+        d >= 1.
+
+    Returns
+    -------
+    float
+    """
     d = check_int(n_features, "n_features", low=1)
     return 2.0 if d <= math.e else min(2.0, 1.0 + 1.0 / math.log(d))
 
 
 def l1_norm_constant(n_features, p):
-    """c_d = d^(1 - 1/p): ||z||_1 <= c_d ||z||_p for z in R^d (Hoelder)."""
+    """c_d = d^(1 - 1/p): ||z||_1 <= c_d ||z||_p for z in R^d (Hoelder).
+
+    Parameters
+    ----------
+    n_features : int
+        d.
+    p : float
+        In (1, 2].
+
+    Returns
+    -------
+    float
+    """
     return float(n_features) ** (1.0 - 1.0 / p)
 
 
 def check_p(p, name="p"):
-    """p in (1, 2]: the exponents the p-norm map is strongly convex for."""
+    """p in (1, 2]: the exponents the p-norm map is strongly convex for.
+
+    Parameters
+    ----------
+    p : float
+        The exponent.
+    name : str, default="p"
+        The argument's name in the error message.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If p is not in (1, 2].
+    """
     return check_scalar(p, name, low=1.0, high=2.0, high_open=False)
 
 
@@ -104,6 +143,19 @@ def pnorm_link(u, p, scale=None):
     ``u`` must be a finite 1-d vector and ``scale`` in (0, inf). The output has dual norm
     :math:`a\|u\|_p`: when that exceeds the float64 range a ValueError names ``u`` and
     ``scale`` (no inf or NaN is returned).
+
+    Parameters
+    ----------
+    u : ndarray of shape (d,)
+        The point.
+    p : float
+        In (1, 2].
+    scale : float, optional
+        a (default 1/(p-1)).
+
+    Returns
+    -------
+    ndarray of shape (d,)
     """
     p = check_p(p)
     a = _check_scale(scale, p)
@@ -127,6 +179,19 @@ def pnorm_link_inverse(theta, p, scale=None):
 
     ``theta`` must be a finite 1-d vector and ``scale`` in (0, inf); a result beyond the
     float64 range raises a ValueError naming ``theta`` and ``scale``.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (d,)
+        The dual point.
+    p : float
+        In (1, 2].
+    scale : float, optional
+        a (default 1/(p-1)).
+
+    Returns
+    -------
+    ndarray of shape (d,)
     """
     p = check_p(p)
     a = _check_scale(scale, p)
@@ -162,6 +227,21 @@ def bregman_divergence(x, y, p, center=None, scale=None):
     so no intermediate overflows; when D itself exceeds the float64 range a ValueError names
     ``x`` and ``y``. For p = 2, D = (a/2)||x - y||^2 exactly; for p < 2 the absolute error is
     about 1e-16 (h(x - c) + h(y - c)) (the defining difference cancels).
+
+    Parameters
+    ----------
+    x, y : ndarray of shape (d,)
+        The points.
+    p : float
+        In (1, 2].
+    center : ndarray of shape (d,), optional
+        c (default 0).
+    scale : float, optional
+        a (default 1/(p-1)).
+
+    Returns
+    -------
+    float
     """
     p = check_p(p)
     a = _check_scale(scale, p)
@@ -190,6 +270,21 @@ def bregman_project_ball(theta, p, scale, radius):
     the radial clip of :math:`\nabla h^*(\theta)` (exact; module docstring).
 
     ``theta`` a finite vector, ``scale`` in (0, inf), ``radius`` in (0, inf].
+
+    Parameters
+    ----------
+    theta : ndarray of shape (d,)
+        The dual point.
+    p : float
+        In (1, 2].
+    scale : float
+        a.
+    radius : float
+        R.
+
+    Returns
+    -------
+    ndarray of shape (d,)
     """
     p = check_p(p)
     a = check_positive(scale, "scale")
@@ -265,6 +360,27 @@ def bregman_project_l1(theta, *, p, scale, center, radius=math.inf, l1_radius, t
     Nested bisection (module docstring): :math:`\mu = 0` when the ball solution is already in
     the l1 ball; otherwise :math:`\mu` is bisected until :math:`\|x\|_1 = D` within ``tol``
     (relative), keeping the feasible end. The center must lie in the l1 ball.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (d,)
+        The dual point.
+    p : float
+        In (1, 2].
+    scale : float
+        a.
+    center : ndarray of shape (d,)
+        c, inside the l1 ball.
+    radius : float, default=inf
+        R of the p-norm ball around c.
+    l1_radius : float
+        D.
+    tol : float, default=1e-12
+        Relative tolerance of the bisection.
+
+    Returns
+    -------
+    ndarray of shape (d,)
     """
     p = check_p(p)
     scale = check_positive(scale, "scale")
@@ -324,6 +440,31 @@ def mirror_step(x, grad, step, *, p, scale, center, reg=0.0, radius=math.inf,
     one length; ``step``, ``scale`` in (0, inf); ``reg`` in [0, inf); ``radius`` in (0, inf];
     ``l1_radius`` in (0, inf). A step whose result leaves the float64 range raises a
     ValueError naming ``x``, ``grad`` and ``step``.
+
+    Parameters
+    ----------
+    x : ndarray of shape (d,)
+        The current iterate.
+    grad : ndarray of shape (d,)
+        The (noisy) gradient g.
+    step : float
+        :math:`\eta`.
+    p : float
+        In (1, 2].
+    scale : float
+        a.
+    center : ndarray of shape (d,)
+        c.
+    reg : float, default=0.0
+        :math:`\lambda`.
+    radius : float, default=inf
+        R.
+    l1_radius : float, optional
+        D.
+
+    Returns
+    -------
+    ndarray of shape (d,)
     """
     p = check_p(p)
     step = check_positive(step, "step")
@@ -364,6 +505,22 @@ def entropic_step(logw, grad, step, radius):
 
     ``logw`` (2d,) holds :math:`(\log w^+, \log w^-)`; returns the normalized new log-weights
     (log-sum-exp) and :math:`x = D (w^+ - w^-)`.
+
+    Parameters
+    ----------
+    logw : ndarray of shape (2 d,)
+        The log-weights.
+    grad : ndarray of shape (d,)
+        The gradient.
+    step : float
+        :math:`\eta`.
+    radius : float
+        D.
+
+    Returns
+    -------
+    logw : ndarray of shape (2 d,)
+    x : ndarray of shape (d,)
     """
     step = check_positive(step, "step")
     radius = check_positive(radius, "radius")

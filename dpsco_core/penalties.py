@@ -63,6 +63,17 @@ class Penalty:
         return (0.0, 0.0)
 
     def value(self, w: ArrayLike) -> float:
+        r"""The penalty :math:`\psi(w)` (``inf`` outside its domain).
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         raise NotImplementedError
 
     def prox(self, u: ArrayLike, step: float | ArrayLike, *,
@@ -136,11 +147,36 @@ class NoPenalty(Penalty):
     kind = PENALTY_NONE
 
     def value(self, w: ArrayLike) -> float:
+        r""":math:`\psi(w) = 0`.
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The point (validated, otherwise unused).
+
+        Returns
+        -------
+        float
+        """
         return 0.0
 
 
 class L1(Penalty):
-    """:math:`\\psi(w) = \\lambda \\|w\\|_1`; prox: soft-thresholding at :math:`t \\lambda`."""
+    """:math:`\\psi(w) = \\lambda \\|w\\|_1`; prox: soft-thresholding at :math:`t \\lambda`.
+
+    Parameters
+    ----------
+    lam : float
+        :math:`\\lambda \\ge 0`, the weight of the l1 norm (scikit-learn's ``Lasso(alpha)`` on the
+        DP-CD scaling :math:`\\frac1n\\|Xw - y\\|^2` of the squared loss is ``L1(2 * alpha)``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpsco_core import L1
+    >>> L1(0.5).value(np.array([1.0, -2.0]))
+    1.5
+    """
 
     kind = PENALTY_L1
 
@@ -149,9 +185,21 @@ class L1(Penalty):
 
     @property
     def params(self) -> tuple[Any, ...]:
+        """The constructor's argument ``(lam,)``, as passed to the compiled prox."""
         return (self.lam, 0.0)
 
     def value(self, w: ArrayLike) -> float:
+        r""":math:`\psi(w) = \lambda \|w\|_1`.
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         return self.lam * float(np.abs(w).sum())
 
     def __repr__(self) -> str:
@@ -159,7 +207,14 @@ class L1(Penalty):
 
 
 class L2(Penalty):
-    """:math:`\\psi(w) = (\\lambda/2) \\|w\\|_2^2`; prox: :math:`u / (1 + t \\lambda)`."""
+    """:math:`\\psi(w) = (\\lambda/2) \\|w\\|_2^2`; prox: :math:`u / (1 + t \\lambda)`.
+
+    Parameters
+    ----------
+    lam : float
+        :math:`\\lambda \\ge 0`; the penalty is :math:`(\\lambda/2)\\|w\\|_2^2`, hence
+        :math:`\\lambda`-strongly convex.
+    """
 
     kind = PENALTY_L2
 
@@ -168,13 +223,26 @@ class L2(Penalty):
 
     @property
     def params(self) -> tuple[Any, ...]:
+        """The constructor's argument ``(lam,)``, as passed to the compiled prox."""
         return (self.lam, 0.0)
 
     @property
     def strong_convexity(self) -> float:
+        r""":math:`\lambda`: the penalty is :math:`\lambda`-strongly convex."""
         return self.lam
 
     def value(self, w: ArrayLike) -> float:
+        r""":math:`\psi(w) = (\lambda/2) \|w\|_2^2`.
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         return 0.5 * self.lam * float(np.dot(np.ravel(w), np.ravel(w)))
 
     def __repr__(self) -> str:
@@ -187,6 +255,13 @@ class ElasticNet(Penalty):
     Prox: soft-threshold at :math:`t \\lambda_1`, then divide by :math:`1 + t \\lambda_2`.
     scikit-learn's ``ElasticNet(alpha, l1_ratio)`` on the DP-CD scaling of the squared loss
     corresponds to ``l1 = 2 alpha l1_ratio`` and ``l2 = 2 alpha (1 - l1_ratio)``.
+
+    Parameters
+    ----------
+    l1 : float
+        :math:`\\lambda_1 \\ge 0`, the weight of the l1 norm.
+    l2 : float
+        :math:`\\lambda_2 \\ge 0`, the weight of the squared l2 norm.
     """
 
     kind = PENALTY_ELASTIC_NET
@@ -197,13 +272,26 @@ class ElasticNet(Penalty):
 
     @property
     def params(self) -> tuple[Any, ...]:
+        """The constructor's arguments ``(l1, l2)``, as passed to the compiled prox."""
         return (self.l1, self.l2)
 
     @property
     def strong_convexity(self) -> float:
+        r""":math:`\lambda_2`: the penalty is :math:`\lambda_2`-strongly convex."""
         return self.l2
 
     def value(self, w: ArrayLike) -> float:
+        r""":math:`\psi(w) = \lambda_1 \|w\|_1 + (\lambda_2/2) \|w\|_2^2`.
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         w = np.ravel(w)
         return self.l1 * float(np.abs(w).sum()) + 0.5 * self.l2 * float(np.dot(w, w))
 
@@ -215,6 +303,11 @@ class Box(Penalty):
     """Indicator of the box :math:`[\\mathrm{lower}, \\mathrm{upper}]^p` (scalar bounds).
 
     :math:`\\psi(w) = 0` inside, :math:`+\\infty` outside; the prox is the clip.
+
+    Parameters
+    ----------
+    lower, upper : float
+        The bounds, ``lower <= upper`` (finite or infinite), shared by every coordinate.
     """
 
     kind = PENALTY_BOX
@@ -228,9 +321,21 @@ class Box(Penalty):
 
     @property
     def params(self) -> tuple[Any, ...]:
+        """The constructor's arguments ``(lower, upper)``, as passed to the compiled prox."""
         return (self.lower, self.upper)
 
     def value(self, w: ArrayLike) -> float:
+        r""":math:`\psi(w)`: 0 if every coordinate of ``w`` is in the box, ``inf`` otherwise.
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         w = np.asarray(w)
         inside = np.all((w >= self.lower) & (w <= self.upper))
         return 0.0 if inside else float("inf")
@@ -240,7 +345,23 @@ class Box(Penalty):
 
 
 def check_penalty(penalty: Penalty | None) -> Penalty:
-    """Return a Penalty: None means no penalty; anything else must be a Penalty instance."""
+    """Return a Penalty: None means no penalty; anything else must be a Penalty instance.
+
+    Parameters
+    ----------
+    penalty : Penalty or None
+        The penalty to check.
+
+    Returns
+    -------
+    Penalty
+        ``penalty``, or ``NoPenalty()`` for None.
+
+    Raises
+    ------
+    TypeError
+        If ``penalty`` is neither None nor a :class:`Penalty`.
+    """
     if penalty is None:
         return NoPenalty()
     if not isinstance(penalty, Penalty):

@@ -290,16 +290,48 @@ class Problem:
         return np.ascontiguousarray(self.X @ w, dtype=np.float64)
 
     def margins(self, w: ArrayLike) -> FloatArray:
-        """The margins :math:`z = X w`, shape (n_samples,)."""
+        """The margins :math:`z = X w`, shape (n_samples,).
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The coefficients.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         return self._margins(self._check_w(w))
 
     def smooth_objective(self, w: ArrayLike) -> float:
-        """:math:`f(w) = \\frac1n \\sum_i \\ell(\\langle x_i, w\\rangle, y_i)` (the loss part)."""
+        """:math:`f(w) = \\frac1n \\sum_i \\ell(\\langle x_i, w\\rangle, y_i)` (the loss part).
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The coefficients.
+
+        Returns
+        -------
+        float
+            Exact, not private: a function of the training data.
+        """
         w = self._check_w(w)
         return float(np.mean(self.loss._value(self._margins(w), self.y)))
 
     def objective(self, w: ArrayLike) -> float:
-        """:math:`F(w) = f(w) + \\psi(w)`."""
+        """:math:`F(w) = f(w) + \\psi(w)`.
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The coefficients.
+
+        Returns
+        -------
+        float
+            Exact, not private: a function of the training data.
+        """
         w = self._check_w(w)
         return float(np.mean(self.loss._value(self._margins(w), self.y))) + \
             self.penalty.value(w)
@@ -308,19 +340,52 @@ class Problem:
         return self.loss._deriv(self._margins(w), self.y)
 
     def gradient(self, w: ArrayLike) -> FloatArray:
-        """:math:`\\nabla f(w) = X^\\top \\ell'(Xw, y) / n` (a subgradient for hinge/absolute)."""
+        """:math:`\\nabla f(w) = X^\\top \\ell'(Xw, y) / n` (a subgradient for hinge/absolute).
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The coefficients.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+            Exact, not private.
+        """
         w = self._check_w(w)
         return np.asarray(self.X.T @ self._loss_derivs(w)).ravel() / self.n_samples
 
     def per_sample_gradients(self, w: ArrayLike) -> Any:
-        """Dense (n_samples, n_features) array of :math:`\\ell'(z_i, y_i) x_i` (for tests)."""
+        """Dense (n_samples, n_features) array of :math:`\\ell'(z_i, y_i) x_i` (for tests).
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The coefficients.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+        """
         w = self._check_w(w)
         d = self._loss_derivs(w)
         Xd = self.X.toarray() if self.is_sparse else np.asarray(self.X)
         return Xd * d[:, None]
 
     def coordinate_gradient(self, w: ArrayLike, j: int) -> float:
-        """:math:`\\nabla_j f(w) = X_{:,j}^\\top \\ell'(Xw, y) / n`."""
+        """:math:`\\nabla_j f(w) = X_{:,j}^\\top \\ell'(Xw, y) / n`.
+
+        Parameters
+        ----------
+        w : array-like of shape (n_features,)
+            The coefficients.
+        j : int
+            The coordinate, in [0, n_features).
+
+        Returns
+        -------
+        float
+        """
         w = self._check_w(w)
         j = check_int(j, "j", low=0, high=self.n_features - 1)
         d = self._loss_derivs(w)
@@ -423,6 +488,12 @@ class Problem:
 
         Delegates to :func:`dpsco_core.optimum.solve`; see there for the certificates and
         default tolerances.
+
+        Parameters
+        ----------
+        tol : float, optional
+            Target certificate (duality gap or gradient norm); None: the defaults of
+            :func:`dpsco_core.optimum.solve`.
 
         Returns
         -------

@@ -120,7 +120,18 @@ class PublicBounds:
 
     # ---------------------------------------------------------------- checks and enforcement
     def check_features(self, n_features: int) -> None:
-        """Raise ValueError unless the per-feature bounds fit ``n_features`` columns."""
+        """Raise ValueError unless the per-feature bounds fit ``n_features`` columns.
+
+        Parameters
+        ----------
+        n_features : int
+            Number of columns of the data.
+
+        Raises
+        ------
+        ValueError
+            If per-feature bounds were given for another number of features.
+        """
         if self.bounds is None:
             return
         for side, arr in zip(("lower", "upper"), self.bounds):
@@ -133,6 +144,18 @@ class PublicBounds:
 
         ``X`` (float64 ndarray, or CSR/CSC float64) and ``y`` are never written to: the result
         is a new array whenever an entry changes, else the input itself.
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+            The features (float64).
+        y : ndarray of shape (n_samples,)
+            The targets (clipped to ``label_bound`` when given).
+
+        Returns
+        -------
+        X, y
+            The clipped data. A function of each record alone: it does not weaken any guarantee.
         """
         if sp.issparse(X) and not X.has_canonical_format:
             # Duplicate entries add up to one x_ij: clip their sum, not each part.
@@ -179,7 +202,17 @@ class PublicBounds:
 
     # ---------------------------------------------------------------- constants
     def feature_bounds(self, n_features: int) -> np.ndarray:
-        """:math:`B_j^R = \\min(\\max(|lo_j|, |hi_j|), R)`, shape (n_features,)."""
+        """:math:`B_j^R = \\min(\\max(|lo_j|, |hi_j|), R)`, shape (n_features,).
+
+        Parameters
+        ----------
+        n_features : int
+            Number of columns.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+        """
         B = np.full(n_features, math.inf)
         if self.bounds is not None:
             lower, upper = self.bounds
@@ -189,29 +222,88 @@ class PublicBounds:
         return B
 
     def row_bound(self, n_features: int) -> float:
-        """:math:`R' = \\min(R, \\|B\\|_2)`: a bound on every row's Euclidean norm."""
+        """:math:`R' = \\min(R, \\|B\\|_2)`: a bound on every row's Euclidean norm.
+
+        Parameters
+        ----------
+        n_features : int
+            Number of columns.
+
+        Returns
+        -------
+        float
+        """
         R = math.inf if self.row_norm is None else self.row_norm
         if self.bounds is not None:
             R = min(R, float(np.sqrt(np.sum(self.feature_bounds(n_features) ** 2))))
         return R
 
     def coordinate_smoothness(self, loss: Any, n_features: int) -> np.ndarray:
-        """:math:`M_j \\le s_\\ell (B_j^R)^2` (module docstring)."""
+        """:math:`M_j \\le s_\\ell (B_j^R)^2` (module docstring).
+
+        Parameters
+        ----------
+        loss : Loss
+            The loss (its curvature bound :math:`s_\\ell`).
+        n_features : int
+            Number of columns.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+            Public, data-independent bounds.
+        """
         return _loss_smoothness(loss, "coordinate smoothness") * \
             self.feature_bounds(n_features) ** 2
 
     def smoothness(self, loss: Any, n_features: int) -> float:
-        """:math:`\\beta \\le s_\\ell R'^2` (module docstring)."""
+        """:math:`\\beta \\le s_\\ell R'^2` (module docstring).
+
+        Parameters
+        ----------
+        loss : Loss
+            The loss (its curvature bound :math:`s_\\ell`).
+        n_features : int
+            Number of columns.
+
+        Returns
+        -------
+        float
+        """
         return _loss_smoothness(loss, "the smoothness constant") * \
             self.row_bound(n_features) ** 2
 
     def coordinate_lipschitz(self, loss: Any, n_features: int) -> np.ndarray:
-        """:math:`L_j \\le \\Lambda_\\ell B_j^R` (module docstring)."""
+        """:math:`L_j \\le \\Lambda_\\ell B_j^R` (module docstring).
+
+        Parameters
+        ----------
+        loss : Loss
+            The loss (its derivative bound :math:`\\Lambda_\\ell`).
+        n_features : int
+            Number of columns.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+        """
         return _loss_lipschitz(loss, "a coordinate-wise Lipschitz bound") * \
             self.feature_bounds(n_features)
 
     def lipschitz(self, loss: Any, n_features: int) -> float:
-        """:math:`\\Lambda_\\ell \\max_i \\|x_i\\|_2 \\le \\Lambda_\\ell R'` (module docstring)."""
+        """:math:`\\Lambda_\\ell \\max_i \\|x_i\\|_2 \\le \\Lambda_\\ell R'` (module docstring).
+
+        Parameters
+        ----------
+        loss : Loss
+            The loss (its derivative bound :math:`\\Lambda_\\ell`).
+        n_features : int
+            Number of columns.
+
+        Returns
+        -------
+        float
+        """
         return _loss_lipschitz(loss, "a Lipschitz constant") * self.row_bound(n_features)
 
 
@@ -237,6 +329,19 @@ def check_public_bounds(bounds=None, row_norm=None, label_bound=None):
 
     ``bounds`` may itself be a :class:`PublicBounds` (then ``row_norm`` and ``label_bound``
     must be None).
+
+    Parameters
+    ----------
+    bounds : tuple (lower, upper), PublicBounds or None
+        Per-feature bounds.
+    row_norm : float or None
+        Bound on every row's Euclidean norm.
+    label_bound : float or None
+        Bound on ``|y_i|``.
+
+    Returns
+    -------
+    PublicBounds or None
     """
     if isinstance(bounds, PublicBounds):
         if row_norm is not None or label_bound is not None:

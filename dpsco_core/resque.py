@@ -111,6 +111,17 @@ def draw_resque_samples(n_samples, n_features, *, random_state=None, n_threads=N
     Block b draws its rows in order from child b of ``check_random_state(random_state)``; the
     regenerating estimators draw exactly these numbers from the same seed.
 
+    Parameters
+    ----------
+    n_samples : int
+        N.
+    n_features : int
+        d.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the samples.
+    n_threads : int, optional
+        Threads; the samples do not depend on it.
+
     Returns
     -------
     ndarray of shape (n_samples, n_features)
@@ -226,6 +237,7 @@ class ReSQueBatch:
 
     @property
     def n_samples(self):
+        """int: the number N of stored oracle answers."""
         return self.gradients.shape[0]
 
     @classmethod
@@ -235,6 +247,29 @@ class ReSQueBatch:
 
         ``grad_batch(Z, random_state) -> G`` is called through ``executor`` (default serial),
         which counts one unit of query depth.
+
+        Parameters
+        ----------
+        grad_batch : callable
+            The batched oracle.
+        center : array-like of shape (d,)
+            c.
+        smoothing_radius : float
+            :math:`\\rho > 0`.
+        n_samples : int
+            N.
+        store_samples : bool, default=True
+            Keep the samples (False: regenerate them from the seed when estimating).
+        executor : SerialExecutor or ThreadExecutor, optional
+            Runs and counts the queries.
+        random_state : None, int, SeedSequence or Generator
+            Seeds the samples and the oracle.
+        n_threads : int, optional
+            Threads; the result does not depend on it.
+
+        Returns
+        -------
+        ReSQueBatch
         """
         from .parallel import SerialExecutor
 
@@ -250,7 +285,19 @@ class ReSQueBatch:
 
     def estimate(self, x, rows=None):
         """ReSQue at x (shape (d,) or (m, d)); ``rows`` (a slice) uses a minibatch of stored
-        samples."""
+        samples.
+
+        Parameters
+        ----------
+        x : array-like of shape (d,) or (m, d)
+            Query points.
+        rows : slice, optional
+            A minibatch of the stored samples.
+
+        Returns
+        -------
+        ndarray of shape (p,) or (m, p)
+        """
         V, single = _offsets(x, self.center, self.smoothing_radius)
         G = self.gradients
         if self.zeta is None:
@@ -335,10 +382,21 @@ class GLMReSQueBatch:
 
     @property
     def n_samples(self):
+        """int: the number N of stored oracle answers."""
         return self.coefs.shape[0]
 
     def estimate(self, x):
-        """ReSQue of the GLM's smoothed gradient at x (shape (d,) or (m, d))."""
+        """ReSQue of the GLM's smoothed gradient at x (shape (d,) or (m, d)).
+
+        Parameters
+        ----------
+        x : array-like of shape (d,) or (m, d)
+            Query points.
+
+        Returns
+        -------
+        ndarray of shape (d,) or (m, d)
+        """
         V, single = _offsets(x, self.center, self.smoothing_radius)
         if self.zeta is None:
             zeta, gens = np.empty((0, V.shape[1])), _gens(self._seed, self.n_samples)

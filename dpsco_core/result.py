@@ -35,6 +35,17 @@ def with_objective_condition(report: Any, objective: Any) -> Any:
     The single place where a release that carries exact objective values of the training data
     says so: a value of :math:`F(w) = \\frac1n \\sum_i \\ell_i(w) + \\psi(w)` at a released
     :math:`w` is a deterministic function of the data, not covered by (epsilon, delta).
+
+    Parameters
+    ----------
+    report : PrivacyReport
+        The run's report.
+    objective : sequence of float or None
+        The objective values the release carries (empty or None: nothing to say).
+
+    Returns
+    -------
+    PrivacyReport
     """
     if (isinstance(report, PrivacyReport) and _holds_objective_values(objective)
             and HISTORY_OBJECTIVE_CONDITION not in report.non_private_outputs):
@@ -90,7 +101,17 @@ def with_stats_conditions(report: Any, stats: Any) -> Any:
 def without_objective_condition(report: PrivacyReport) -> PrivacyReport:
     """``report`` without :data:`HISTORY_OBJECTIVE_CONDITION` (nor the statements of
     :data:`NON_PRIVATE_STATS`), for a holder that keeps neither the objective values nor the
-    run statistics (an estimator fitted with ``diagnostics=False``)."""
+    run statistics (an estimator fitted with ``diagnostics=False``).
+
+    Parameters
+    ----------
+    report : PrivacyReport
+        The run's report.
+
+    Returns
+    -------
+    PrivacyReport
+    """
     dropped = {HISTORY_OBJECTIVE_CONDITION, *NON_PRIVATE_STATS.values()}
     return dataclasses.replace(
         report,
@@ -100,7 +121,17 @@ def without_objective_condition(report: PrivacyReport) -> PrivacyReport:
 
 def as_held_condition(report: PrivacyReport) -> PrivacyReport:
     """``report`` for an object that keeps the objective values as part of what it holds (a
-    fitted estimator with ``diagnostics=True``): the statement becomes a condition too."""
+    fitted estimator with ``diagnostics=True``): the statement becomes a condition too.
+
+    Parameters
+    ----------
+    report : PrivacyReport
+        The run's report.
+
+    Returns
+    -------
+    PrivacyReport
+    """
     if HISTORY_OBJECTIVE_CONDITION in report.conditions:
         return report
     return dataclasses.replace(report,
@@ -125,7 +156,17 @@ class History:
     objective: np.ndarray
 
     def relative_error(self, optimum: float) -> np.ndarray:
-        """:math:`(F(w) - F^*) / F^*` at each record, for a known optimum :math:`F^*`."""
+        """:math:`(F(w) - F^*) / F^*` at each record, for a known optimum :math:`F^*`.
+
+        Parameters
+        ----------
+        optimum : float
+            :math:`F^* \\ne 0`, for example ``problem.solve().objective``.
+
+        Returns
+        -------
+        ndarray
+        """
         return (self.objective - optimum) / optimum
 
 

@@ -75,7 +75,22 @@ def _checked(value, grad, names):
 
 
 def smoothed_linear(x, c, smoothing_radius):
-    """Smoothed <c, x>: itself."""
+    """Smoothed <c, x>: itself.
+
+    Parameters
+    ----------
+    x : ndarray of shape (d,)
+        The point.
+    c : ndarray of shape (d,)
+        The linear coefficients.
+    smoothing_radius : float
+        :math:`\\rho > 0`.
+
+    Returns
+    -------
+    value : float
+    gradient : ndarray of shape (d,)
+    """
     x, c = check_vector(x, "x"), check_vector(c, "c")
     if c.shape != x.shape:
         raise ValueError(f"c must have the length of x, {x.shape[0]}; got {c.shape[0]}.")
@@ -86,7 +101,20 @@ def smoothed_linear(x, c, smoothing_radius):
 
 
 def smoothed_quadratic(x, smoothing_radius):
-    """Smoothed ||x||^2 / 2 = ||x||^2 / 2 + rho^2 d / 2, gradient x."""
+    """Smoothed ||x||^2 / 2 = ||x||^2 / 2 + rho^2 d / 2, gradient x.
+
+    Parameters
+    ----------
+    x : ndarray of shape (d,)
+        The point.
+    smoothing_radius : float
+        :math:`\\rho > 0`.
+
+    Returns
+    -------
+    value : float
+    gradient : ndarray of shape (d,)
+    """
     x = check_vector(x, "x")
     rho = check_positive(smoothing_radius, "smoothing_radius")
     m = float(np.max(np.abs(x)))
@@ -97,7 +125,24 @@ def smoothed_quadratic(x, smoothing_radius):
 
 
 def smoothed_hinge(x, A, y, smoothing_radius):
-    """Smoothed mean hinge loss (1/n) sum_i max(0, 1 - y_i <a_i, x>)."""
+    """Smoothed mean hinge loss (1/n) sum_i max(0, 1 - y_i <a_i, x>).
+
+    Parameters
+    ----------
+    x : ndarray of shape (d,)
+        The point.
+    A : ndarray of shape (n, d)
+        Rows :math:`a_i`.
+    y : ndarray of shape (n,)
+        Labels in {-1, +1}.
+    smoothing_radius : float
+        :math:`\\rho > 0`.
+
+    Returns
+    -------
+    value : float
+    gradient : ndarray of shape (d,)
+    """
     x = check_vector(x, "x")
     rho = check_positive(smoothing_radius, "smoothing_radius")
     A, y = _rows(A, y, x.shape[0])
@@ -112,7 +157,24 @@ def smoothed_hinge(x, A, y, smoothing_radius):
 
 
 def smoothed_absolute(x, A, b, smoothing_radius):
-    """Smoothed mean absolute loss (1/n) sum_i |<a_i, x> - b_i|."""
+    """Smoothed mean absolute loss ``(1/n) sum_i |<a_i, x> - b_i|``.
+
+    Parameters
+    ----------
+    x : ndarray of shape (d,)
+        The point.
+    A : ndarray of shape (n, d)
+        Rows :math:`a_i`.
+    b : ndarray of shape (n,)
+        Targets.
+    smoothing_radius : float
+        :math:`\\rho > 0`.
+
+    Returns
+    -------
+    value : float
+    gradient : ndarray of shape (d,)
+    """
     x = check_vector(x, "x")
     rho = check_positive(smoothing_radius, "smoothing_radius")
     A, b = _rows(A, b, x.shape[0], "b")
@@ -127,7 +189,20 @@ def smoothed_absolute(x, A, b, smoothing_radius):
 
 
 def smoothed_l1(x, smoothing_radius):
-    """Smoothed ||x||_1, coordinatewise; gradient erf(x_j / (rho sqrt 2))."""
+    """Smoothed ||x||_1, coordinatewise; gradient erf(x_j / (rho sqrt 2)).
+
+    Parameters
+    ----------
+    x : ndarray of shape (d,)
+        The point.
+    smoothing_radius : float
+        :math:`\\rho > 0`.
+
+    Returns
+    -------
+    value : float
+    gradient : ndarray of shape (d,)
+    """
     x = check_vector(x, "x")
     rho = check_positive(smoothing_radius, "smoothing_radius")
     with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
@@ -139,6 +214,20 @@ def smoothed_l1(x, smoothing_radius):
 
 
 def smoothing_error_bound(lipschitz, smoothing_radius, n_features):
-    """L rho sqrt(d): 0 <= f_rho - f <= this for convex L-Lipschitz f (BJL+19, Lemma 8)."""
+    """L rho sqrt(d): 0 <= f_rho - f <= this for convex L-Lipschitz f (BJL+19, Lemma 8).
+
+    Parameters
+    ----------
+    lipschitz : float
+        L.
+    smoothing_radius : float
+        :math:`\\rho`.
+    n_features : int
+        d.
+
+    Returns
+    -------
+    float
+    """
     return (check_positive(lipschitz, "lipschitz") * check_positive(smoothing_radius,
             "smoothing_radius") * math.sqrt(n_features))

@@ -54,6 +54,15 @@ def tree_nodes(steps):
 
     Node ``(k, j)`` (``j`` odd, ``j 2^k <= steps``) completes at step ``j 2^k``; there are
     exactly ``steps`` of them (one per step).
+
+    Parameters
+    ----------
+    steps : int
+        Number of leaves (steps), >= 1.
+
+    Returns
+    -------
+    list of tuple of int
     """
     steps = check_int(steps, "steps", low=1)
     out = []
@@ -64,18 +73,51 @@ def tree_nodes(steps):
 
 
 def prefix_nodes(s):
-    """The nodes ``(k, s >> k)`` over the set bits ``k`` of ``s``: they tile ``[1, s]``."""
+    """The nodes ``(k, s >> k)`` over the set bits ``k`` of ``s``: they tile ``[1, s]``.
+
+    Parameters
+    ----------
+    s : int
+        Prefix length, >= 1.
+
+    Returns
+    -------
+    list of tuple of int
+        The nodes ``(k, j)``, from the largest.
+    """
     s = check_int(s, "s", low=1)
     return [(k, s >> k) for k in range(s.bit_length()) if (s >> k) & 1]
 
 
 def node_interval(k, j):
-    """Leaves ``(lo, hi)`` (1-indexed, inclusive) covered by node ``(k, j)``."""
+    """Leaves ``(lo, hi)`` (1-indexed, inclusive) covered by node ``(k, j)``.
+
+    Parameters
+    ----------
+    k : int
+        Level of the node (0 for a leaf).
+    j : int
+        Index of the node at its level (1-indexed).
+
+    Returns
+    -------
+    tuple of int
+    """
     return (j - 1) * 2 ** k + 1, j * 2 ** k
 
 
 def leaf_multiplicity(steps):
-    """Largest number of streaming-tree nodes that hold one leaf: ``bit_length(steps)``."""
+    """Largest number of streaming-tree nodes that hold one leaf: ``bit_length(steps)``.
+
+    Parameters
+    ----------
+    steps : int
+        Number of leaves, >= 1.
+
+    Returns
+    -------
+    int
+    """
     return check_int(steps, "steps", low=1).bit_length()
 
 
@@ -84,6 +126,17 @@ def prefix_noise_variance(s, variance_reduced=False):
 
     ``popcount(s)`` for the plain tree; ``sum_{k in bits(s)} 2^k / (2^{k+1} - 1)`` for the
     variance-reduced (Honaker, bottom-up) estimator.
+
+    Parameters
+    ----------
+    s : int
+        Prefix length, >= 1.
+    variance_reduced : bool, default=False
+        The plain tree or Honaker's variance-reduced estimator.
+
+    Returns
+    -------
+    float
     """
     s = check_int(s, "s", low=1)
     if not variance_reduced:
@@ -245,12 +298,36 @@ class TreeAggregation:
         return out
 
     def prefix_variance(self, s: int | None = None) -> float:
-        """Per-coordinate variance of ``N_s`` (default: the last released ``s``)."""
+        """Per-coordinate variance of ``N_s`` (default: the last released ``s``).
+
+        Parameters
+        ----------
+        s : int, optional
+            The prefix length, in ``[1, steps]``.
+
+        Returns
+        -------
+        float
+            The variance, in the units of the noise (``noise_std ** 2`` times
+            :func:`prefix_noise_variance`).
+        """
         s = self._step if s is None else s
         return self._noise_scale ** 2 * prefix_noise_variance(s, self._variance_reduced)
 
     def event(self, sensitivity: float) -> SingleEpochTreeAggregationDpEvent:
-        """The privacy event of the whole release, for leaf l2 sensitivity ``sensitivity``."""
+        """The privacy event of the whole release, for leaf l2 sensitivity ``sensitivity``.
+
+        Parameters
+        ----------
+        sensitivity : float
+            l2 sensitivity of one leaf (one step's contribution) under the caller's relation.
+
+        Returns
+        -------
+        SingleEpochTreeAggregationDpEvent
+            Every prefix sum released by the tree, for a record that enters one leaf: the event is
+            composed exactly by :class:`~dpsco_core.privacy.GdpAccountant` (mu-GDP) or by RDP.
+        """
         sensitivity = check_scalar(sensitivity, "sensitivity", low=0.0)
         return SingleEpochTreeAggregationDpEvent(self._noise_scale / sensitivity, self._steps)
 

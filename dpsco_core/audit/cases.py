@@ -47,7 +47,23 @@ class AuditCase:
 
 
 def run_case(case, *, n_trials, confidence=0.95, random_state=None):
-    """Audit one case: ``audit(case.sampler, case.input0, case.input1, delta=case.delta, ...)``."""
+    """Audit one case: ``audit(case.sampler, case.input0, case.input1, delta=case.delta, ...)``.
+
+    Parameters
+    ----------
+    case : AuditCase
+        The mechanism, its two inputs and its claim.
+    n_trials : int
+        Runs per input.
+    confidence : float, default=0.95
+        Confidence of the Clopper-Pearson lower bound.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the trials.
+
+    Returns
+    -------
+    AuditResult
+    """
     return audit(case.sampler, case.input0, case.input1, n_trials=n_trials, delta=case.delta,
                  confidence=confidence, random_state=random_state)
 
@@ -69,6 +85,17 @@ def gaussian_case(mechanism, *, delta):
     sensitivity is worst case for the Gaussian mechanism (the privacy loss depends only on
     :math:`\\|f(D_0) - f(D_1)\\|_2`), and the likelihood-ratio test is a threshold on the
     output (Neyman-Pearson).
+
+    Parameters
+    ----------
+    mechanism : GaussianMechanism
+        The mechanism audited.
+    delta : float
+        The delta at which epsilon is claimed and audited.
+
+    Returns
+    -------
+    AuditCase
     """
     delta = check_delta(delta)
     return AuditCase(name=f"gaussian(z={mechanism.noise_multiplier:.4g})",
@@ -83,6 +110,15 @@ def laplace_case(mechanism):
     The likelihood ratio of ``Lap(0, b)`` and ``Lap(Delta, b)`` is
     :math:`e^{\\varepsilon}` on all of :math:`[\\Delta, \\infty)`, so a threshold test can
     reach the claimed epsilon.
+
+    Parameters
+    ----------
+    mechanism : LaplaceMechanism
+        The mechanism audited.
+
+    Returns
+    -------
+    AuditCase
     """
     return AuditCase(name=f"laplace(eps={mechanism.epsilon:.4g})",
                      sampler=_additive_sampler(mechanism), input0=0.0,
@@ -101,6 +137,19 @@ def report_noisy_max_case(mechanism, *, n_candidates=2, gap=None):
 
     The sampler calls the kernel once per trial, reusing one bit generator so that trials
     consume consecutive, independent parts of its stream (m < block size: one block).
+
+    Parameters
+    ----------
+    mechanism : ReportNoisyMax
+        The mechanism audited.
+    n_candidates : int, default=2
+        Number of scores (>= 2).
+    gap : float, optional
+        c (default ``4 Delta / epsilon``).
+
+    Returns
+    -------
+    AuditCase
     """
     from .._kernels import _noisy_max
     from .._random import BIT_GENERATOR

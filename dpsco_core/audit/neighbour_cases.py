@@ -72,6 +72,23 @@ def dp_cd_relation_case(relation, *, epsilon, delta, n_records=20, n_features=2,
     elsewhere). Under add/remove-one ``public_n`` is ``n_records``. The statistic is the
     released first coordinate, :math:`-(\\frac1m \\sum_i \\mathrm{clip}(\\cdot) + \\sigma_0 Z)`.
     The claim is the solver's own report.
+
+    Parameters
+    ----------
+    relation : {"replace_one", "zero_out", "add_or_remove_one"}
+        The neighbouring relation audited.
+    epsilon, delta : float
+        The solver's target.
+    n_records : int, default=20
+        Records of the input (and ``public_n`` under add/remove-one).
+    n_features : int, default=2
+        Columns.
+    clip : float, default=1.0
+        Clip scale C.
+
+    Returns
+    -------
+    AuditCase
     """
     from ..problems import Problem
     from ..solvers.dp_cd import dp_cd_grid
@@ -136,6 +153,23 @@ def dp_sgd_relation_case(relation, *, epsilon, delta, sample_rate=1.0, passes=1.
     the last iterate
     divided by the run's step :math:`\\eta = \\gamma / \\beta` (``stats["step"]``; the
     data-dependent :math:`\\beta` is audited elsewhere): the released noisy mean gradients.
+
+    Parameters
+    ----------
+    relation : {"replace_one", "zero_out", "add_or_remove_one"}
+        The neighbouring relation audited.
+    epsilon, delta : float
+        The solver's target.
+    sample_rate : float, default=1.0
+        Poisson rate q (shuffled batches under replace-one).
+    passes : float, default=1.0
+        Data passes.
+    clip : float, default=1.0
+        Per-sample clip C.
+
+    Returns
+    -------
+    AuditCase
     """
     from ..solvers.dp_sgd import dp_sgd
 

@@ -170,6 +170,25 @@ def dp_sgd_case(*, epsilon, delta, sample_rate, passes, clip=1.0, noise_factor=1
     coordinate-wise for these rows), so the coordinates are ``k`` independent runs of the
     one-canary mechanism. The statistic is the canary coordinate of the last iterate,
     ``-eta / (q n) * (C * #{steps with the canary} + sum of the noise)``.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The solver's target.
+    sample_rate : float
+        Poisson rate q.
+    passes : float
+        Data passes.
+    clip : float, default=1.0
+        Per-sample clip C.
+    noise_factor : float, default=1.0
+        Multiplies the replayed noise (below 1: a planted bug the audit must catch).
+    clipping : bool, default=True
+        Replay the clipping (False: a planted bug).
+
+    Returns
+    -------
+    AuditCase
     """
     from .. import solvers
     from .._kernels import _batch
@@ -251,6 +270,23 @@ def vr_frank_wolfe_leaf_case(*, epsilon, batch=64, noise="laplace", noise_factor
     The sampler calls the kernel ``_frank_wolfe.vr_gradient_rnm`` once per trial (the root
     leaf: ``x = 0``, no correction, rows ``0..b-1``), reusing one bit generator so that trials
     consume consecutive, independent parts of its stream.
+
+    Parameters
+    ----------
+    epsilon : float
+        The solver's target (pure DP).
+    batch : int, default=64
+        Root batch b.
+    noise : {"laplace", "gumbel", "exponential"}, default="laplace"
+        Report-noisy-max noise.
+    noise_factor : float, default=1.0
+        Multiplies the replayed noise (below 1: a planted bug the audit must catch).
+    clipping : bool, default=True
+        Replay the clipping (False: a planted bug).
+
+    Returns
+    -------
+    AuditCase
     """
     from .. import solvers
     from .._kernels import _frank_wolfe

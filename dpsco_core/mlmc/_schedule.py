@@ -41,18 +41,50 @@ LEVELS = {"paper": 0, "epoch": 1}
 
 
 def epochs_for_budget(budget):
-    """m(T): epochs EpochSGD completes under a gradient budget T >= 0 (``16 (2^m - 1) <= T``)."""
+    """m(T): epochs EpochSGD completes under a gradient budget T >= 0 (``16 (2^m - 1) <= T``).
+
+    Parameters
+    ----------
+    budget : int
+        Gradient budget T >= 0.
+
+    Returns
+    -------
+    int
+    """
     # 2^m <= T/16 + 1 <=> 2^m <= floor(T/16) + 1 (2^m is an integer): exact integer arithmetic.
     return (int(budget) // T1 + 1).bit_length() - 1
 
 
 def gradients_for_epochs(n_epochs):
-    """Stochastic gradients used by ``n_epochs`` epochs: ``16 (2^m - 1) - m``."""
+    """Stochastic gradients used by ``n_epochs`` epochs: ``16 (2^m - 1) - m``.
+
+    Parameters
+    ----------
+    n_epochs : int
+        m >= 0.
+
+    Returns
+    -------
+    int
+    """
     return T1 * ((1 << n_epochs) - 1) - n_epochs
 
 
 def level_epochs(level, levels):
-    """Snapshot index (completed epochs) of a level under the scheme ``levels``."""
+    """Snapshot index (completed epochs) of a level under the scheme ``levels``.
+
+    Parameters
+    ----------
+    level : int
+        The level j.
+    levels : {"epoch", "paper"}
+        The level scheme.
+
+    Returns
+    -------
+    int
+    """
     if levels == "paper":
         return epochs_for_budget(1 << level)
     return level
@@ -91,6 +123,19 @@ def expected_gradients(j_max, levels="epoch", base_level=0):
     difference is exactly zero (paper levels J <= 3 and J = 5) run no extra epoch, so this is
     below the note's table (section 2.4, which charges :math:`N_{ES}(2^J)` to every J) by
     :math:`2^{-5} \cdot 15` when ``j_max >= 5``.
+
+    Parameters
+    ----------
+    j_max : int
+        Top level.
+    levels : {"epoch", "paper"}, default="epoch"
+        The level scheme.
+    base_level : int, default=0
+        :math:`\ell_0`.
+
+    Returns
+    -------
+    float
     """
     total = 0.0
     for k in range(1, j_max - base_level + 1):
@@ -108,6 +153,23 @@ def j_max_from_bias(bias, lipschitz, mu, *, c=32.0, levels="epoch"):
     Proposition 3) and budget T; so T must reach :math:`c G^2 / (\mu^2 \delta^2)`: for
     ``levels="paper"`` :math:`2^{j} \ge` that, for ``levels="epoch"`` :math:`16(2^j - 1) \ge`
     that.
+
+    Parameters
+    ----------
+    bias : float
+        Target bias :math:`\delta > 0`.
+    lipschitz : float
+        G, with :math:`E\|\hat\nabla f\|^2 \le G^2`.
+    mu : float
+        Strong convexity :math:`\mu > 0`.
+    c : float, default=32.0
+        The ODC constant.
+    levels : {"epoch", "paper"}, default="epoch"
+        The level scheme.
+
+    Returns
+    -------
+    int
 
     Raises
     ------
@@ -148,6 +210,25 @@ def n_copies_from_variance(mse, lipschitz, mu, j_max, *, base_level=0, c=32.0):
     \ell_0)` levels: twice the per-draw variance bound :math:`16 c (G^2/\mu^2) \log_2 T_{\max}`
     of Proposition 1 over :math:`\sigma^2`, so that Var/N <= sigma^2 / 2 (note 2.5, [RECON]).
     The bound is very conservative (note 6.2, E2: measured variance ~0.75 G^2/mu^2 per level).
+
+    Parameters
+    ----------
+    mse : float
+        Target mean squared error :math:`\sigma^2 > 0`.
+    lipschitz : float
+        G.
+    mu : float
+        Strong convexity.
+    j_max : int
+        Top level.
+    base_level : int, default=0
+        :math:`\ell_0`.
+    c : float, default=32.0
+        The ODC constant.
+
+    Returns
+    -------
+    int
     """
     mse = check_positive(mse, "mse")
     lipschitz = check_positive(lipschitz, "lipschitz")

@@ -48,7 +48,17 @@ __all__ = ["CompositeAGDResult", "composite_agd"]
 @dataclass(frozen=True)
 class CompositeAGDResult:
     """Output of :func:`composite_agd`: ``x`` (:math:`x_N`), ``v``, ``iterates`` (x_0..x_N)
-    and ``n_grad_smooth``, the exact gradients of A used (exactly N)."""
+    and ``n_grad_smooth``, the exact gradients of A used (exactly N).
+
+    Attributes
+    ----------
+    x, v : ndarray
+        The last iterates.
+    iterates : ndarray
+        :math:`x_0, \\dots, x_N`.
+    n_grad_smooth : int
+        Exact gradients of A used.
+    """
 
     x: np.ndarray
     v: np.ndarray
@@ -57,6 +67,7 @@ class CompositeAGDResult:
 
     @property
     def n_iter(self):
+        """int: the number of iterations N."""
         return self.iterates.shape[0] - 1
 
 

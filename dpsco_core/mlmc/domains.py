@@ -30,17 +30,58 @@ class Domain:
     """Base class: a closed convex set with a Euclidean projection."""
 
     def project(self, v):
+        """Euclidean projection of ``v`` onto the domain.
+
+        Parameters
+        ----------
+        v : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         raise NotImplementedError
 
     def translate(self, offset):
-        """The domain ``X - offset`` (a generic wrapper unless a subclass knows better)."""
+        """The domain ``X - offset`` (a generic wrapper unless a subclass knows better).
+
+        Parameters
+        ----------
+        offset : ndarray of shape (d,)
+            The shift.
+
+        Returns
+        -------
+        Domain
+        """
         return _Translated(self, np.asarray(offset, dtype=np.float64))
 
     def contains(self, v, tol=1e-12):
+        """Whether ``x`` lies in the domain (up to a relative tolerance).
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,)
+            The point.
+        tol : float, optional
+            Tolerance.
+
+        Returns
+        -------
+        bool
+        """
         v = np.asarray(v, dtype=np.float64)
         return bool(np.linalg.norm(self.project(v) - v) <= tol * (1.0 + np.linalg.norm(v)))
 
     def kernel_spec(self, d):
+        """The domain as the compiled kernel's ``(kind, parameters)`` (None: no kernel form).
+
+        Parameters
+        ----------
+        d : int
+            Dimension.
+        """
         return None
 
 
@@ -60,12 +101,39 @@ class EuclideanSpace(Domain):
     """X = R^d (the projection is the identity)."""
 
     def project(self, v):
+        """The identity: ``v`` itself.
+
+        Parameters
+        ----------
+        v : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         return np.array(v, dtype=np.float64)
 
     def translate(self, offset):
+        """Parameters
+        ----------
+        offset : ndarray of shape (d,)
+            The shift.
+
+        Returns
+        -------
+        Domain
+        """
         return self
 
     def kernel_spec(self, d):
+        """The domain as the compiled kernel's ``(kind, parameters)``.
+
+        Parameters
+        ----------
+        d : int
+            Dimension.
+        """
         return DOMAIN_NONE, np.zeros(d), np.zeros(d), np.inf
 
     def __repr__(self):
@@ -73,7 +141,15 @@ class EuclideanSpace(Domain):
 
 
 class L2Ball(Domain):
-    r"""The ball :math:`\{x : \|x - c\|_2 \le R\}` (``center=None``: the origin)."""
+    r"""The ball :math:`\{x : \|x - c\|_2 \le R\}` (``center=None``: the origin).
+
+    Parameters
+    ----------
+    radius : float
+        R >= 0.
+    center : array-like of shape (d,), optional
+        c (default: the origin).
+    """
 
     def __init__(self, radius, center=None):
         self.radius = check_scalar(radius, "radius", low=0.0, low_open=False, allow_inf=True)
@@ -83,14 +159,41 @@ class L2Ball(Domain):
         return np.zeros(d) if self.center is None else self.center
 
     def project(self, v):
+        """Euclidean projection of ``v`` onto the ball.
+
+        Parameters
+        ----------
+        v : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         v = np.asarray(v, dtype=np.float64)
         return project_l2_ball(v, self.radius, self._center(v.shape[0]), n_threads=1)
 
     def translate(self, offset):
+        """Parameters
+        ----------
+        offset : ndarray of shape (d,)
+            The shift.
+
+        Returns
+        -------
+        Domain
+        """
         offset = np.asarray(offset, dtype=np.float64)
         return L2Ball(self.radius, self._center(offset.shape[0]) - offset)
 
     def kernel_spec(self, d):
+        """The domain as the compiled kernel's ``(kind, parameters)``.
+
+        Parameters
+        ----------
+        d : int
+            Dimension.
+        """
         return DOMAIN_BALL, self._center(d), np.zeros(d), self.radius
 
     def __repr__(self):
@@ -98,7 +201,13 @@ class L2Ball(Domain):
 
 
 class BoxDomain(Domain):
-    """The box ``lower <= x <= upper`` (scalars or vectors; the set of ``penalties.Box``)."""
+    """The box ``lower <= x <= upper`` (scalars or vectors; the set of ``penalties.Box``).
+
+    Parameters
+    ----------
+    lower, upper : float or array-like of shape (d,)
+        The bounds, ``lower <= upper``.
+    """
 
     def __init__(self, lower, upper):
         self.lower = np.array(lower, dtype=np.float64)
@@ -109,13 +218,40 @@ class BoxDomain(Domain):
             raise ValueError("the box is empty: lower must be <= upper in every coordinate.")
 
     def project(self, v):
+        """Euclidean projection of ``v`` onto the box (the clip).
+
+        Parameters
+        ----------
+        v : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         return np.clip(np.asarray(v, dtype=np.float64), self.lower, self.upper)
 
     def translate(self, offset):
+        """Parameters
+        ----------
+        offset : ndarray of shape (d,)
+            The shift.
+
+        Returns
+        -------
+        Domain
+        """
         offset = np.asarray(offset, dtype=np.float64)
         return BoxDomain(self.lower - offset, self.upper - offset)
 
     def kernel_spec(self, d):
+        """The domain as the compiled kernel's ``(kind, parameters)`` (None: no kernel form).
+
+        Parameters
+        ----------
+        d : int
+            Dimension.
+        """
         return (DOMAIN_BOX, np.broadcast_to(self.lower, (d,)).astype(np.float64),
                 np.broadcast_to(self.upper, (d,)).astype(np.float64), np.inf)
 
@@ -124,12 +260,29 @@ class BoxDomain(Domain):
 
 
 class L1Ball(Domain):
-    r"""The l1 ball :math:`\{x : \|x\|_1 \le R\}`."""
+    r"""The l1 ball :math:`\{x : \|x\|_1 \le R\}`.
+
+    Parameters
+    ----------
+    radius : float
+        R >= 0.
+    """
 
     def __init__(self, radius):
         self.radius = check_scalar(radius, "radius", low=0.0, low_open=False)
 
     def project(self, v):
+        """Euclidean projection of ``v`` onto the l1 ball (``projections.project_l1_ball``).
+
+        Parameters
+        ----------
+        v : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         return project_l1_ball(np.asarray(v, dtype=np.float64), self.radius)
 
     def __repr__(self):
@@ -137,12 +290,29 @@ class L1Ball(Domain):
 
 
 class Simplex(Domain):
-    r"""The scaled simplex :math:`\{x \ge 0 : \sum_i x_i = a\}`."""
+    r"""The scaled simplex :math:`\{x \ge 0 : \sum_i x_i = a\}`.
+
+    Parameters
+    ----------
+    total : float, default=1.0
+        a > 0.
+    """
 
     def __init__(self, total=1.0):
         self.total = check_scalar(total, "total", low=0.0)
 
     def project(self, v):
+        """Euclidean projection of ``v`` onto the simplex (``projections.project_simplex``).
+
+        Parameters
+        ----------
+        v : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         return project_simplex(np.asarray(v, dtype=np.float64), self.total)
 
     def __repr__(self):
@@ -176,6 +346,19 @@ def project_two_balls(v, center1, radius1, center2, radius2):
     (:math:`D = \|c_2 - c_1\|`), and the point of S nearest v is
     :math:`m + \rho\,(q - m)/\|q - m\|` with :math:`q = v - \langle v - m, e\rangle e` the
     projection of v on the hyperplane of S (any direction orthogonal to e when q = m).
+
+    Parameters
+    ----------
+    v : ndarray of shape (d,)
+        The point.
+    center1, center2 : ndarray of shape (d,)
+        The centres.
+    radius1, radius2 : float
+        The radii.
+
+    Returns
+    -------
+    ndarray of shape (d,)
 
     Raises
     ------
@@ -246,6 +429,13 @@ class TwoBallIntersection(Domain):
     r""":math:`B(c_1, r_1) \cap B(c_2, r_2)`, projected exactly by :func:`project_two_balls`.
 
     Raises ValueError at construction if the intersection is empty.
+
+    Parameters
+    ----------
+    ball1, ball2 : L2Ball
+        The balls.
+    d : int
+        Dimension.
     """
 
     def __init__(self, ball1, ball2, d):
@@ -259,9 +449,29 @@ class TwoBallIntersection(Domain):
                              f"their radii sum to {self.radius1 + self.radius2:g}.")
 
     def project(self, v):
+        """Exact Euclidean projection of ``v`` onto the intersection (:func:`project_two_balls`).
+
+        Parameters
+        ----------
+        v : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         return project_two_balls(v, self.center1, self.radius1, self.center2, self.radius2)
 
     def translate(self, offset):
+        """Parameters
+        ----------
+        offset : ndarray of shape (d,)
+            The shift.
+
+        Returns
+        -------
+        Domain
+        """
         offset = np.asarray(offset, dtype=np.float64)
         d = offset.shape[0]
         return TwoBallIntersection(L2Ball(self.radius1, self.center1 - offset),

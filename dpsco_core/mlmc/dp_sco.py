@@ -107,18 +107,32 @@ class MLMCDPSCOResult(Result):
     ``stats["phases"]`` lists per-phase dicts (step, mu, clip radius, K_max, sensitivity,
     noise scale, gradients; with ``record_history=True`` also the fraction of clipped copies, not
     private); ``stats["iterates"]`` the releases.
+
+    Attributes
+    ----------
+    coef : ndarray
+        The released point.
+    privacy : PrivacyReport
+        (epsilon, delta)-DP under replace-one (or zero-out).
+    history : History
+        Diagnostics (exact objectives: not private).
+    stats : mapping
+        Per-phase details.
     """
 
     @property
     def x(self):
+        """ndarray: alias of ``coef``, the released point."""
         return self.coef
 
     @property
     def coef_(self):
+        """ndarray: alias of ``coef``, the released point."""
         return self.coef
 
     @property
     def privacy_report(self):
+        """PrivacyReport: alias of ``privacy``."""
         return self.privacy
 
 
@@ -270,6 +284,14 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
         For invalid arguments (the message names the argument).
     PrivacyBudgetError
         If no noise multiplier meets the budget.
+
+    Notes
+    -----
+    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP under replace-one (default; zero-out
+    has the same sensitivity and is accepted): each record enters one phase only, and that phase
+    releases its clipped average with Gaussian noise of multiplier z calibrated to the exact
+    sensitivity :math:`\Delta_i = 2 r_i K_i^{\max} / m` (module docstring), so the run is one
+    Gaussian release (``GaussianDpEvent(z)``) for every record. Add/remove-one raises ValueError.
     """
     problem = check_problem(problem)
     if problem.is_sparse:

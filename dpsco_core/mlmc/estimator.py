@@ -104,6 +104,23 @@ def mlmc_combine(snapshots, k, j_max, levels="epoch", base_level=0):
     Deterministic helper (the exact-enumeration identity of note 001 section 9, T2):
     ``sum_k 2^-k mlmc_combine(S, k) + 2^-(j_max - base_level) mlmc_combine(S, inf)`` equals
     ``S[level_epochs(j_max)]``.
+
+    Parameters
+    ----------
+    snapshots : ndarray of shape (n_epochs + 1, d)
+        EpochSGD snapshots, rows by epoch.
+    k : int or float
+        The geometric variate (``inf``: the base level only).
+    j_max : int
+        Top level.
+    levels : {"epoch", "paper"}, default="epoch"
+        The level scheme.
+    base_level : int, default=0
+        :math:`\\ell_0`.
+
+    Returns
+    -------
+    ndarray of shape (d,)
     """
     j_max, base_level = _check_levels(j_max, levels, base_level)
     k = min(int(k), 65) if np.isfinite(k) else 65
@@ -225,13 +242,22 @@ def mlmc_draws(oracle, mu, center, *, j_max, n_copies=1, levels="epoch", base_le
 
 @dataclass(frozen=True)
 class OptestResult:
-    """OPTEST output: ``x`` (the average of ``draws.samples``) and the draws."""
+    """OPTEST output: ``x`` (the average of ``draws.samples``) and the draws.
+
+    Attributes
+    ----------
+    x : ndarray
+        The estimate.
+    draws : MLMCDraws
+        The draws averaged.
+    """
 
     x: np.ndarray
     draws: MLMCDraws
 
     @property
     def n_gradients(self):
+        """int: the stochastic gradients used by all draws."""
         return int(self.draws.n_gradients.sum())
 
 
@@ -265,6 +291,37 @@ def optest(oracle, mu, center, *, j_max=None, bias=None, n_copies=None, mse=None
     constants, :math:`\|E\hat x - x^*\| \le \delta` and :math:`E\|\hat x - x^*\|^2 \le
     \sigma^2`. Other arguments as in :func:`mlmc_draws`.
 
+    Parameters
+    ----------
+    oracle : object
+        Stochastic subgradient oracle of f (see :mod:`dpsco_core.mlmc.oracles`).
+    mu : float
+        Strong convexity of the regularizer :math:`\psi = (\mu/2)\|x - c\|^2`.
+    center : array-like of shape (d,)
+        c.
+    j_max : int, optional
+        Top level (or give ``bias``).
+    bias : float, optional
+        Target bias.
+    n_copies : int, optional
+        N (or give ``mse``).
+    mse : float, optional
+        Target mean squared error.
+    lipschitz : float, optional
+        G, needed by ``bias`` and ``mse``.
+    c : float, default=32.0
+        The ODC constant.
+    levels : {"epoch", "paper"}, default="epoch"
+        The level scheme.
+    base_level : int, default=0
+        :math:`\ell_0`.
+    linear, domain : optional
+        As in :func:`mlmc_draws`.
+    random_state : None, int, SeedSequence or Generator
+        Seeds the draws.
+    n_threads : int, optional
+        Threads; the result does not depend on it.
+
     Returns
     -------
     OptestResult
@@ -286,7 +343,17 @@ def optest(oracle, mu, center, *, j_max=None, bias=None, n_copies=None, mse=None
 
 @dataclass(frozen=True)
 class MoreauGradientResult:
-    """MORGRADEST output: ``gradient`` :math:`\\lambda(y - \\hat x)`, ``prox`` :math:`\\hat x`."""
+    """MORGRADEST output: ``gradient`` :math:`\\lambda(y - \\hat x)`, ``prox`` :math:`\\hat x`.
+
+    Attributes
+    ----------
+    gradient : ndarray
+        The Moreau gradient estimate.
+    prox : ndarray
+        The prox point estimate.
+    draws : MLMCDraws
+        The underlying draws.
+    """
 
     gradient: np.ndarray
     prox: np.ndarray
@@ -304,6 +371,21 @@ def moreau_gradient(oracle, y, lam, *, j_max=None, bias=None, n_copies=None, mse
     1/λ: ``bias`` δ and ``mse`` σ² refer to the gradient (Corollary 2: :math:`\|E\hat g -
     \nabla f_\lambda(y)\| \le \delta`, :math:`E\|\hat g - \nabla f_\lambda(y)\|^2 \le \sigma^2`).
     The smoothing is dimension-free (cost and λ do not depend on d).
+
+    Parameters
+    ----------
+    oracle : object
+        Stochastic subgradient oracle of f (see :mod:`dpsco_core.mlmc.oracles`).
+    y : array-like of shape (d,)
+        The point.
+    lam : float
+        λ > 0.
+    j_max, bias, n_copies, mse, lipschitz, c, levels, base_level, domain : optional
+        As in :func:`optest` (targets refer to the gradient).
+    random_state : None, int, SeedSequence or Generator
+        Seeds the draws.
+    n_threads : int, optional
+        Threads; the result does not depend on it.
 
     Returns
     -------

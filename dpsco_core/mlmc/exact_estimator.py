@@ -46,6 +46,13 @@ class FiniteSum:
 
     ``value(x, i)`` and ``subgradient(x, i)`` are exact oracles of component i; every call is
     counted in ``n_queries`` (a full value or subgradient costs n).
+
+    Parameters
+    ----------
+    value, subgradient : callable
+        ``value(x, i)`` and ``subgradient(x, i)`` of component i.
+    n_components : int
+        n.
     """
 
     def __init__(self, value, subgradient, n_components):
@@ -55,21 +62,68 @@ class FiniteSum:
         self.n_queries = 0
 
     def component_subgradient(self, x, i):
+        """Subgradient of component ``i`` at ``x`` (one query).
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,)
+            The point.
+        i : int
+            The component.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         self.n_queries += 1
         return np.asarray(self._subgradient(x, i), dtype=np.float64)
 
     def full_value(self, x):
+        """:math:`F(x)` (n queries).
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         self.n_queries += self.n
         return math.fsum(self._value(x, i) for i in range(self.n)) / self.n
 
     def full_subgradient(self, x):
+        """A subgradient of :math:`F` at ``x`` (n queries).
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         self.n_queries += self.n
         return sum(np.asarray(self._subgradient(x, i), dtype=np.float64)
                    for i in range(self.n)) / self.n
 
 
 def exact_j0(n, d):
-    """J_0 = ceil(4 log2(14 (n d^2 + d^4))) (note 2.7, [RECON])."""
+    """J_0 = ceil(4 log2(14 (n d^2 + d^4))) (note 2.7, [RECON]).
+
+    Parameters
+    ----------
+    n : int
+        Components.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    int
+    """
     return math.ceil(4.0 * math.log2(14.0 * (n * d * d + d ** 4)))
 
 
@@ -89,6 +143,21 @@ def ellipsoid_method(value, subgradient, center, radius, n_steps):
     Returns the array ``best`` of shape (n_steps + 1, d): ``best[t]`` the feasible centre of
     lowest value among the first t queries (``best[0] = c``), so that any shorter run is a
     prefix of a longer one. Needs d >= 2.
+
+    Parameters
+    ----------
+    value, subgradient : callable
+        Exact oracles of F.
+    center : ndarray of shape (d,)
+        c.
+    radius : float
+        R.
+    n_steps : int
+        Number of steps.
+
+    Returns
+    -------
+    ndarray of shape (n_steps + 1, d)
     """
     c = check_vector(center, "center", copy=True)
     d = c.shape[0]
@@ -133,6 +202,27 @@ def exact_levels(problem, mu, x0, radius, J, *, j0, random_state):
 
     The same ``random_state`` gives consistent levels for every J (EpochSGD's prefix property,
     the ellipsoid's prefix outputs), so :math:`\sum_j 2^{-j}\hat x(j)` telescopes exactly.
+
+    Parameters
+    ----------
+    problem : FiniteSum
+        The objective.
+    mu : float
+        Strong convexity.
+    x0 : ndarray of shape (d,)
+        Centre.
+    radius : float
+        R.
+    J : int
+        The level.
+    j0 : int
+        :math:`J_0`.
+    random_state : None, int, SeedSequence or Generator
+        The draw's randomness.
+
+    Returns
+    -------
+    tuple of ndarray
     """
     x0 = check_vector(x0, "x0")
     J = check_int(J, "J", low=1)
@@ -160,7 +250,17 @@ def exact_levels(problem, mu, x0, radius, J, *, j0, random_state):
 @dataclass(frozen=True)
 class ExactOptimumDraws:
     """Draws of Algorithm 7: ``samples`` (n_copies, d), levels ``J`` and the oracle
-    ``n_queries`` of each copy."""
+    ``n_queries`` of each copy.
+
+    Attributes
+    ----------
+    samples : ndarray of shape (n_copies, d)
+        The draws.
+    J : ndarray of shape (n_copies,)
+        Their levels.
+    n_queries : ndarray of shape (n_copies,)
+        Oracle queries of each.
+    """
 
     samples: np.ndarray
     J: np.ndarray
@@ -168,6 +268,7 @@ class ExactOptimumDraws:
 
     @property
     def mean(self):
+        """ndarray: the average of the draws."""
         return self.samples.mean(axis=0)
 
 

@@ -53,6 +53,13 @@ class AffineFamily:
     The family protocol the min-max code uses: ``n_functions``, ``lipschitz``,
     ``values(x)`` (all N values, one pass), ``value(i, x)`` and ``subgradient(i, x)``.
     Example: rows :math:`\pm e_j`, :math:`b = \pm s` give :math:`f_{\max}(x) = \|x - s\|_\infty`.
+
+    Parameters
+    ----------
+    A : array-like of shape (N, d)
+        The rows :math:`a_i`.
+    b : array-like of shape (N,)
+        The offsets.
     """
 
     def __init__(self, A, b):
@@ -75,15 +82,53 @@ class AffineFamily:
 
     @property
     def n_functions(self):
+        """int: N."""
         return self.A.shape[0]
 
     def values(self, x):
+        """All N values :math:`f_{(i)}(x)`.
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (N,)
+        """
         return self.A @ x - self.b
 
     def value(self, i, x):
+        """:math:`f_{(i)}(x)`.
+
+        Parameters
+        ----------
+        i : int
+            The function.
+        x : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         return float(self.A[i] @ x - self.b[i])
 
     def subgradient(self, i, x):
+        """The gradient :math:`a_i` of :math:`f_{(i)}` at ``x``.
+
+        Parameters
+        ----------
+        i : int
+            The function.
+        x : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         return self.A[i].copy()
 
 
@@ -95,7 +140,21 @@ def _log_softmax(values, eps_prime):
 
 def softmax_value(family, x, eps_prime):
     r""":math:`f_{\mathrm{smax}}(x) = \varepsilon'\log\sum_i e^{f_{(i)}(x)/\varepsilon'}`
-    (log-sum-exp, no overflow)."""
+    (log-sum-exp, no overflow).
+
+    Parameters
+    ----------
+    family : AffineFamily
+        The functions.
+    x : ndarray of shape (d,)
+        The point.
+    eps_prime : float
+        :math:`\varepsilon' > 0`.
+
+    Returns
+    -------
+    float
+    """
     eps_prime = check_positive(eps_prime, "eps_prime")
     x = check_vector(x, "x")
     with np.errstate(over="ignore", invalid="ignore"):
@@ -156,7 +215,19 @@ class SoftmaxGradientOracle:
         return np.exp(self.log_p)
 
     def sample_index(self, x, rng):
-        """The accepted index (law :math:`p(x)`) and the number of trials it took."""
+        """The accepted index (law :math:`p(x)`) and the number of trials it took.
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,)
+            The point.
+        rng : numpy.random.Generator
+            The draws.
+
+        Returns
+        -------
+        tuple of int
+        """
         x = np.asarray(x, dtype=np.float64)
         dist = float(np.linalg.norm(x - self.center))
         if dist > self.radius * (1.0 + 1e-9) + 1e-15:

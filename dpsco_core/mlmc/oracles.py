@@ -60,6 +60,7 @@ class GLMOracle:
 
     @property
     def n_features(self):
+        """int: the dimension d."""
         return self.X.shape[1]
 
     def __call__(self, x, rng):
@@ -74,7 +75,15 @@ class GLMOracle:
 
 class QuadraticOracle:
     r"""(P1) :math:`f(x) = \frac12\|x - b\|^2` with :math:`\hat\nabla f = x - b + \xi`,
-    :math:`\xi \sim N(0, s^2 I)`."""
+    :math:`\xi \sim N(0, s^2 I)`.
+
+    Parameters
+    ----------
+    b : array-like of shape (d,)
+        The minimizer of f.
+    noise : float, default=1.0
+        s.
+    """
 
     def __init__(self, b, noise=1.0):
         self.b = check_vector(b, "b", copy=True)
@@ -87,7 +96,15 @@ class QuadraticOracle:
 class KinkOracle:
     r"""(P2) :math:`f(x) = \sum_i |x_i|` with :math:`\hat\nabla f = \mathrm{sign}(x) + \xi`,
     :math:`\xi \sim N(0, s^2 I)`; with :math:`\psi = (\mu/2)\|x-c\|^2`, :math:`|\mu c_i| \le 1`,
-    the minimizer is 0. ``noise=0`` gives a deterministic oracle."""
+    the minimizer is 0. ``noise=0`` gives a deterministic oracle.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    noise : float, default=1.0
+        s.
+    """
 
     def __init__(self, d, noise=1.0):
         self.d = check_int(d, "d", low=1)
@@ -106,6 +123,15 @@ class NormOracle:
 
     Closed forms: the prox :math:`P_{f,\lambda}(y) = a + (y - a)\max(0, 1 - G_0/(\lambda\|y -
     a\|))` and the Moreau gradient :meth:`moreau_gradient`.
+
+    Parameters
+    ----------
+    a : array-like of shape (d,)
+        The centre.
+    scale : float, default=1.0
+        :math:`G_0`.
+    noise : float, default=0.0
+        s.
     """
 
     def __init__(self, a, scale=1.0, noise=0.0):
@@ -122,13 +148,49 @@ class NormOracle:
         return g
 
     def value(self, x):
+        r""":math:`f(x) = G_0 \|x - a\|_2`.
+
+        Parameters
+        ----------
+        x : ndarray of shape (d,)
+            The point.
+
+        Returns
+        -------
+        float
+        """
         return self.scale * float(np.linalg.norm(np.asarray(x) - self.a))
 
     def prox(self, y, lam):
+        r"""The prox point :math:`P_{f,\lambda}(y)`, closed form.
+
+        Parameters
+        ----------
+        y : ndarray of shape (d,)
+            The point.
+        lam : float
+            λ > 0.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         v = np.asarray(y, dtype=np.float64) - self.a
         nrm = np.linalg.norm(v)
         return self.a + v * max(0.0, 1.0 - self.scale / (lam * nrm)) if nrm > 0 else self.a.copy()
 
     def moreau_gradient(self, y, lam):
-        """:math:`\\nabla f_\\lambda(y) = \\lambda(y - P_{f,\\lambda}(y))` (Fact 1.2)."""
+        """:math:`\\nabla f_\\lambda(y) = \\lambda(y - P_{f,\\lambda}(y))` (Fact 1.2).
+
+        Parameters
+        ----------
+        y : ndarray of shape (d,)
+            The point.
+        lam : float
+            λ > 0.
+
+        Returns
+        -------
+        ndarray of shape (d,)
+        """
         return lam * (np.asarray(y, dtype=np.float64) - self.prox(y, lam))

@@ -32,7 +32,13 @@ QUERY_CHUNK = 4096
 
 @dataclass
 class QueryStats:
-    """Counters of one run: ``query_depth``, ``total_queries``, ``computational_depth``."""
+    """Counters of one run: ``query_depth``, ``total_queries``, ``computational_depth``.
+
+    Parameters
+    ----------
+    query_depth, total_queries, computational_depth : int, default=0
+        Starting values of the counters.
+    """
 
     query_depth: int = 0
     total_queries: int = 0
@@ -50,7 +56,21 @@ class SerialExecutor:
         return [fn(item) for item in items]
 
     def grad_batch(self, oracle, Z, random_state=None):
-        """``oracle`` on the rows of Z (one unit of query depth); returns G of shape (m, p)."""
+        """``oracle`` on the rows of Z (one unit of query depth); returns G of shape (m, p).
+
+        Parameters
+        ----------
+        oracle : callable
+            ``oracle(Z, random_state) -> G``.
+        Z : ndarray of shape (m, d)
+            Query points.
+        random_state : None, int, SeedSequence or Generator
+            Seeds the oracle's chunks.
+
+        Returns
+        -------
+        ndarray of shape (m, p)
+        """
         Z = np.ascontiguousarray(check_real_array(Z, "Z"), dtype=np.float64)
         if Z.ndim != 2:
             raise ValueError(f"Z must be 2-dimensional; got shape {Z.shape}.")
@@ -88,12 +108,24 @@ class SerialExecutor:
         self._join_previous = True
 
     def add_depth(self, steps):
-        """Count ``steps`` sequential optimizer steps."""
+        """Count ``steps`` sequential optimizer steps.
+
+        Parameters
+        ----------
+        steps : int
+            Number of steps, >= 0.
+        """
         self.stats.computational_depth += int(steps)
 
 
 class ThreadExecutor(SerialExecutor):
-    """Runs the chunks of a batch on a thread pool (oracles that release the GIL scale)."""
+    """Runs the chunks of a batch on a thread pool (oracles that release the GIL scale).
+
+    Parameters
+    ----------
+    n_workers : int, default=2
+        Threads of the pool.
+    """
 
     def __init__(self, n_workers=2):
         super().__init__()

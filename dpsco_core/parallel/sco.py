@@ -53,7 +53,22 @@ __all__ = ["ReSQueEpochSGD", "ReSQueACSA", "BallProximalOracle", "parallel_sco",
 
 def epoch_sgd_schedule(lipschitz, lam, phi):
     """Algorithm 1's schedule: (T, [T_1, T_2, ...]) with sum T_k <= T; samples used
-    sum (T_k - 1)."""
+    sum (T_k - 1).
+
+    Parameters
+    ----------
+    lipschitz : float
+        L.
+    lam : float
+        λ of the ball oracle.
+    phi : float
+        Target accuracy φ.
+
+    Returns
+    -------
+    tuple
+        (T, [T_1, T_2, ...]).
+    """
     T = math.ceil(48.0 * lipschitz ** 2 / (lam * phi))
     lengths, t_k, total = [], 16, 0
     while total + t_k <= T:
@@ -64,7 +79,24 @@ def epoch_sgd_schedule(lipschitz, lam, phi):
 
 
 def ac_sa_schedule(lipschitz, lam, phi, radius, smoothing_radius):
-    """Algorithm 2's schedule: (K, T, [N_1..N_K])."""
+    """Algorithm 2's schedule: (K, T, [N_1..N_K]).
+
+    Parameters
+    ----------
+    lipschitz : float
+        L.
+    lam : float
+        λ of the ball oracle.
+    phi : float
+        Target accuracy φ.
+    radius, smoothing_radius : float
+        r and ρ.
+
+    Returns
+    -------
+    tuple
+        (K, T, [N_1, ..., N_K]).
+    """
     K = max(1, math.ceil(math.log2(lam * radius ** 2 / phi)))
     T = math.ceil(4.0 * math.sqrt(lipschitz / (smoothing_radius * lam)) + 1.0)
     N = [math.ceil(48.0 * 2 ** k * lipschitz ** 2 / (lam ** 2 * radius ** 2 * T))
@@ -108,6 +140,9 @@ class ReSQueEpochSGD(_ReSQueBallOracle):
     radius, smoothing_radius : float
         r <= ρ (a warning beyond).
     executor : SerialExecutor or ThreadExecutor, optional
+        Runs and counts the queries (default: a new :class:`SerialExecutor`).
+    max_queries : int, default=10_000_000
+        Refuse a call that would need more queries.
     """
 
     def __call__(self, center, lam, phi, domain, random_state):
@@ -137,7 +172,21 @@ class ReSQueEpochSGD(_ReSQueBallOracle):
 class ReSQueACSA(_ReSQueBallOracle):
     r"""Algorithm 2 (AC-SA with restarts, corrected; module docstring): a (φ, λ)-ball oracle for
     :math:`\hat f_\rho` with computational depth :math:`O(\sqrt{1 + L/(\rho\lambda)}
-    \log(\lambda r^2/\varphi))` (Prop. 4). Parameters as :class:`ReSQueEpochSGD`."""
+    \log(\lambda r^2/\varphi))` (Prop. 4). Parameters as :class:`ReSQueEpochSGD`.
+
+    Parameters
+    ----------
+    grad_batch : callable
+        ``grad_batch(Z, random_state) -> G``.
+    lipschitz : float
+        L.
+    radius, smoothing_radius : float
+        r <= ρ.
+    executor : SerialExecutor or ThreadExecutor, optional
+        Runs and counts the queries.
+    max_queries : int, default=10_000_000
+        Refuse a call that would need more queries.
+    """
 
     def __call__(self, center, lam, phi, domain, random_state):
         c = check_vector(center, "center")
@@ -165,7 +214,13 @@ class ReSQueACSA(_ReSQueBallOracle):
 
 class BallProximalOracle:
     r"""Stochastic proximal oracle from a ball oracle run to :math:`\varphi =
-    \min(\delta, \sigma)^2/(2\lambda)` (module docstring)."""
+    \min(\delta, \sigma)^2/(2\lambda)` (module docstring).
+
+    Parameters
+    ----------
+    ball_oracle : ReSQueEpochSGD or ReSQueACSA
+        The ball oracle.
+    """
 
     def __init__(self, ball_oracle):
         self.ball_oracle = ball_oracle
@@ -212,7 +267,23 @@ class _IterationOracles:
 class ParallelSCOResult:
     """Output of :func:`parallel_sco`: x, the BallAccel result, the radii, the counters
     (query depth, total queries, computational depth), the smoothing error bound, and
-    ``trace`` (n_iter, 3): the three counters after each BallAccel iteration."""
+    ``trace`` (n_iter, 3): the three counters after each BallAccel iteration.
+
+    Attributes
+    ----------
+    x : ndarray of shape (d,)
+        The solution.
+    accel : BallAccelerationResult
+        The outer loop's result.
+    smoothing_radius, radius : float
+        ρ and r.
+    query_depth, total_queries, computational_depth : int
+        The counters.
+    smoothing_error_bound : float
+        Bound on :math:`\\hat f_\\rho - f`.
+    trace : ndarray of shape (n_iter, 3) or None
+        The counters after each iteration.
+    """
 
     x: np.ndarray
     accel: object
@@ -277,6 +348,13 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
     Returns
     -------
     ParallelSCOResult
+
+    Notes
+    -----
+    **Not private.** ``epsilon`` is the optimization accuracy, not a privacy parameter: this is
+    the parallel algorithm of Section III of Carmon et al., which releases its output with no
+    privacy guarantee under any neighbouring relation (the private algorithms of Section IV are
+    not implemented).
     """
     x: np.ndarray = check_vector(x0, "x0")
     L = check_positive(lipschitz, "lipschitz")

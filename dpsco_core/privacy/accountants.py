@@ -100,6 +100,15 @@ class PrivacyAccountant(abc.ABC):
 
         Only the structure and the neighbouring relation are checked; parameter values are
         validated by :meth:`compose`.
+
+        Parameters
+        ----------
+        event : DpEvent
+            The event tree.
+
+        Returns
+        -------
+        bool
         """
         _check_event(event)
         try:
@@ -150,7 +159,17 @@ class PrivacyAccountant(abc.ABC):
 
     @abc.abstractmethod
     def get_epsilon_and_order(self, delta):
-        """Return ``(epsilon, order)``: the epsilon bound for ``delta`` and where it is attained."""
+        """Return ``(epsilon, order)``: the epsilon bound for ``delta`` and where it is attained.
+
+        Parameters
+        ----------
+        delta : float
+            In (0, 1) (0 allowed by the pure-DP accountant).
+
+        Returns
+        -------
+        tuple of (float, float or None)
+        """
 
     def get_epsilon(self, delta):
         """Return an upper bound on epsilon such that the composition is (epsilon, delta)-DP.
@@ -168,7 +187,17 @@ class PrivacyAccountant(abc.ABC):
 
     @abc.abstractmethod
     def get_delta(self, epsilon):
-        """Return an upper bound on delta such that the composition is (epsilon, delta)-DP."""
+        """Return an upper bound on delta such that the composition is (epsilon, delta)-DP.
+
+        Parameters
+        ----------
+        epsilon : float
+            In (0, inf).
+
+        Returns
+        -------
+        float
+        """
 
     def _walk_structure(self, event, sink, size):
         """Walk the events every summing accountant treats alike; return True if handled.
@@ -246,6 +275,15 @@ def tree_depth(step_counts):
 
     ``bit_length(T) = floor(log2 T) + 1`` for ``T = max(step_counts)`` (dp-accounting's
     ``ceil(log2(T + 1))``, the same integer); leaf 1 attains it (note 003, section 4.1).
+
+    Parameters
+    ----------
+    step_counts : int or sequence of int
+        Leaves T of the tree (a sequence: its maximum).
+
+    Returns
+    -------
+    int
     """
     counts = [step_counts] if np.isscalar(step_counts) else list(step_counts)
     if not counts:
@@ -439,7 +477,17 @@ class RdpAccountant(PrivacyAccountant):
         return eps, order
 
     def get_delta_and_order(self, epsilon):
-        """Return the smallest delta over the orders for ``epsilon``, and the optimal order."""
+        """Return the smallest delta over the orders for ``epsilon``, and the optimal order.
+
+        Parameters
+        ----------
+        epsilon : float
+            In (0, inf).
+
+        Returns
+        -------
+        tuple of (float, float)
+        """
         epsilon = check_epsilon(epsilon)
         delta, order = _rdp_to_delta(self._orders, self._rdp, epsilon, self._conversion)
         if 0.0 < delta < 1.0:
@@ -447,7 +495,17 @@ class RdpAccountant(PrivacyAccountant):
         return delta, order
 
     def get_delta(self, epsilon):
-        """Return an upper bound on delta for ``epsilon`` (in (0, inf)), rounded up."""
+        """Return an upper bound on delta for ``epsilon`` (in (0, inf)), rounded up.
+
+        Parameters
+        ----------
+        epsilon : float
+            In (0, inf).
+
+        Returns
+        -------
+        float
+        """
         return self.get_delta_and_order(epsilon)[0]
 
 
@@ -529,12 +587,32 @@ class PureDpAccountant(PrivacyAccountant):
         self._epsilon, self._delta = eps, delta
 
     def get_epsilon_and_order(self, delta):
-        """Return ``(epsilon, inf)``: the summed epsilon if ``delta`` covers the summed delta."""
+        """Return ``(epsilon, inf)``: the summed epsilon if ``delta`` covers the summed delta.
+
+        Parameters
+        ----------
+        delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        tuple of (float, float)
+        """
         delta = check_delta(delta)
         return (self._epsilon if delta >= self._delta else math.inf), math.inf
 
     def get_delta(self, epsilon):
-        """Return the summed delta if ``epsilon`` covers the summed epsilon, else 1."""
+        """Return the summed delta if ``epsilon`` covers the summed epsilon, else 1.
+
+        Parameters
+        ----------
+        epsilon : float
+            In [0, inf).
+
+        Returns
+        -------
+        float
+        """
         epsilon = check_epsilon(epsilon)
         return self._delta if epsilon >= self._epsilon else 1.0
 
@@ -600,7 +678,17 @@ class GdpAccountant(PrivacyAccountant):
         self._mu_squared = float(round_up(self._mu_squared + count * part[0]))
 
     def get_epsilon_and_order(self, delta):
-        """Return ``(epsilon, None)``: the exact epsilon of the composed ``mu``-GDP at ``delta``."""
+        """Return ``(epsilon, None)``: the exact epsilon of the composed ``mu``-GDP at ``delta``.
+
+        Parameters
+        ----------
+        delta : float
+            In (0, 1).
+
+        Returns
+        -------
+        tuple of (float, None)
+        """
         delta = check_delta(delta)
         if self._mu_squared == 0.0:
             return 0.0, None
@@ -609,7 +697,17 @@ class GdpAccountant(PrivacyAccountant):
         return gdp_epsilon(self.mu, delta), None
 
     def get_delta(self, epsilon):
-        """Return the exact delta of the composed ``mu``-GDP at ``epsilon`` (in (0, inf))."""
+        """Return the exact delta of the composed ``mu``-GDP at ``epsilon`` (in (0, inf)).
+
+        Parameters
+        ----------
+        epsilon : float
+            In (0, inf).
+
+        Returns
+        -------
+        float
+        """
         epsilon = check_epsilon(epsilon)
         if self._mu_squared == 0.0:
             return 0.0

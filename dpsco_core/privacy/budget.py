@@ -94,10 +94,10 @@ class Budget:
         pure-DP budget: only pure releases fit in it).
     accountant : {"rdp", "gdp", "basic-composition"}, default="rdp"
         How releases compose (module docstring).
-    neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}, \
-NeighboringRelation or None, default=None
-        The relation of the budget's guarantee. None: set by the first charged release; every
-        later release must use the same one.
+    neighboring_relation : str, NeighboringRelation or None, default=None
+        The relation of the budget's guarantee: ``"replace_one"``, ``"add_or_remove_one"`` or
+        ``"zero_out"``. None: set by the first charged release; every later release must use
+        the same one.
     orders : array_like of float, optional
         Renyi orders of the ``"rdp"`` mode (default: dp-accounting's grid).
     conversion : {"improved", "mironov"}, default="improved"
@@ -182,10 +182,12 @@ NeighboringRelation or None, default=None
     # --- what was spent --------------------------------------------------------------------
     @property
     def epsilon(self):
+        """float: the total epsilon of the budget."""
         return self._epsilon
 
     @property
     def delta(self):
+        """float: the total delta of the budget."""
         return self._delta
 
     @property
@@ -195,10 +197,12 @@ NeighboringRelation or None, default=None
 
     @property
     def neighboring_relation(self):
+        """NeighboringRelation or None: the guarantee's relation (None until a release)."""
         return self._relation
 
     @property
     def ledger(self):
+        """tuple of DpEvent: the charged events, in order."""
         with self._lock:
             if self._accountant is None:
                 return ()
@@ -214,20 +218,24 @@ NeighboringRelation or None, default=None
 
     @property
     def spent_epsilon(self):
+        """float: what the charged releases cost together, at the budget's delta."""
         with self._lock:
             return self._spent_of(self._accountant, self._mode, self._delta)[0]
 
     @property
     def spent_delta(self):
+        """float: the delta spent (RDP and GDP modes: the budget's delta once charged)."""
         with self._lock:
             return self._spent_of(self._accountant, self._mode, self._delta)[1]
 
     @property
     def remaining_epsilon(self):
+        """float: ``epsilon - spent_epsilon``."""
         return self._epsilon - self.spent_epsilon
 
     @property
     def remaining_delta(self):
+        """float: ``delta - spent_delta``."""
         return self._delta - self.spent_delta
 
     def __repr__(self):
@@ -298,6 +306,20 @@ NeighboringRelation or None, default=None
         """Return the spent epsilon if ``event`` were charged; raise if it would not fit.
 
         Nothing is charged. Raises as :meth:`charge` does.
+
+        Parameters
+        ----------
+        event : DpEvent
+            The release's event.
+        neighboring_relation : str or NeighboringRelation
+            The relation of the release; must match the budget's once it has one.
+        delta : float, optional
+            The release's own delta (basic composition); default: the budget's.
+
+        Returns
+        -------
+        float
+            The spent epsilon after the release.
         """
         return self._attempt(event, neighboring_relation, delta, commit=False)
 
@@ -337,6 +359,17 @@ def spend(budget, event, *, neighboring_relation=None, delta=None):
     The one helper every solver, mechanism and estimator calls, right after its event is
     built from public arguments and before its first access to the data. Raises as
     :meth:`Budget.charge` does, and TypeError if ``budget`` is neither None nor a Budget.
+
+    Parameters
+    ----------
+    budget : Budget or None
+        The budget to charge; None charges nothing.
+    event : DpEvent
+        The release's event, built from public arguments only.
+    neighboring_relation : str or NeighboringRelation, optional
+        The relation of the release.
+    delta : float, optional
+        The release's own delta (basic composition); default: the budget's.
     """
     if budget is None:
         return

@@ -74,6 +74,11 @@ class GaussianDpEvent(DpEvent):
     under the accountant's neighbouring relation. Its RDP curve is
     ``eps(alpha) = alpha / (2 noise_multiplier^2)`` and it is ``mu``-GDP with
     ``mu = 1 / noise_multiplier`` (Dong, Roth and Su 2019).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        :math:`\\sigma / \\Delta_2` (> 0; 0 means no noise, not private).
     """
 
     noise_multiplier: float
@@ -85,6 +90,11 @@ class LaplaceDpEvent(DpEvent):
 
     ``noise_multiplier = b / Delta_1`` where ``Delta_1`` is the l1 sensitivity of ``f``. It is
     ``(1 / noise_multiplier)``-DP (pure).
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        :math:`b / \\Delta_1` (> 0).
     """
 
     noise_multiplier: float
@@ -98,6 +108,13 @@ class EpsilonDeltaDpEvent(DpEvent):
     (``epsilon``-DP). Accountants that work in RDP may use ``epsilon``-DP implies
     ``(alpha, min(epsilon, alpha epsilon^2 / 2))``-RDP (Bun and Steinke 2016) when
     ``delta = 0``; with ``delta > 0`` only composition by (epsilon, delta) applies.
+
+    Parameters
+    ----------
+    epsilon : float
+        In [0, inf).
+    delta : float, default=0.0
+        In [0, 1].
     """
 
     epsilon: float
@@ -106,14 +123,28 @@ class EpsilonDeltaDpEvent(DpEvent):
 
 @dataclass(frozen=True, slots=True)
 class ZCDpEvent(DpEvent):
-    """A mechanism that is ``rho``-zCDP: ``D_alpha <= rho * alpha`` for every ``alpha > 1``."""
+    """A mechanism that is ``rho``-zCDP: ``D_alpha <= rho * alpha`` for every ``alpha > 1``.
+
+    Parameters
+    ----------
+    rho : float
+        The zCDP parameter, >= 0.
+    """
 
     rho: float
 
 
 @dataclass(frozen=True, slots=True)
 class PoissonSampledDpEvent(DpEvent):
-    """Run ``event`` on a Poisson subsample: each record kept independently with ``sampling_probability``."""
+    """Run ``event`` on a Poisson subsample: each record kept independently with ``sampling_probability``.
+
+    Parameters
+    ----------
+    sampling_probability : float
+        The probability q in [0, 1] that each record is kept.
+    event : DpEvent
+        The mechanism run on the subsample.
+    """
 
     sampling_probability: float
     event: DpEvent
@@ -136,6 +167,13 @@ class SingleEpochTreeAggregationDpEvent(DpEvent):
     are computed adaptively from earlier releases (note 003, sections 4.1 and 6.1; Kairouz et
     al. 2021, appendix D). ``step_counts`` may be a sequence: one tree per entry (restarted
     trees) with each record in at most one leaf across all of them, as in dp-accounting.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        :math:`\\sigma / \\Delta` of every node (> 0).
+    step_counts : int or sequence of int
+        Number of leaves T (a sequence: several trees, the largest counts).
     """
 
     noise_multiplier: float
@@ -144,7 +182,15 @@ class SingleEpochTreeAggregationDpEvent(DpEvent):
 
 @dataclass(frozen=True, slots=True)
 class SelfComposedDpEvent(DpEvent):
-    """``count`` adaptive repetitions of ``event``."""
+    """``count`` adaptive repetitions of ``event``.
+
+    Parameters
+    ----------
+    event : DpEvent
+        The repeated mechanism.
+    count : int
+        Number of repetitions, >= 0.
+    """
 
     event: DpEvent
     count: int
@@ -152,6 +198,12 @@ class SelfComposedDpEvent(DpEvent):
 
 @dataclass(frozen=True, slots=True)
 class ComposedDpEvent(DpEvent):
-    """The adaptive composition of ``events``, in order."""
+    """The adaptive composition of ``events``, in order.
+
+    Parameters
+    ----------
+    events : tuple of DpEvent
+        The mechanisms, in the order they run.
+    """
 
     events: Tuple[DpEvent, ...]

@@ -174,13 +174,33 @@ def from_dp_accounting(event: Any) -> DpEvent:
 
 
 def relation_to_dp_accounting(relation: NeighboringRelation | str) -> Any:
-    """dp-accounting's ``NeighboringRelation`` for ours (``ZERO_OUT`` -> ``REPLACE_SPECIAL``)."""
+    """dp-accounting's ``NeighboringRelation`` for ours (``ZERO_OUT`` -> ``REPLACE_SPECIAL``).
+
+    Parameters
+    ----------
+    relation : NeighboringRelation or str
+        Our relation.
+
+    Returns
+    -------
+    dp_accounting.NeighboringRelation
+    """
     relation = NeighboringRelation(relation)
     return getattr(_dp_accounting().NeighboringRelation, _RELATIONS[relation])
 
 
 def relation_from_dp_accounting(relation: Any) -> NeighboringRelation:
-    """Our ``NeighboringRelation`` for dp-accounting's (``REPLACE_SPECIAL`` -> ``ZERO_OUT``)."""
+    """Our ``NeighboringRelation`` for dp-accounting's (``REPLACE_SPECIAL`` -> ``ZERO_OUT``).
+
+    Parameters
+    ----------
+    relation : dp_accounting.NeighboringRelation
+        dp-accounting's relation.
+
+    Returns
+    -------
+    NeighboringRelation
+    """
     for ours, theirs in _RELATIONS.items():
         if relation.name == theirs:
             return ours

@@ -24,6 +24,7 @@ def _n_blocks(n):
 
 
 def draw_samples(gens, zeta_out, n_threads):
+    """Twin of the kernel's ``draw_samples``: normal rows into zeta_out, block b from gens[b]."""
     n, d = zeta_out.shape
     for b in range(_n_blocks(n)):
         lo, hi = b * SAMPLE_BLOCK, min((b + 1) * SAMPLE_BLOCK, n)
@@ -45,6 +46,7 @@ def _half_norms(V):
 
 
 def resque_log_weights(V, zeta, lw_out, n_threads):
+    """Twin of the kernel's ``resque_log_weights``: log Gaussian-ratio weights into lw_out."""
     V = np.asarray(V)
     lw = np.zeros((zeta.shape[0], V.shape[0]))
     for k in range(V.shape[1]):
@@ -79,6 +81,7 @@ def _block_sums(W, G):
 
 
 def resque_batch(V, zeta, G, gens, out, n_threads):
+    """Twin of the kernel's ``resque_batch``: reweighted averages of ``G`` at the offsets ``V``."""
     n = G.shape[0]
     zeta = _zeta(zeta, gens, n)
     lw = resque_log_weights(V, zeta, np.empty((n, V.shape[0])), n_threads)
@@ -87,6 +90,7 @@ def resque_batch(V, zeta, G, gens, out, n_threads):
 
 
 def resque_glm_batch(V, zeta, coefs, idx, A, gens, out, n_threads):
+    """Twin of the kernel's ``resque_glm_batch``: the GLM fast path of :func:`resque_batch`."""
     n = coefs.shape[0]
     zeta = _zeta(zeta, gens, n)
     lw = resque_log_weights(V, zeta, np.empty((n, V.shape[0])), n_threads)
@@ -96,6 +100,7 @@ def resque_glm_batch(V, zeta, coefs, idx, A, gens, out, n_threads):
 
 def glm_query_batch(A, y, idx, margins, rho, zeta, gens, loss_kind, loss_param, coefs_out,
                     n_threads):
+    """Twin of the kernel's ``glm_query_batch``: the GLM oracle's loss derivatives."""
     n = idx.shape[0]
     zeta = _zeta(zeta, gens, n)
     rows = A[idx]

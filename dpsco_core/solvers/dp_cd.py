@@ -55,6 +55,22 @@ def dp_cd_schedule(n_features, *, passes=None, n_outer=None, n_inner=None, avera
     ``K = passes * p`` with averaging (Algorithm 1 in the convex case) and ``T = passes``,
     ``K = p`` without (the last iterate; margins are recomputed every pass). ``n_outer`` and
     ``n_inner`` set (T, K) directly. The number of private releases is ``T * K``.
+
+    Parameters
+    ----------
+    n_features : int
+        p.
+    passes : float, optional
+        Data passes.
+    n_outer, n_inner : int, optional
+        T and K directly (instead of ``passes``).
+    average : bool, default=True
+        Averaging (one outer iteration) or last iterate (one per pass).
+
+    Returns
+    -------
+    tuple of int
+        (T, K).
     """
     if passes is not None:
         if n_outer is not None or n_inner is not None:
@@ -80,6 +96,19 @@ def dp_cd_constants(M, *, step, clip):
 
     Note 002 section 3.3: ``sum_j C_j^2 = clip^2``. A coordinate with ``M_j = 0`` (an all-zero
     column) gets step 0 and clip 0: it never moves.
+
+    Parameters
+    ----------
+    M : array-like of shape (n_features,)
+        Coordinate smoothness constants :math:`M_j \\ge 0` (public or privately released).
+    step : float
+        Step scale :math:`\\gamma`.
+    clip : float
+        Clip scale :math:`C`.
+
+    Returns
+    -------
+    steps, clips : ndarray of shape (n_features,)
     """
     M = np.asarray(M, dtype=np.float64)
     positive = M > 0

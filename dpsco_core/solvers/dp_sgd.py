@@ -60,6 +60,24 @@ def dp_sgd_schedule(n_samples, passes, *, sampling="poisson", batch_size=None,
     (``batch_size``, or ``round(sample_rate n)``), ``n // b`` batches per epoch,
     ``steps = ceil(passes * (n // b))``, ``q = b / n``. ``steps_per_pass`` is where the history
     records the objective. Exactly one of ``batch_size`` and ``sample_rate`` must be given.
+
+    Parameters
+    ----------
+    n_samples : int
+        Public record count.
+    passes : float
+        Data passes.
+    sampling : {"poisson", "shuffle"}, default="poisson"
+        Batch sampling.
+    batch_size : int, optional
+        (Expected) batch size.
+    sample_rate : float, optional
+        Poisson rate q.
+
+    Returns
+    -------
+    tuple
+        ``(q, b, steps, steps_per_pass)``.
     """
     passes = check_scalar(passes, "passes", low=0.0)
     if (batch_size is None) == (sample_rate is None):
@@ -310,11 +328,12 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     --------
     >>> import dpsco_core as dp
     >>> X, y = dp.datasets.load_electricity()
-    >>> prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    >>> bounds = ([0] * 8, [1, 7, 1, 1, 1, 1, 1, 1])   # public: Elec2's scaling, day 1 to 7
+    >>> prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3), bounds=bounds)
     >>> res = dp.dp_sgd(prob, epsilon=1.0, delta=1 / len(y) ** 2, passes=1, batch_size=256,
     ...                 random_state=0)
-    >>> res.privacy.epsilon <= 1.0
-    True
+    >>> res.privacy.epsilon <= 1.0, res.privacy.unconditional
+    (True, True)
     """
     problem = check_problem(problem)
     epsilon, delta = check_privacy_budget(epsilon, delta)

@@ -163,6 +163,15 @@ def dyadic_tree(T):
     ``depth`` is the depth of the vertex whose fresh samples the leaf's estimate adds: 0 for
     the root (leaf 0), ``t - ctz(leaf)`` for the right child entered just before leaf
     ``leaf >= 1`` (note 004, section 3.1: every leaf takes a Frank-Wolfe step).
+
+    Parameters
+    ----------
+    T : int
+        Number of phases, >= 1.
+
+    Returns
+    -------
+    list of tuple of int
     """
     T = check_int(T, "T", low=1)
     out = []
@@ -194,6 +203,34 @@ def vr_frank_wolfe_schedule(n, n_features, *, n_vertices=None, epsilon, delta=No
     used. ``batch="paper"``: ``b = n / ln^2 n`` and T from Theorem 6 (pure) or 7 (approximate),
     clamped to ``[1, log2 b]``. An int: that root batch, with ``n_phases`` (or the largest T
     that fits).
+
+    Parameters
+    ----------
+    n : int
+        Public record count.
+    n_features : int
+        d.
+    n_vertices : int, optional
+        Number of vertices m (default 2d, the l1 ball).
+    epsilon : float
+        Target epsilon.
+    delta : float, optional
+        None: pure DP.
+    radius : float, default=1.0
+        D.
+    lipschitz : float, default=1.0
+        L.
+    smoothness : float, optional
+        beta (default L / D in the master inequality).
+    batch : "auto", "paper" or int, default="auto"
+        The rule for b.
+    n_phases : int, optional
+        T, with an int ``batch``.
+
+    Returns
+    -------
+    tuple of int
+        (b, T).
     """
     n = check_int(n, "n", low=2)
     d = check_int(n_features, "n_features", low=1)
@@ -353,6 +390,31 @@ def vr_frank_wolfe_ledger(*, b, T, lambdas, vertex_norm, lipschitz, epsilon=math
     Returns a list of dicts ``{"phase", "depth", "leaves", "vertices", "batch", "sensitivity",
     "eps_leaf", "epsilon", "delta", "amplified"}``, one per (t, j). ``epsilon`` (the target)
     only sets delta_0 of the shuffling bound (module docstring).
+
+    Parameters
+    ----------
+    b : int
+        Root batch size.
+    T : int
+        Number of phases.
+    lambdas : sequence of float
+        Report-noisy-max noise scale of each phase.
+    vertex_norm : float
+        :math:`R = \\max_i \\|c_i\\|_1`.
+    lipschitz : float
+        L, the l-infinity clip of the per-sample gradients.
+    epsilon : float, default=inf
+        The target (sets delta_0 of the shuffling bound).
+    delta : float, optional
+        None: pure DP; else the approximate-DP ledger with shuffling.
+    smoothness : float, optional
+        Declared beta (tightens the right children's sensitivity).
+    diameter : float, optional
+        l1 diameter of the domain (with ``smoothness``).
+
+    Returns
+    -------
+    list of dict
     """
     diameter = 2.0 * vertex_norm if diameter is None else diameter
     rows = []
@@ -695,6 +757,36 @@ def ttz_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | No
     :math:`\|\cdot\|_\infty \le L`), selects a vertex by report-noisy-max and steps with
     :math:`\eta_t = 2/(t+2)`.
 
+    Parameters
+    ----------
+    problem : Problem
+        Data and a loss (the kernel clips each per-sample gradient to l-infinity norm L).
+    epsilon : float
+        Target epsilon (> 0).
+    delta : float, optional
+        None: pure epsilon-DP by basic composition; else (epsilon, delta)-DP through RDP.
+    radius : float, default=1.0
+        D: the domain is the l1 ball (or simplex) of radius D.
+    lipschitz : float, default=1.0
+        L: the l-infinity clip of the per-sample gradients (public; not read from the data).
+    domain : {"l1", "simplex"} or array of vertices, default="l1"
+        The polytope.
+    n_iter : int, optional
+        T, default :math:`\lceil (n\varepsilon)^{2/3}\rceil` capped at 2000.
+    noise : {"laplace", "gumbel", "exponential"}, default="laplace"
+        Report-noisy-max noise (:class:`~dpsco_core.mechanisms.ReportNoisyMax`).
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy.
+    n_threads : int, optional
+        Threads of the kernels; the result does not depend on it.
+    budget : Budget or None, default=None
+        Charged before the data are read.
+
+    Returns
+    -------
+    Result
+        ``coef`` (the last iterate), ``privacy`` (replace-one), ``history``, ``stats``.
+
     Notes
     -----
     **Privacy guarantee.** Replace-one; each iteration is :math:`\varepsilon_{it}`-DP
@@ -778,6 +870,37 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
     d \sigma^2 C^2 / B^2`. The clipped batch sum is the Frank-Wolfe kernel's estimate (no
     selection) times the batch size, so ``problem`` may be a dense ``Problem`` or a sign-row
     stream (:class:`~dpsco_core.datasets.RademacherLassoStream`, rows generated per batch).
+
+    Parameters
+    ----------
+    problem : Problem
+        Dense data or a sign-row stream, and a loss.
+    epsilon, delta : float
+        The target; delta in (0, 1).
+    radius : float, default=1.0
+        D, the radius of the l1 ball.
+    clip : float, default=1.0
+        C, the per-example l2 clip (public).
+    epochs : float, default=1.0
+        Data passes.
+    batch_size : int, default=256
+        Expected batch B.
+    step : float, optional
+        :math:`\eta` (default above).
+    neighboring_relation : {"zero_out", "add_or_remove_one"}, default="zero_out"
+        Replace-one raises ValueError.
+    public_n : int, optional
+        Public record count m, required under add/remove-one.
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy.
+    n_threads : int, optional
+        Threads of the kernels; the result does not depend on it.
+    budget : Budget or None, default=None
+        Charged before the data are read.
+
+    Returns
+    -------
+    Result
 
     Notes
     -----

@@ -349,6 +349,31 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
     l1), batch :math:`b_i = \min(n_i, \max(\lceil\sqrt{n_i/\ln d}\rceil,
     \lceil\sqrt d/\varepsilon_i\rceil))` (errata 3), :math:`T_i = \lceil n_i^2/b_i^2\rceil`
     capped at ``max_steps``. Only public quantities are used.
+
+    Parameters
+    ----------
+    n : int
+        Public record count.
+    n_features : int
+        d.
+    epsilon, delta : float
+        The target.
+    radius, lipschitz : float, default=1.0
+        D and L.
+    geometry : "l1" or float, default="l1"
+        l1, or p of an lp geometry.
+    budget_schedule : str, default="paper"
+        How epsilon is split over the phases.
+    reg_constant : float, default=1.0
+        Multiplies :math:`\eta`.
+    n_min : int, default=16
+        Smallest phase.
+    max_steps : int, optional
+        Cap on :math:`T_i`.
+
+    Returns
+    -------
+    list of dict
     """
     n = check_int(n, "n", low=2)
     d = check_int(n_features, "n_features", low=1)
@@ -538,6 +563,23 @@ def strongly_convex_reduction(problem, *, solver=localized_mirror_descent, round
     uses its own chunk of :math:`n_i \propto 2^{i}` fresh samples (sizes
     :math:`2^{i-2} n/\log n` rescaled to use all n; each sample draws its round independently
     with these proportions). The domain shrinking of FKT20 is done by the solver's own localization.
+
+    Parameters
+    ----------
+    problem : Problem
+        Data and a loss.
+    solver : callable, default=localized_mirror_descent
+        A private convex solver taking ``start=``.
+    rounds : int, optional
+        k (default :math:`\lceil \log_2 \log n\rceil`).
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy.
+    **solver_kwargs
+        Passed to ``solver`` (epsilon, delta, ...).
+
+    Returns
+    -------
+    Result
 
     Notes
     -----

@@ -170,6 +170,29 @@ class SmoothnessRelease:
     bitwise :func:`private_coordinate_smoothness` with the same ``random_state``.
     ``assumptions`` and ``conditions`` are the lines the run's privacy report adds;
     data-dependent bounds warn (``PrivacyLeakWarning``) once, here.
+
+    Parameters
+    ----------
+    problem : Problem
+        The data.
+    epsilon : float
+        The Laplace release's budget (pure DP).
+    bounds : "auto" or array-like, default="auto"
+        Public bounds on the :math:`M_j` (see :func:`private_coordinate_smoothness`).
+    conservative : bool, default=False
+        See :func:`private_coordinate_smoothness`.
+    floor_scales : float, default=3.0
+        See :func:`private_coordinate_smoothness`.
+    normaliser : int, optional
+        Public record count (add/remove-one).
+
+    Notes
+    -----
+    **Privacy guarantee.** Each :meth:`draw` is the release of
+    :func:`private_coordinate_smoothness`: pure :math:`\\varepsilon`-DP (Laplace noise on the p
+    clipped means, ``SelfComposedDpEvent(LaplaceDpEvent(p / epsilon), p)``) under the relation
+    of the run that uses it (sensitivity :math:`b_j / m` with the public count m, or
+    :math:`2 b_j / n` with ``conservative=True``). Every draw is a separate release.
     """
 
     def __init__(self, problem, *, epsilon, bounds="auto", conservative=False,
@@ -195,6 +218,18 @@ class SmoothnessRelease:
         self.event = smoothness_event(p, epsilon)
 
     def draw(self, random_state):
+        r"""One private release of the :math:`M_j`, bitwise :func:`private_coordinate_smoothness`.
+
+        Parameters
+        ----------
+        random_state : None, int, SeedSequence or Generator
+            Seeds the Laplace noise.
+
+        Returns
+        -------
+        ndarray of shape (n_features,)
+            :math:`\varepsilon`-DP (pure, Laplace) under the problem's relation.
+        """
         from .._random import check_random_state
         rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
         estimate = self._means + rng.laplace(0.0, 1.0, self._means.size) * self._scale

@@ -93,12 +93,17 @@ _COMMON_DOC = """
     beta : float
         Inverse step, > 0.
     batch_size : int, optional
-        ``B`` in [1, n]; overrides ``preset`` ({"sqrt", "quarter"}, default "sqrt").
+        ``B`` in [1, n]; overrides ``preset``.
+    preset : {"sqrt", "quarter"}, default="sqrt"
+        The batch size from n when ``batch_size`` is None, as for
+        :func:`~dpsco_core.solvers.dp_srgd.dp_srgd`.
     clip : float, default=1.0
         Per-example l2 clip (of the gradient, or of the difference for :func:`dp_srg`).
     radius : float, optional
         l2-ball radius R (None: unconstrained).
     neighboring_relation : {"zero_out", "replace_one"}, default="zero_out"
+        The relation of the guarantee (replace-one doubles the sensitivity); add/remove-one
+        raises ValueError.
     random_state, n_threads, record_history, budget
         As for :func:`~dpsco_core.solvers.dp_srgd.dp_srgd`.
 
@@ -132,7 +137,9 @@ dp_sgd_single_epoch.__doc__ = r"""Single-epoch projected DP-SGD (mu-GDP): ``T = 
     **Privacy guarantee.** mu-GDP with ``mu = gdp_mu(epsilon, delta)`` (exact conversion),
     zero-out or replace-one (x2); see the module docstring. ``average=True`` returns the
     Polyak average of ``x_1 .. x_T`` (default), False the last iterate (both in ``stats``).
-""" + _COMMON_DOC
+""" + _COMMON_DOC.replace("    neighboring_relation :", """    average : bool, default=True
+        Return the Polyak average of the iterates (True) or the last iterate.
+    neighboring_relation :""", 1)
 
 
 def accelerated_dp_sgd(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt",
@@ -152,7 +159,9 @@ accelerated_dp_sgd.__doc__ = r"""Accelerated DP-SGD with independent batch gradi
     :math:`b_t \sim \mathcal N(0, (C/(B\mu))^2 I)` independent; output :math:`y_T`.
 
     **Privacy guarantee.** As :func:`dp_sgd_single_epoch` (module docstring).
-""" + _COMMON_DOC
+""" + _COMMON_DOC.replace("    neighboring_relation :", """    z_step_scale : float, default=0.5
+        Scale of the z-step, as for :func:`~dpsco_core.solvers.dp_srgd.dp_srgd`.
+    neighboring_relation :""", 1)
 
 
 def dp_srg(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", clip=1.0,
