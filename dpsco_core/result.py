@@ -87,7 +87,19 @@ def _stat_keys(stats: Any) -> set:
 def with_stats_conditions(report: Any, stats: Any) -> Any:
     """``report`` with the statement of every :data:`NON_PRIVATE_STATS` key that ``stats``
     holds (at any depth) added to ``non_private_outputs``: the single place where a run whose
-    statistics carry data-derived diagnostics says so."""
+    statistics carry data-derived diagnostics says so.
+
+    Parameters
+    ----------
+    report : PrivacyReport or None
+        The run's report (anything else is returned unchanged).
+    stats : mapping
+        The run's statistics, possibly nested (per-phase lists of dicts).
+
+    Returns
+    -------
+    PrivacyReport
+    """
     if not isinstance(report, PrivacyReport):
         return report
     held = _stat_keys(stats)

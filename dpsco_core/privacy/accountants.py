@@ -939,7 +939,19 @@ class PldAccountant(PrivacyAccountant):
         return self._pld_cache[0]
 
     def get_epsilon_and_order(self, delta):
-        """Return ``(epsilon, None)``: the PLD's epsilon for ``delta``, rounded up."""
+        """Return ``(epsilon, None)``: the PLD's epsilon for ``delta``, rounded up.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta, in [0, 1).
+
+        Returns
+        -------
+        tuple of (float, None)
+            The epsilon of the composition (``inf`` after a non-private event); a PLD has no
+            Renyi order, hence ``None``.
+        """
         delta = check_delta(delta)
         if self._state["non_private"]:
             return math.inf, None
@@ -949,7 +961,18 @@ class PldAccountant(PrivacyAccountant):
         return float(round_up(max(0.0, pld.get_epsilon_for_delta(delta)))), None
 
     def get_delta(self, epsilon):
-        """Return the PLD's delta for ``epsilon`` (in (0, inf)), rounded up."""
+        """Return the PLD's delta for ``epsilon``, rounded up.
+
+        Parameters
+        ----------
+        epsilon : float
+            Target epsilon, in (0, inf).
+
+        Returns
+        -------
+        float
+            The delta of the composition at ``epsilon`` (1.0 after a non-private event).
+        """
         epsilon = check_epsilon(epsilon)
         if self._state["non_private"]:
             return 1.0
