@@ -7,7 +7,11 @@ a default iteration count computed from a tiny accuracy target or a huge constan
 a run that never ends (a hang, not an answer).
 """
 
+from __future__ import annotations
+
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -18,7 +22,7 @@ __all__ = ["oracle_vector", "oracle_value", "MAX_DEFAULT_ITER", "default_iterati
 MAX_DEFAULT_ITER = 10 ** 7
 
 
-def oracle_vector(g, name, shape):
+def oracle_vector(g: Any, name: str, shape: Sequence[int]) -> np.ndarray:
     """``g`` (the output of the user callable ``name``) as a finite float64 array of ``shape``."""
     try:
         g = np.asarray(g, dtype=np.float64)
@@ -33,7 +37,7 @@ def oracle_vector(g, name, shape):
     return g
 
 
-def oracle_value(v, name):
+def oracle_value(v: Any, name: str) -> float:
     """``v`` (the output of the user callable ``name``) as a float, NaN refused (+inf is a
     legitimate value of an extended-real objective)."""
     try:
@@ -46,7 +50,7 @@ def oracle_value(v, name):
     return v
 
 
-def default_iterations(count, names):
+def default_iterations(count: float, names: Sequence[str]) -> int:
     """``ceil(count)`` as an int, refused (naming the arguments ``names`` it came from) when
     it is not finite or exceeds :data:`MAX_DEFAULT_ITER`."""
     if not count <= MAX_DEFAULT_ITER:
