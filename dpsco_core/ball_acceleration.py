@@ -86,6 +86,11 @@ class NextLambda(Protocol):
     def __call__(self, x, v, A, random_state): ...
 
 
+#: Largest distance or radius the closed-form two-ball projection handles (squares stay finite
+#: with room for sums).
+_TWO_BALL_MAX = 1e150
+
+
 class BallIntersection(Domain):
     """X ∩ B_r(c).
 
@@ -114,6 +119,18 @@ class BallIntersection(Domain):
             raise ValueError(f"v must have the length of the ball's center "
                              f"({self.ball.center.shape[0]}); got {x.shape[0]}.")
         if self._exact is not None:
+            # The closed form squares distances and radii: beyond ~1e150 they overflow and the
+            # answer left both balls (found by fuzzing with |v| ~ 1e161).
+            with np.errstate(over="ignore"):
+                scale = max(float(np.max(np.abs(x - self.ball.center))), self.ball.radius,
+                            self.domain.radius,
+                            float(np.max(np.abs(self.domain._center(x.shape[0])
+                                                - self.ball.center))))
+            if not scale <= _TWO_BALL_MAX:
+                raise ValueError(f"v, the radii and the centres must lie within "
+                                 f"{_TWO_BALL_MAX:.3g} of the ball's center (the two-ball "
+                                 f"projection squares them); got a distance or radius of "
+                                 f"{scale:.3g}: rescale v or the balls.")
             return self._exact.project(x)
         p = np.zeros_like(x)
         q = np.zeros_like(x)

@@ -74,9 +74,12 @@ class GLMOracle:
         return self.X.shape[1]
 
     def __call__(self, x, rng):
-        if np.shape(x) != (self.X.shape[1],):
+        x = np.asarray(x)
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"x must be a vector of real numbers; got dtype {x.dtype}.")
+        if x.shape != (self.X.shape[1],):
             raise ValueError(f"x must be a vector of length n_features={self.X.shape[1]}; got "
-                             f"shape {np.shape(x)}.")
+                             f"shape {x.shape}.")
         s = int(rng.integers(0, self.X.shape[0]))
         z = float(self.X[s] @ x)
         if not math.isfinite(z):
