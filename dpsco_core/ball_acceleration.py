@@ -63,7 +63,7 @@ from typing import Protocol
 import numpy as np
 
 from ._random import check_random_state, child_seed_sequences
-from ._validation import check_int, check_positive, check_vector
+from ._validation import check_int, check_positive, check_scalar, check_vector
 from .mlmc._schedule import epochs_for_budget
 from .mlmc.domains import Domain, EuclideanSpace, L2Ball, TwoBallIntersection, check_domain
 from .mlmc.estimator import mlmc_draws, optest
@@ -98,6 +98,11 @@ class NextLambda(Protocol):
     def __call__(self, x, v, A, random_state): ...
 
 
+#: Largest distance or radius the closed-form two-ball projection handles (squares stay finite
+#: with room for sums).
+_TWO_BALL_MAX = 1e150
+
+
 class BallIntersection(Domain):
     """X ∩ B_r(c).
 
@@ -120,17 +125,36 @@ class BallIntersection(Domain):
     """
 
     def __init__(self, domain, radius, center, n_iter=100):
+        if not callable(getattr(domain, "project", None)):
+            raise TypeError(f"domain must have a project(v) method; got "
+                            f"{type(domain).__name__}.")
         self.domain = domain
-        self.ball = L2Ball(radius, center)
-        self.n_iter = n_iter
+        self.ball = L2Ball(radius, check_vector(center, "center"))
+        # n_iter = 0 would return v itself, a point outside the set
+        self.n_iter = check_int(n_iter, "n_iter", low=1)
         d = self.ball.center.shape[0]
         self._exact = (TwoBallIntersection(domain, self.ball, d) if isinstance(domain, L2Ball)
                        else None)
 
     def project(self, v):
+        x = check_vector(v, "v")
+        if x.shape != self.ball.center.shape:
+            raise ValueError(f"v must have the length of the ball's center "
+                             f"({self.ball.center.shape[0]}); got {x.shape[0]}.")
         if self._exact is not None:
-            return self._exact.project(v)
-        x = np.asarray(v, dtype=np.float64)
+            # The closed form squares distances and radii: beyond ~1e150 they overflow and the
+            # answer left both balls (found by fuzzing with |v| ~ 1e161).
+            with np.errstate(over="ignore"):
+                scale = max(float(np.max(np.abs(x - self.ball.center))), self.ball.radius,
+                            self.domain.radius,
+                            float(np.max(np.abs(self.domain._center(x.shape[0])
+                                                - self.ball.center))))
+            if not scale <= _TWO_BALL_MAX:
+                raise ValueError(f"v, the radii and the centres must lie within "
+                                 f"{_TWO_BALL_MAX:.3g} of the ball's center (the two-ball "
+                                 f"projection squares them); got a distance or radius of "
+                                 f"{scale:.3g}: rescale v or the balls.")
+            return self._exact.project(x)
         p = np.zeros_like(x)
         q = np.zeros_like(x)
         for _ in range(self.n_iter):
@@ -329,18 +353,38 @@ class LambdaBisection:
         if self.lam_max < self.lam_min:
             raise ValueError(f"lam_max must be >= lam_min; got {lam_max} < {lam_min}.")
         self.domain = domain
-        self.phi_fraction = phi_fraction
-        self.max_bisections = max_bisections
+        self.phi_fraction = check_positive(phi_fraction, "phi_fraction")
+        self.max_bisections = check_int(max_bisections, "max_bisections", low=0)
+        # one seed per oracle call: the halvings from lam_max to lam_min, then the bisections
+        self._n_seeds = (math.ceil(math.log2(self.lam_max) - math.log2(self.lam_min)) + 1
+                         + self.max_bisections)
+        if not callable(ball_oracle):
+            raise TypeError(f"ball_oracle must be callable; got {type(ball_oracle).__name__}.")
 
     def _move(self, x, v, A, lam, seed):
         a = (1.0 + math.sqrt(1.0 + 4.0 * lam * A)) / (2.0 * lam)
         y = (A * x + a * v) / (A + a)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("x, v and A give a non-finite Algorithm 4 point y (overflow): "
+                             "rescale x, v or A.")
         dom = ball_domain(check_domain(self.domain, y.shape[0]), self.radius, y)
-        z = self.ball_oracle(y, lam, self.phi_fraction * lam * self.radius ** 2, dom, seed)
+        z = np.asarray(self.ball_oracle(y, lam, self.phi_fraction * lam * self.radius ** 2,
+                                        dom, seed), dtype=np.float64)
+        if z.shape != y.shape or not np.all(np.isfinite(z)):
+            raise ValueError(f"ball_oracle must return a finite vector of length {y.shape[0]}; "
+                             f"got shape {z.shape} with non-finite entries: "
+                             f"{not np.all(np.isfinite(z))}.")
         return float(np.linalg.norm(z - y))
 
     def __call__(self, x, v, A, random_state):
-        seeds = iter(child_seed_sequences(check_random_state(random_state), 200))
+        x, v = check_vector(x, "x"), check_vector(v, "v")
+        if x.shape != v.shape:
+            raise ValueError(f"x and v must have the same length; got {x.shape[0]} and "
+                             f"{v.shape[0]}.")
+        A = check_scalar(A, "A", low=0.0, low_open=False)
+        # as many children as calls can be made (the first 200 as before: same draws)
+        seeds = iter(child_seed_sequences(check_random_state(random_state),
+                                          max(200, self._n_seeds)))
         r = self.radius
         lam = self.lam_max
         while lam > self.lam_min:

@@ -55,6 +55,28 @@ _CLASSIFICATION_KINDS = (LOSS_LOGISTIC, LOSS_HINGE)
 _EXACT_GRAM_MAX = 2000
 
 
+def _largest_eigenvalue(G):
+    """Largest eigenvalue of the symmetric positive semi-definite Gram matrix ``G``.
+
+    LAPACK's ``dsyevr`` (asked for the top eigenvalue only) fails with "Internal Error." on
+    some small reducible matrices, e.g. [[1, 1, 0], [1, 2, 0], [0, 0, 4]] with the bundled
+    OpenBLAS 0.3.31 (found by the derandomized fuzz of ``dp_sgd``). Its answer is kept when it
+    succeeds and lies in the interval every top eigenvalue of a PSD matrix lies in,
+    ``[max_i G_ii, trace G]``; otherwise all eigenvalues are computed by the divide-and-conquer
+    driver (``dsyevd``), which has no such failure.
+    """
+    m = G.shape[0]
+    diagonal = np.diagonal(G)
+    low, high = float(np.max(diagonal)), float(np.sum(diagonal))
+    try:
+        top = float(scipy.linalg.eigvalsh(G, subset_by_index=[m - 1, m - 1])[0])
+    except np.linalg.LinAlgError:
+        top = math.nan
+    if low * (1.0 - 1e-9) <= top <= high * (1.0 + 1e-9):
+        return top
+    return float(scipy.linalg.eigvalsh(G, driver="evd")[-1])
+
+
 def _read_only(a):
     v = a.view()
     v.flags.writeable = False
@@ -461,8 +483,7 @@ class Problem:
             if min(n, p) <= _EXACT_GRAM_MAX:
                 G = (X.T @ X) if p <= n else (X @ X.T)
                 G = G.toarray() if sp.issparse(G) else np.asarray(G)
-                m = G.shape[0]
-                return float(scipy.linalg.eigvalsh(G, subset_by_index=[m - 1, m - 1])[0])
+                return _largest_eigenvalue(G)
             op = scipy.sparse.linalg.LinearOperator(
                 (p, p), matvec=lambda v: X.T @ (X @ v), dtype=np.float64)
             # A fixed start vector: ARPACK's default is random, which would make beta vary.

@@ -145,9 +145,12 @@ cdef double _dist_l2(const double *v, const double *center, Py_ssize_t d, double
             m = x
     if m == 0.0:
         return 0.0
+    # Divide by m rather than multiply by 1 / m: for a subnormal m, 1 / m overflows to inf
+    # (project_l2_ball([0, 5e-324], 1) gave [nan, nan]); x / m <= 1 never does.
     total = 0.0
-    for c in range(n_chunks):
-        total += _sumsq_range(v, center, 1.0 / m, c * _CHUNK, min((c + 1) * _CHUNK, d))
+    for i in range(d):
+        x = ((v[i] - center[i]) if center != NULL else v[i]) / m
+        total += x * x
     return m * sqrt(total)
 
 

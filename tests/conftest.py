@@ -8,6 +8,15 @@ Test extras (scikit-learn, dp-accounting, hypothesis, mpmath, matplotlib): outsi
 that needs a missing one is skipped (``pytest.importorskip``); under CI (``CI`` set to a true
 value, as ``.ci/run`` does) ``pytest.importorskip`` raises ImportError instead, so a CI
 environment without the extras fails rather than passing with the tests silently skipped.
+
+Hypothesis: under CI the ``ci`` profile is loaded: derandomized (the examples are a function
+of the test's source, so a CI failure reproduces on any machine) and without the example
+database (CI keeps no state between runs). Hypothesis also draws some values from constants it
+finds in the imported local modules, so a failure reproduces with the same command (the same
+collected files), e.g. ``CI=true pytest tests/robustness``. Every ``@given`` test states its
+own ``max_examples``, so the profile changes which examples run, not how many. Outside CI the
+default profile (random examples, local database) keeps exploring;
+``--hypothesis-profile=ci`` selects the CI one by hand.
 """
 
 import os
@@ -28,6 +37,17 @@ if ON_CI:
                               f"old ({exc}); install the package with its [test] extra") from None
 
     pytest.importorskip = _import_or_fail
+
+
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:   # the test extra is missing: the tests that need it say so themselves
+    pass
+else:
+    _hypothesis_settings.register_profile("ci", derandomize=True, database=None,
+                                          print_blob=True)
+    if ON_CI:
+        _hypothesis_settings.load_profile("ci")
 
 
 @pytest.fixture

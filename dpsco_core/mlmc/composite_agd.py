@@ -40,6 +40,7 @@ import numpy as np
 
 from .._random import check_random_state, child_seed_sequences
 from .._validation import check_int, check_positive, check_vector
+from ._checks import default_iterations, oracle_vector
 from .domains import check_domain
 
 __all__ = ["CompositeAGDResult", "composite_agd"]
@@ -112,10 +113,18 @@ def composite_agd(grad_smooth, ball_oracle, prox_oracle, x0, *, smoothness, radi
     if (epsilon is None) == (n_iter is None):
         raise ValueError("give exactly one of epsilon and n_iter.")
     if epsilon is not None:
-        n_iter = math.ceil(2.0 * math.sqrt(L * R * R / check_positive(epsilon, "epsilon")))
-    N = check_int(n_iter, "n_iter", low=1)
-    if not callable(grad_smooth):
-        raise TypeError(f"grad_smooth must be callable; got {type(grad_smooth).__name__}.")
+        eps = check_positive(epsilon, "epsilon")
+        N = default_iterations(2.0 * math.sqrt(L / eps) * R,
+                               ["smoothness", "radius", "epsilon"])
+    else:
+        N = check_int(n_iter, "n_iter", low=1)
+    for name, fn in (("grad_smooth", grad_smooth), ("ball_oracle", ball_oracle),
+                     ("prox_oracle", prox_oracle)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be callable; got {type(fn).__name__}.")
+    if not (math.isfinite(L * R * R) and L * R * R > 0.0):
+        raise ValueError(f"smoothness * radius^2 = {L * R * R!r} is outside (0, inf) (the "
+                         "ball oracles' accuracy targets): rescale smoothness or radius.")
     domain = check_domain(domain, x.shape[0])
     x_bar = ball_domain(domain, R, x.copy())
     seed = check_random_state(random_state)
@@ -126,14 +135,14 @@ def composite_agd(grad_smooth, ball_oracle, prox_oracle, x0, *, smoothness, radi
         beta, gamma = 2.0 * L / k, 2.0 / (k + 1.0)
         center = x_bar.project(v)
         y = (1.0 - gamma) * x + gamma * center
-        a = np.asarray(grad_smooth(y), dtype=np.float64)
+        a = oracle_vector(grad_smooth(y), "grad_smooth", x.shape)
         s_ball, s_prox = child_seed_sequences(seed, 2, offset=2 * k)
         eps_k = L * R * R / (2.0 * k * N)
-        v_tilde = np.asarray(ball_oracle(center, beta, eps_k, x_bar, s_ball, linear=a),
-                             dtype=np.float64)
+        v_tilde = oracle_vector(ball_oracle(center, beta, eps_k, x_bar, s_ball, linear=a),
+                                "ball_oracle", x.shape)
         # OPTEST's targets are in x units (delta_k, sigma_k); the oracle takes gradient units.
-        v = np.asarray(prox_oracle(center, beta, beta * delta, beta * sigma, x_bar, s_prox,
-                                   linear=a), dtype=np.float64)
+        v = oracle_vector(prox_oracle(center, beta, beta * delta, beta * sigma, x_bar, s_prox,
+                                      linear=a), "prox_oracle", x.shape)
         x = (1.0 - gamma) * x + gamma * v_tilde
         iterates.append(x)
     return CompositeAGDResult(x, v, np.array(iterates), N)

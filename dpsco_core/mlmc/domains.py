@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from .._validation import check_scalar, check_vector
+from .._validation import check_real_array, check_scalar, check_vector
 from ..projections import project_l1_ball, project_l2_ball, project_simplex
 
 __all__ = ["Domain", "EuclideanSpace", "L2Ball", "BoxDomain", "L1Ball", "Simplex",
@@ -200,6 +200,15 @@ class L2Ball(Domain):
         return f"L2Ball(radius={self.radius!r})"
 
 
+def _box_bound(value, name):
+    """A bound of :class:`BoxDomain`: a real scalar or vector (±inf allowed), as float64."""
+    arr = check_real_array(value, name)
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.size == 0):
+        raise ValueError(f"{name} must be a number or a non-empty 1-d array; got an array of "
+                         f"shape {arr.shape}.")
+    return np.array(arr, dtype=np.float64)
+
+
 class BoxDomain(Domain):
     """The box ``lower <= x <= upper`` (scalars or vectors; the set of ``penalties.Box``).
 
@@ -210,12 +219,18 @@ class BoxDomain(Domain):
     """
 
     def __init__(self, lower, upper):
-        self.lower = np.array(lower, dtype=np.float64)
-        self.upper = np.array(upper, dtype=np.float64)
+        self.lower = _box_bound(lower, "lower")
+        self.upper = _box_bound(upper, "upper")
         if np.any(np.isnan(self.lower)) or np.any(np.isnan(self.upper)):
             raise ValueError("lower and upper must not contain NaN.")
         if np.any(self.lower > self.upper):
             raise ValueError("the box is empty: lower must be <= upper in every coordinate.")
+        if np.any(self.lower == np.inf) or np.any(self.upper == -np.inf):
+            raise ValueError("the box is empty: lower must be < inf and upper > -inf in every "
+                             "coordinate (a point of R^d is finite).")
+        if self.lower.ndim and self.upper.ndim and self.lower.shape != self.upper.shape:
+            raise ValueError(f"lower and upper must have the same length; got "
+                             f"{self.lower.shape[0]} and {self.upper.shape[0]}.")
 
     def project(self, v):
         """Euclidean projection of ``v`` onto the box (the clip).
@@ -229,7 +244,12 @@ class BoxDomain(Domain):
         -------
         ndarray of shape (d,)
         """
-        return np.clip(np.asarray(v, dtype=np.float64), self.lower, self.upper)
+        v = check_vector(v, "v")
+        for bound, name in ((self.lower, "lower"), (self.upper, "upper")):
+            if bound.ndim and bound.shape != v.shape:
+                raise ValueError(f"v must have the length of the box's {name} bound "
+                                 f"({bound.shape[0]}); got {v.shape[0]}.")
+        return np.clip(v, self.lower, self.upper)
 
     def translate(self, offset):
         """Parameters

@@ -317,6 +317,19 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
     rho = check_scalar(step_decay, "step_decay", low=1.0)
     kappa = 1.0 + math.sqrt(math.log(n)) if clip_factor is None else clip_factor
     kappa = check_positive(kappa, "clip_factor")
+    # The phases' constants must be normal floats: eta_k = eta / rho^k (rho^k alone can raise
+    # OverflowError), mu_k = 2 / (eta_k n_bar) and the clip radius r_1 = kappa G eta_1 n_bar.
+    # A tiny step used to fail with "mu must be a finite number" (no such argument).
+    log_eta_k = math.log(eta) - k * math.log(rho)
+    if not (-690.0 < log_eta_k and math.log(2.0 / n_bar) - log_eta_k < 690.0):
+        raise ValueError(f"step={eta!r}, step_decay={rho!r} and n_phases={k} give a last-phase "
+                         f"step eta / step_decay^n_phases = exp({log_eta_k:.4g}) whose "
+                         "regularization 2 / (step n) is beyond the float64 range; use a larger "
+                         "step or a smaller step_decay.")
+    if not math.isfinite(kappa * G * (eta / rho) * n_bar):
+        raise ValueError(f"clip_factor * lipschitz * step * n / n_phases overflows (clip radius "
+                         f"of the first phase); got clip_factor={kappa!r}, lipschitz={G!r}, "
+                         f"step={eta!r}: rescale them.")
     m = n_bar if n_copies is None else check_int(n_copies, "n_copies", low=1)
     if levels not in LEVELS:
         raise ValueError(f"levels must be one of {sorted(LEVELS)}; got {levels!r}.")

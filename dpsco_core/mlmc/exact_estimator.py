@@ -33,6 +33,7 @@ import numpy as np
 
 from .._random import BIT_GENERATOR, check_random_state, child_seed_sequences
 from .._validation import check_int, check_positive, check_vector
+from ._checks import oracle_value, oracle_vector
 from ._schedule import epochs_for_budget, level_from_raw
 from .domains import L2Ball
 from .epoch_sgd import epoch_sgd
@@ -56,10 +57,17 @@ class FiniteSum:
     """
 
     def __init__(self, value, subgradient, n_components):
+        for name, fn in (("value", value), ("subgradient", subgradient)):
+            if not callable(fn):
+                raise TypeError(f"{name} must be callable as {name}(x, i); got "
+                                f"{type(fn).__name__}.")
         self._value = value
         self._subgradient = subgradient
         self.n = check_int(n_components, "n_components", low=1)
         self.n_queries = 0
+
+    def _component_subgradient(self, x, i):
+        return oracle_vector(self._subgradient(x, i), "subgradient", np.shape(x))
 
     def component_subgradient(self, x, i):
         """Subgradient of component ``i`` at ``x`` (one query).
@@ -76,7 +84,7 @@ class FiniteSum:
         ndarray of shape (d,)
         """
         self.n_queries += 1
-        return np.asarray(self._subgradient(x, i), dtype=np.float64)
+        return self._component_subgradient(x, i)
 
     def full_value(self, x):
         """:math:`F(x)` (n queries).
@@ -91,7 +99,11 @@ class FiniteSum:
         float
         """
         self.n_queries += self.n
-        return math.fsum(self._value(x, i) for i in range(self.n)) / self.n
+        total = math.fsum(oracle_value(self._value(x, i), "value") for i in range(self.n))
+        if not math.isfinite(total):
+            raise ValueError(f"value's components sum beyond the float64 range at x: got "
+                             f"{total!r}; rescale the problem.")
+        return total / self.n
 
     def full_subgradient(self, x):
         """A subgradient of :math:`F` at ``x`` (n queries).
@@ -106,8 +118,12 @@ class FiniteSum:
         ndarray of shape (d,)
         """
         self.n_queries += self.n
-        return sum(np.asarray(self._subgradient(x, i), dtype=np.float64)
-                   for i in range(self.n)) / self.n
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = sum(self._component_subgradient(x, i) for i in range(self.n)) / self.n
+        if not np.all(np.isfinite(out)):
+            raise ValueError("subgradient's components sum beyond the float64 range at x; "
+                             "rescale the problem.")
+        return out
 
 
 def exact_j0(n, d):
@@ -125,6 +141,12 @@ def exact_j0(n, d):
     int
     """
     return math.ceil(4.0 * math.log2(14.0 * (n * d * d + d ** 4)))
+
+
+#: radius range of the ellipsoid method: R^2 (the initial P) and the cuts' g^T P g normal.
+_R_LOW, _R_HIGH = 2.0 ** -250, 2.0 ** 250
+#: n_steps above this is a run that never ends (and an output array beyond memory).
+_MAX_ELLIPSOID_STEPS = 2 ** 32
 
 
 def ellipsoid_method(value, subgradient, center, radius, n_steps):
@@ -162,20 +184,29 @@ def ellipsoid_method(value, subgradient, center, radius, n_steps):
     c = check_vector(center, "center", copy=True)
     d = c.shape[0]
     if d < 2:
-        raise ValueError("the ellipsoid method needs d >= 2.")
+        raise ValueError(f"the ellipsoid method needs d >= 2; got center of length {d}.")
     R = check_positive(radius, "radius")
-    n_steps = check_int(n_steps, "n_steps", low=0)
+    if not (_R_LOW <= R <= _R_HIGH and np.all(np.abs(c) <= _R_HIGH)):
+        # P = R^2 I must be a normal float matrix: R^2 overflowing to inf made every step a
+        # no-op (the centre came back as the "optimum"), underflowing to 0 likewise
+        raise ValueError(f"radius must be in [{_R_LOW:.3g}, {_R_HIGH:.3g}] and center's "
+                         f"entries at most {_R_HIGH:.3g} in magnitude (P = radius^2 I and the "
+                         f"cuts must not overflow); got radius={R!r}; rescale the problem.")
+    n_steps = check_int(n_steps, "n_steps", low=0, high=_MAX_ELLIPSOID_STEPS)
+    for name, fn in (("value", value), ("subgradient", subgradient)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be callable; got {type(fn).__name__}.")
     z = c.copy()
     P = np.eye(d) * R * R
-    best, best_val = c.copy(), value(c)
+    best, best_val = c.copy(), oracle_value(value(c), "value")
     out = np.empty((n_steps + 1, d))
     out[0] = best
     for t in range(1, n_steps + 1):
         if np.linalg.norm(z - c) <= R:
-            val = value(z)
+            val = oracle_value(value(z), "value")
             if val < best_val:
                 best, best_val = z.copy(), val
-            g = np.asarray(subgradient(z), dtype=np.float64)
+            g = oracle_vector(subgradient(z), "subgradient", (d,))
         else:
             g = z - c
         Pg = P @ g
@@ -295,10 +326,24 @@ def exact_optimum_draws(problem, mu, x0, radius, *, n_copies=1, j0=None, max_lev
         Copy m draws J from one raw word of ``PCG64DXSM(child m)`` and runs EpochSGD on
         child m's child.
     """
+    if not (isinstance(getattr(problem, "n", None), int)
+            and callable(getattr(problem, "component_subgradient", None))
+            and callable(getattr(problem, "full_subgradient", None))
+            and callable(getattr(problem, "full_value", None))):
+        raise TypeError(f"problem must be a FiniteSum (n, component_subgradient, full_value, "
+                        f"full_subgradient); got {type(problem).__name__}.")
     x0 = check_vector(x0, "x0")
     mu = check_positive(mu, "mu")
     radius = check_positive(radius, "radius")
     n_copies = check_int(n_copies, "n_copies", low=1)
+    max_level = check_int(max_level, "max_level", low=1)
+    if x0.shape[0] < 2:
+        raise ValueError(f"x0 must have length d >= 2 (the ellipsoid levels need it); got "
+                         f"{x0.shape[0]}.")
+    if not (_R_LOW <= radius <= _R_HIGH and np.all(np.abs(x0) <= _R_HIGH)):
+        raise ValueError(f"radius must be in [{_R_LOW:.3g}, {_R_HIGH:.3g}] and x0's entries at "
+                         f"most {_R_HIGH:.3g} in magnitude (the ellipsoid levels' P = radius^2 "
+                         f"I must not overflow); got radius={radius!r}; rescale the problem.")
     j0 = exact_j0(problem.n, x0.shape[0]) if j0 is None else check_int(j0, "j0", low=1)
     seed = check_random_state(random_state)
     out = np.empty((n_copies, x0.shape[0]))
@@ -312,7 +357,11 @@ def exact_optimum_draws(problem, mu, x0, radius, *, n_copies=1, j0=None, max_lev
         before = problem.n_queries
         prev, cur = exact_levels(problem, mu, x0, radius, J, j0=j0,
                                  random_state=child_seed_sequences(s, 1)[0])
-        out[m] = x0 + 2.0 ** J * (cur - prev)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out[m] = x0 + 2.0 ** J * (cur - prev)
+        if not np.all(np.isfinite(out[m])):
+            raise ValueError(f"draw {m} overflowed the float64 range (J = {J}): rescale x0, "
+                             "radius and the problem (mu, the subgradients).")
         Js[m] = J
         queries[m] = problem.n_queries - before
     return ExactOptimumDraws(out, Js, queries)

@@ -35,6 +35,7 @@ import numpy as np
 
 from .._random import check_random_state, child_seed_sequences
 from .._validation import check_int, check_positive, check_vector
+from ._checks import default_iterations, oracle_vector
 from .domains import L2Ball
 
 __all__ = ["MoreauAGDResult", "moreau_agd"]
@@ -110,11 +111,28 @@ def moreau_agd(prox_oracle, project, x0, *, epsilon, lipschitz, radius, distance
     G = check_positive(lipschitz, "lipschitz")
     R = check_positive(radius, "radius")
     D = 2.0 * R if distance is None else check_positive(distance, "distance")
-    lam = 2.0 * G * G / eps if lam is None else check_positive(lam, "lam")
-    T = math.ceil(4.0 * math.sqrt(3.0) * G * D / eps) if n_iter is None else n_iter
-    T = check_int(T, "n_iter", low=1)
+    if lam is None:
+        lam = 2.0 * G * G / eps
+        if not 0.0 < lam < math.inf:
+            raise ValueError(f"lipschitz and epsilon give lam = 2 G^2 / epsilon = {lam!r}, "
+                             "outside (0, inf): rescale them or pass lam.")
+    else:
+        lam = check_positive(lam, "lam")
+    if n_iter is None:
+        T = default_iterations(4.0 * math.sqrt(3.0) * G * D / eps,
+                               ["lipschitz", "distance" if distance is not None else "radius",
+                                "epsilon"])
+    else:
+        T = check_int(n_iter, "n_iter", low=1)
     proj = _projector(project)
-    ball = L2Ball(R, None if ball_center is None else check_vector(ball_center, "ball_center"))
+    if not callable(prox_oracle):
+        raise TypeError(f"prox_oracle must be callable; got {type(prox_oracle).__name__}.")
+    if ball_center is not None:
+        ball_center = check_vector(ball_center, "ball_center")
+        if ball_center.shape != x.shape:
+            raise ValueError(f"ball_center must have the length of x0 ({x.shape[0]}); got "
+                             f"{ball_center.shape[0]}.")
+    ball = L2Ball(R, ball_center)
     seed = check_random_state(random_state)
     delta = eps / (8.0 * R)
     v = x.copy()
@@ -123,9 +141,16 @@ def moreau_agd(prox_oracle, project, x0, *, epsilon, lipschitz, radius, distance
         y = ((k - 1.0) / (k + 1.0)) * x + (2.0 / (k + 1.0)) * v
         sigma = math.sqrt(2.0 * lam * eps / (k + 1.0))
         (s_k,) = child_seed_sequences(seed, 1, offset=k)
-        x_hat = np.asarray(prox_oracle(y, lam, delta, sigma, ball, s_k), dtype=np.float64)
-        g = lam * (y - x_hat)
-        x = np.asarray(proj(y - g / (3.0 * lam)), dtype=np.float64)
-        v = ball.project(v - (k / (6.0 * lam)) * g)
+        x_hat = oracle_vector(prox_oracle(y, lam, delta, sigma, ball, s_k), "prox_oracle",
+                              x.shape)
+        with np.errstate(over="ignore", invalid="ignore"):
+            g = lam * (y - x_hat)
+            step = v - (k / (6.0 * lam)) * g
+        if not (np.all(np.isfinite(g)) and np.all(np.isfinite(step))):
+            raise ValueError("the Moreau gradient lam (y - prox) overflowed: lam (from lipschitz "
+                             "and epsilon) times the distances of x0, radius and the oracle's "
+                             "answers exceeds the float64 range; rescale the problem.")
+        x = oracle_vector(proj(y - g / (3.0 * lam)), "project", x.shape)
+        v = ball.project(step)
         iterates.append(x)
     return MoreauAGDResult(x, v, np.array(iterates), T, lam, T)

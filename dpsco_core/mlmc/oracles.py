@@ -8,6 +8,9 @@ uniform in [n] (optionally clipped to norm ``clip``, which a.s.-bounds it as DP 
 test oracles have known minimizers (note 001, section 9).
 """
 
+import math
+import numbers
+
 import numpy as np
 
 from .._validation import check_int, check_positive, check_scalar, check_vector
@@ -47,6 +50,14 @@ class GLMOracle:
         rows = slice(None) if rows is None else rows
         if not isinstance(rows, slice):
             raise TypeError(f"rows must be a slice or None; got {type(rows).__name__}.")
+        for part in ("start", "stop", "step"):
+            value = getattr(rows, part)
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, numbers.Integral)):
+                raise TypeError(f"rows.{part} must be an integer or None; got "
+                                f"{type(value).__name__} {value!r}.")
+        if rows.step is not None and rows.step == 0:
+            raise ValueError("rows.step must not be zero.")
         self.problem = problem
         self.X = np.ascontiguousarray(problem.X_c()[rows])
         if self.X.shape[0] == 0:
@@ -64,8 +75,17 @@ class GLMOracle:
         return self.X.shape[1]
 
     def __call__(self, x, rng):
+        x = np.asarray(x)
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"x must be a vector of real numbers; got dtype {x.dtype}.")
+        if x.shape != (self.X.shape[1],):
+            raise ValueError(f"x must be a vector of length n_features={self.X.shape[1]}; got "
+                             f"shape {x.shape}.")
         s = int(rng.integers(0, self.X.shape[0]))
         z = float(self.X[s] @ x)
+        if not math.isfinite(z):
+            raise ValueError(f"x gives a non-finite margin <a_s, x> = {z!r} (x has NaN or inf, "
+                             "or its entries overflow with the data): rescale x.")
         g = float(self.problem.loss.deriv(np.array([z]), self.y[s:s + 1], n_threads=1)[0])
         gn = abs(g) * self.row_norms[s]
         if gn > self.clip:

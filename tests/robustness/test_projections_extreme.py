@@ -155,3 +155,33 @@ def test_points_inside_come_back_bit_for_bit():
         assert np.all(np.isfinite(out))
     np.testing.assert_array_equal(project_l1_ball(v, 1.0), v)
     np.testing.assert_array_equal(project_l2_ball(v, 1.0), v)
+
+
+# The compiled kernel itself (not only the public wrapper, which routes the ends of the double
+# range to a scaled NumPy version): its norm rescaled by 1 / max|v - c|, which is inf for a
+# subnormal maximum, and project_l2_ball([0, 5e-324], r) came back [nan, nan]. It divides by
+# the maximum now. Checked against mpmath to subnormal rounding (a few units of 5e-324 per
+# entry) where the wrapper would not even call it.
+SUBNORMAL = st.sampled_from([0.0, 5e-324, -5e-324, 1e-323, 3e-320, -4e-320, 1e-310, -2e-309])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(SUBNORMAL, min_size=1, max_size=5),
+       st.sampled_from([0.0, 5e-324, 1e-322, 1e-315, 1e-309, 1.0]),
+       st.booleans())
+@example([0.0, 5e-324], 1e-330 + 5e-324, False)
+@example([0.0, 5e-324], 0.0, False)
+def test_l2_kernel_on_subnormal_input(v, radius, centered):
+    from dpsco_core._kernels import _prox
+    v = np.array(v)
+    center = np.full(v.size, -1e-320) if centered else np.empty(0)
+    out = np.empty_like(v)
+    _prox.project_l2_ball(v, center, radius, out, 1)
+    assert np.all(np.isfinite(out)), out
+    c = center if centered else np.zeros(v.size)
+    with mpmath.workprec(2200):
+        diff = [mpmath.mpf(x) - mpmath.mpf(y) for x, y in zip(v, c)]
+        norm = mpmath.sqrt(sum(x * x for x in diff))
+        factor = 1 if norm <= radius else mpmath.mpf(radius) / norm
+        exact = [mpmath.mpf(y) + x * factor for x, y in zip(diff, c)]
+    assert _close(out, exact, 8 * 5e-324 + 4 * EPS * max(abs(float(e)) for e in exact))

@@ -212,16 +212,21 @@ def _extreme(*values):
     return any(abs(float(v)) >= 1e100 for v in values if isinstance(v, (int, float))) or False
 
 
+def _largest(a):
+    # A Python float: compared with a NumPy float32 scalar, 1e-100 would be rounded to float32
+    # (NumPy 2's promotion rules), i.e. to 0, and an all-zero float32 X would not count as
+    # absurd (found by the derandomized CI profile: dp_sgd rightly refuses X == 0).
+    return float(np.max(np.abs(a), initial=0.0))
+
+
 def _data_extreme(X, y):
-    Xd = _dense(X)
-    return bool(np.max(np.abs(Xd), initial=0.0) >= 1e100 or np.max(np.abs(y), initial=0.0) >= 1e100)
+    return _largest(_dense(X)) >= 1e100 or _largest(y) >= 1e100
 
 
 def _data_absurd(X, y):
     """Extreme data (|x| >= 1e100), or X all zeros or all below 1e-100 in magnitude (the
     smoothness constant is then 0 or subnormal)."""
-    top = np.max(np.abs(_dense(X)), initial=0.0)
-    return _data_extreme(X, y) or top < 1e-100
+    return _data_extreme(X, y) or _largest(_dense(X)) < 1e-100
 
 
 def _check_finite(res, params, X, y):
@@ -324,3 +329,40 @@ def test_non_problem_inputs_are_clear_type_errors(solver):
 def test_overflowing_data_is_reported_at_the_boundary(X, y, name):
     with pytest.raises(ValueError, match=f"{name} has entries larger than"):
         Problem(X, y)
+
+
+# Finding of the fuzzing above (dp_sgd, small integer X, csr/csc/dense): LAPACK's dsyevr, asked
+# for the top eigenvalue only, fails with "Internal Error." on these reducible Gram matrices
+# (bundled OpenBLAS 0.3.31), and dp_sgd, the estimators and Problem.smoothness() raised a
+# LinAlgError that names nothing. beta = s * lambda_max(X^T X) / n now falls back to the full
+# eigendecomposition.
+@pytest.mark.parametrize("X", [
+    [[1, 1, 0], [0, 1, 0], [0, 0, 2]],            # G = [[1, 1, 0], [1, 2, 0], [0, 0, 4]]
+    [[1, -1, 0], [1, 0, 0], [0, 0, 2]],           # G = [[2, -1, 0], [-1, 1, 0], [0, 0, 4]]
+    [[2, 0, 0], [0, 1, 1], [0, 1, 0]],            # G = [[4, 0, 0], [0, 2, 1], [0, 1, 1]]
+    [[1, 0, -1], [0, 2, 0], [0, 0, 1]],           # G = [[1, 0, -1], [0, 4, 0], [-1, 0, 2]]
+])
+@pytest.mark.parametrize("layout", ["dense", "csr", "csc"])
+def test_smoothness_of_reducible_gram_matrices(X, layout):
+    X = np.array(X, dtype=np.int64)
+    A = X if layout == "dense" else getattr(sp, f"{layout}_matrix")(X)
+    y = np.array([1.0, -1.0, 1.0])
+    problem = Problem(A, y, loss="squared")
+    expected = 2.0 * np.linalg.eigvalsh((X.T @ X).astype(float))[-1] / 3
+    assert problem.smoothness() == pytest.approx(expected, rel=1e-12)
+    res = solvers.dp_sgd(problem, epsilon=1.0, delta=1e-5, passes=1, batch_size=1,
+                         random_state=0)
+    assert np.all(np.isfinite(res.coef))
+
+
+def test_all_zero_float32_sparse_X_is_refused_naming_X():
+    # The falsifying example of the derandomized CI profile (draws: n=1, p=1, float32, [[0.]],
+    # csr, logistic, y=[-1]): dp_sgd refuses beta = 0 naming X, which the property test accepts.
+    X = sp.csr_matrix(np.array([[0.0]], dtype=np.float32))
+    y = np.array([-1.0])
+    assert _data_absurd(X, y)
+    problem = Problem(X, y, loss="logistic")
+    with pytest.raises(ValueError, match=r"beta is 0 \(X is all zeros\)"):
+        solvers.dp_sgd(problem, epsilon=0.5, delta=1e-5, passes=0.5, step=0.1, clip=0.5,
+                       batch_size=1, sampling="poisson", n_threads=None, random_state=0,
+                       record_history=False)
