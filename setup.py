@@ -12,6 +12,11 @@ DPSCO_DISABLE_OPENMP=1
 DPSCO_REQUIRE_OPENMP=1
     Fail the build instead of falling back to serial when the OpenMP probe fails (CI and
     ``tools/sanitize.sh`` set it). Without it a failed probe is reported on stderr, loudly.
+DPSCO_BUILD_JOBS=N
+    Cythonize and compile N extensions at a time (default: every CPU, ``os.cpu_count()``).
+    ``build_ext -j N`` on the command line takes precedence for the compile step; 1 is serial.
+    Parallel by default so that ``pip install .``, ``pip install -e .`` and ``python -m build``,
+    which cannot pass ``-j``, use every core (13 extensions at ``-O3`` dominate the install).
 
 OpenMP is detected at build time by compiling and linking a small program with ``-fopenmp``;
 it is never assumed. What was decided is written to ``dpsco_core/_kernels/_build_info.py`` (in
@@ -22,6 +27,7 @@ Packaging: ``MANIFEST.in`` lists what the sdist holds (sources, headers, data, t
 tools, docs); the version is read from ``dpsco_core.__version__`` (``pyproject.toml``).
 """
 
+import multiprocessing
 import os
 import shlex
 import shutil
@@ -43,6 +49,23 @@ BUILD_INFO = HERE / "dpsco_core" / "_kernels" / "_build_info.py"
 DEBUG = os.environ.get("DPSCO_DEBUG_BUILD", "0") not in ("", "0", "false", "False")
 DISABLE_OPENMP = os.environ.get("DPSCO_DISABLE_OPENMP", "0") not in ("", "0", "false", "False")
 REQUIRE_OPENMP = os.environ.get("DPSCO_REQUIRE_OPENMP", "0") not in ("", "0", "false", "False")
+
+
+def _build_jobs():
+    """How many extensions to cythonize and compile at once (DPSCO_BUILD_JOBS, else every CPU)."""
+    value = os.environ.get("DPSCO_BUILD_JOBS", "").strip()
+    if value:
+        try:
+            jobs = int(value)
+        except ValueError:
+            raise SystemExit(f"DPSCO_BUILD_JOBS must be a positive integer, got {value!r}")
+        if jobs < 1:
+            raise SystemExit(f"DPSCO_BUILD_JOBS must be a positive integer, got {value!r}")
+        return jobs
+    return os.cpu_count() or 1
+
+
+BUILD_JOBS = _build_jobs()
 
 OPENMP_TEST_PROGRAM = textwrap.dedent(
     """
@@ -102,7 +125,15 @@ def _openmp_flags(compiler):
 
 
 class BuildExt(build_ext):
-    """build_ext that adds OpenMP flags only when a test program compiles with them."""
+    """build_ext that adds OpenMP flags only when a test program compiles with them.
+
+    It compiles the extensions in parallel (``BUILD_JOBS`` at a time) unless ``-j`` was given.
+    """
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = BUILD_JOBS if BUILD_JOBS > 1 else None
 
     def build_extensions(self):
         omp_cflags, omp_lflags = _openmp_flags(self.compiler)
@@ -193,8 +224,14 @@ def _cythonize(exts):
     # Generated C goes to a directory per mode: cythonize regenerates only when a .pyx is newer
     # than its .c, so a shared directory would let a debug build reuse release C (or back).
     c_dir = HERE / "build" / ("cython-debug" if DEBUG else "cython")
+    # Cython's worker pool re-imports __main__ under the "spawn" start method (Windows, macOS),
+    # which would run setup() again in each worker: parallel only where processes fork.
+    method = (multiprocessing.get_start_method(allow_none=True)
+              or multiprocessing.get_all_start_methods()[0])
+    nthreads = BUILD_JOBS if method == "fork" else 0
     return cythonize(exts, compiler_directives=directives, include_path=[str(SRC)],
-                     build_dir=str(c_dir.relative_to(HERE)), annotate=False, quiet=True)
+                     build_dir=str(c_dir.relative_to(HERE)), annotate=False, quiet=True,
+                     nthreads=nthreads if nthreads > 1 else 0)
 
 
 setup(ext_modules=_cythonize(_extensions()), cmdclass={"build_ext": BuildExt})

@@ -17,12 +17,14 @@ Usage::
     python tools/mutation_probe.py                 # all mutants
     python tools/mutation_probe.py -k tree -k ttz  # mutants whose name contains a word
     python tools/mutation_probe.py --list
+    python tools/mutation_probe.py -j 2            # two mutants at a time (one copy each)
 
 Plain Python, no network; mutmut is not needed (the mutants are textual and hand-picked on
 noise-scale, sensitivity, release-count and seed lines).
 """
 
 import argparse
+import concurrent.futures
 import os
 import shutil
 import subprocess
@@ -226,7 +228,11 @@ def main(argv=None):
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per test run (default 600)")
+    parser.add_argument("-j", "--jobs", type=int, default=1,
+                        help="mutants tested at once, each in its own copy (default 1)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     mutants = [m for m in MUTANTS if not args.k or any(k in m.name for k in args.k)]
     if args.list:
         for m in mutants:
@@ -245,8 +251,11 @@ def main(argv=None):
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dpsco-mutants-") as tmp:
-        root = Path(tmp)
-        copy_tree(root)
+        roots = [Path(tmp) / f"copy{i}" for i in range(min(args.jobs, max(1, len(mutants))))]
+        for root in roots:
+            root.mkdir()
+            copy_tree(root)
+        root = roots[0]
         # The copy, not an installed (or editable) dpsco_core, must be what the tests import.
         where = subprocess.run(
             [sys.executable, "-c", "import dpsco_core; print(dpsco_core.__file__)"], cwd=root,
@@ -259,8 +268,10 @@ def main(argv=None):
         if code != 0:
             print("the unmutated copy must pass the selection; fix the tests first.")
             return 1
-        results = []
-        for m in mutants:
+        free = list(roots)          # each worker thread mutates a copy no other one uses
+
+        def probe(m):
+            root = free.pop()
             target = root / m.path
             source = target.read_text()
             target.write_text(source.replace(m.original, m.replacement))
@@ -268,9 +279,13 @@ def main(argv=None):
                 code, detail, secs = run_selection(root, SELECTION, args.timeout)
             finally:
                 target.write_text(source)
+                free.append(root)
             status = {0: "SURVIVED", 1: "killed"}.get(code, "ERROR")
-            results.append((m, status))
             print(f"{m.name:42s} {status:8s} {secs:6.1f} s  {detail}", flush=True)
+            return m, status
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=len(roots)) as pool:
+            results = list(pool.map(probe, mutants))
     killed = sum(status == "killed" for _, status in results)
     print(f"\n{killed} of {len(results)} mutants killed in {time.perf_counter() - start:.0f} s "
           f"(selection: {' '.join(SELECTION)}).")

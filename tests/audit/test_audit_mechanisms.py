@@ -110,6 +110,10 @@ def test_public_report_noisy_max_end_to_end(noise):
                                 random_state=random_state, n_threads=1)
 
     sampler = A.sampler_from_mechanism(mechanism, statistic=lambda i: float(i == 0))
-    result = A.audit(sampler, case.input0, case.input1, n_trials=40_000, random_state=3)
+    # 10,000 trials (was 40,000; one Python call each): the kernel path of the same pairs at
+    # 10,000 trials, seeds 0-11, gives eps_lower 0.55-0.66 (Laplace), 0.65-0.77 (Gumbel) and
+    # 0.74-0.96 (exponential): the power check below keeps a wide margin, and the claim check
+    # is the 95% Clopper-Pearson bound at any trial count.
+    result = A.audit(sampler, case.input0, case.input1, n_trials=10_000, random_state=3)
     assert result.eps_lower <= 1.0, result
     assert result.eps_lower > 0.3, result   # the pair does leak: the audit sees it
