@@ -78,7 +78,13 @@ def _check_out(v, out):
 
 
 def project_l1_ball(v, radius, out):
-    """``out = argmin_{||x||_1 <= radius} ||x - v||_2`` by sorting |v|."""
+    """``out = argmin_{||x||_1 <= radius} ||x - v||_2`` by sorting |v|.
+
+    Mirrors the compiled kernel bit for bit, including its range: when ``max |v|`` exceeds the
+    radius by more than about ``2**52`` the threshold ``v_i - theta`` cancels (``[1e16, 0]``
+    gives ``[0, 0]``). The public :mod:`dpsco_core.projections` functions detect such inputs and
+    take an exact path (tested against mpmath over the whole double range); use those.
+    """
     _check_out(v, out)
     if v.shape[0] == 0:
         return
@@ -92,7 +98,13 @@ def project_l1_ball(v, radius, out):
 
 
 def project_simplex(v, total, out):
-    """``out = argmin {||x - v||_2 : x >= 0, sum(x) = total}`` by sorting v."""
+    """``out = argmin {||x - v||_2 : x >= 0, sum(x) = total}`` by sorting v.
+
+    Mirrors the compiled kernel bit for bit, including its range: when ``max |v|`` exceeds the
+    radius by more than about ``2**52`` the threshold ``v_i - theta`` cancels (``[1e16, 0]``
+    gives ``[0, 0]``). The public :mod:`dpsco_core.projections` functions detect such inputs and
+    take an exact path (tested against mpmath over the whole double range); use those.
+    """
     _check_out(v, out)
     d = v.shape[0]
     if d == 0:
