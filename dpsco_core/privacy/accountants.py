@@ -15,6 +15,7 @@ Every accountant follows one contract (after dp-accounting's ``PrivacyAccountant
 """
 
 import abc
+import copy
 import math
 import warnings
 
@@ -945,6 +946,16 @@ class PldAccountant(PrivacyAccountant):
     def value_discretization_interval(self):
         """float: the discretisation of the privacy loss."""
         return self._interval
+
+    def __deepcopy__(self, memo):
+        # The state is plain numbers and dicts; dp-accounting's module (``_lib``) cannot be
+        # deep-copied and is shared, and the cached PLD is immutable in use (never mutated,
+        # only composed into new objects), so it is shared too. Budget copies an accountant
+        # per trial charge.
+        new = copy.copy(self)
+        new._ledger = self._ledger
+        new._state = copy.deepcopy(self._state, memo)
+        return new
 
     def _walk(self, event, sink):
         self._leaves(event, 1, sink)

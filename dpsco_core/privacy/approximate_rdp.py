@@ -108,7 +108,7 @@ class LinearApproximateRdp:
     >>> from dpsco_core.privacy.approximate_rdp import LinearApproximateRdp
     >>> call = LinearApproximateRdp(tau=1e-4, max_order=200.0, delta=1e-9)
     >>> total = call.self_compose(100)        # Lemma 3
-    >>> round(total.tau, 6), total.max_order, total.delta
+    >>> round(total.tau, 6), total.max_order, float(f"{total.delta:.3g}")
     (0.01, 200.0, 1e-07)
     >>> dp = total.to_dp(1e-6)                 # Corollary 1 at the optimal order
     >>> round(dp.epsilon, 3), round(dp.order, 2)
@@ -127,6 +127,15 @@ class LinearApproximateRdp:
 
     def check_order(self, order):
         """Return ``order`` as a float after checking it lies in ``(1, max_order)``.
+
+        Parameters
+        ----------
+        order : float
+            A Renyi order.
+
+        Returns
+        -------
+        float
 
         Raises
         ------
