@@ -405,17 +405,14 @@ def epsilon_for_delta(guarantee: LinearApproximateRdp, delta: float, *,
         if order != "optimal":
             raise ValueError(f"order must be 'optimal' or a float; got {order!r}.")
         hi = guarantee.max_order if math.isfinite(guarantee.max_order) else 1e7
-        best = None
         # Minimise over log(alpha - 1); any order is valid, the search only tightens.
         res = optimize.minimize_scalar(
             lambda u: min(_split_at(guarantee, delta, 1.0 + math.exp(u)).epsilon, 1e300),
             bounds=(math.log(1e-6), math.log(hi - 1.0) - 1e-12), method="bounded",
             options={"xatol": 1e-6})
-        for alpha in (1.0 + math.exp(res.x), optimal_order(guarantee.tau, delta / 2,
-                                                           guarantee.max_order)):
-            cand = _split_at(guarantee, delta, alpha)
-            if best is None or cand.epsilon < best.epsilon:
-                best = cand
+        candidates = [_split_at(guarantee, delta, alpha) for alpha in (
+            1.0 + math.exp(res.x), optimal_order(guarantee.tau, delta / 2, guarantee.max_order))]
+        best = min(candidates, key=lambda c: c.epsilon)
         if not math.isfinite(best.epsilon):
             raise ValueError(_infeasible(guarantee, delta))
         return best
@@ -435,6 +432,8 @@ def _split_at(guarantee, delta, alpha):
     """Best Corollary-1 conversion at order ``alpha`` with total delta <= ``delta``."""
     tau, slack = guarantee.tau, guarantee.delta
     inf = DpConversion(math.inf, 1.0, alpha, delta, slack)
+    if not 1.0 < alpha < guarantee.max_order:      # the guarantee says nothing there
+        return inf
     if slack == 0.0:
         return _convert(tau, 0.0, alpha, delta)
 
