@@ -63,6 +63,7 @@ from .rdp import (
 )
 from .report import PrivacyReport
 from .with_replacement import (bdrs18_mixture_rdp, rdp_sampled_with_replacement_gaussian,
+                               with_replacement_count_tail,
                                with_replacement_inclusion_probability)
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "DEFAULT_RDP_ORDERS", "tree_depth", "rdp_slack_of",
     # sampling with replacement, approximate RDP (ReSQue)
     "rdp_sampled_with_replacement_gaussian", "with_replacement_inclusion_probability",
+    "with_replacement_count_tail",
     "bdrs18_mixture_rdp", "LinearApproximateRdp", "DpConversion", "compose_approximate_rdp",
     "amplify_by_mixture", "optimal_order", "paper_order", "epsilon_for_delta",
     # RDP curves

@@ -37,6 +37,26 @@ References
 Carmon, Jambulapati, Jin, Lee, Liu, Sidford and Tian, "ReSQueing parallel and private stochastic
 convex optimization", FOCS 2023 (arXiv:2301.00457): eq. (12), Corollary 1, Lemma 3,
 Proposition 7, Theorem 3. Notes: ``shared/notes/000_resque.md`` sections 5.1 and 6.
+
+Examples
+--------
+A Lemma-7-shaped pipeline: a pairwise bound, amplified by sampling 256 of 100000 with
+replacement (at most 8 copies of the differing record, the rest charged to the slack),
+composed over 500 calls and reported.
+
+>>> from dpsco_core.privacy import (NeighboringRelation, PrivacyReport, SelfComposedDpEvent,
+...     LinearApproximateRdp, amplify_by_mixture, with_replacement_count_tail,
+...     with_replacement_inclusion_probability)
+>>> pre = LinearApproximateRdp(tau=0.01, delta=1e-10)       # P, Q, R pairwise, every order
+>>> s = with_replacement_inclusion_probability(100_000, 256)
+>>> call = amplify_by_mixture(pre, s, extra_delta=with_replacement_count_tail(100_000, 256, 8))
+>>> call.max_order
+300.0
+>>> report = PrivacyReport.from_event(
+...     SelfComposedDpEvent(call.to_event(), 500), delta=1e-6,
+...     neighboring_relation=NeighboringRelation.REPLACE_ONE, mode="certified")
+>>> report.mode, report.unconditional, round(report.epsilon, 2), report.rdp_slack < 1e-7
+('certified', True, 0.12, True)
 """
 
 import math
@@ -275,9 +295,12 @@ def amplify_by_mixture(guarantee: LinearApproximateRdp, mixture_weight: float,
     modified together (the drift-bound failure of Lemma 5). Then the mixtures are
     ``(alpha, 13 s^2 tau alpha, delta + extra_delta)``-RDP for ``alpha in (1, 3 / tau)``.
     ``extra_delta`` is the probability of any conditioning event the caller discarded (Lemma
-    7's "more than ``b`` copies of the differing index", Chernoff). For sampling ``m`` of ``n``
-    with replacement, ``s = 1 - (1 - 1/n)^m``
-    (:func:`~dpsco_core.privacy.with_replacement.with_replacement_inclusion_probability`).
+    7's "more than ``b`` copies of the differing index":
+    :func:`~dpsco_core.privacy.with_replacement.with_replacement_count_tail`). Any upper
+    bound on the true weight ``s`` may be passed (the bound increases with ``s``): for
+    sampling ``m`` of ``n`` with replacement, ``1 - (1 - 1/n)^m``
+    (:func:`~dpsco_core.privacy.with_replacement.with_replacement_inclusion_probability`)
+    bounds both the unconditioned weight and Lemma 7's ``P[1 <= K <= b | K <= b]``.
 
     Parameters
     ----------

@@ -53,7 +53,8 @@ from scipy import special, stats
 from .._validation import check_int, check_positive, check_scalar
 from ._checks import check_orders, round_up
 
-__all__ = ["with_replacement_inclusion_probability", "bdrs18_mixture_rdp",
+__all__ = ["with_replacement_inclusion_probability", "with_replacement_count_tail",
+           "bdrs18_mixture_rdp",
            "rdp_sampled_with_replacement_gaussian", "BDRS18_MAX_TAU", "BDRS18_MAX_WEIGHT",
            "BDRS18_CONSTANT"]
 
@@ -88,6 +89,37 @@ def with_replacement_inclusion_probability(source_dataset_size, sample_size):
     if n == 1:
         return 1.0
     return min(1.0, float(round_up(-math.expm1(m * math.log1p(-1.0 / n)))))
+
+
+def with_replacement_count_tail(source_dataset_size, sample_size, max_count):
+    """Probability that a given record is drawn more than ``max_count`` times, rounded up.
+
+    ``P[K > b]`` for ``K ~ Binomial(m, 1/n)``, computed exactly (``scipy.stats.binom.sf``):
+    the slack of the event "at most ``b`` copies of the differing index" that the proof of
+    Lemma 7 conditions on (the paper bounds it by Chernoff with ``b = 2 log(2/delta)``, for
+    ``m/n <= 1/60``; the exact tail is smaller and needs no condition). Pass it as
+    ``extra_delta`` to :func:`~dpsco_core.privacy.approximate_rdp.amplify_by_mixture`.
+
+    Parameters
+    ----------
+    source_dataset_size : int
+        ``n`` >= 1.
+    sample_size : int
+        ``m`` >= 1.
+    max_count : int
+        ``b`` >= 0.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+    """
+    n = check_int(source_dataset_size, "source_dataset_size", low=1)
+    m = check_int(sample_size, "sample_size", low=1)
+    b = check_int(max_count, "max_count", low=0)
+    if b >= m:
+        return 0.0
+    return min(1.0, float(round_up(stats.binom.sf(b, m, 1.0 / n))))
 
 
 def bdrs18_mixture_rdp(tau, mixture_weight, orders):

@@ -279,3 +279,12 @@ def test_budget_charges_approximate_rdp_with_its_slack():
     with pytest.raises(PrivacyBudgetError):
         budget.charge(ApproximateRdpDpEvent(0.001, delta=5e-6),
                       neighboring_relation="replace_one")
+
+
+def test_without_slack_it_matches_dp_accounting_zcdp():
+    dpa = pytest.importorskip("dp_accounting")
+    orders = [1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+    ours = RdpAccountant(orders, REPLACE).compose(ApproximateRdpDpEvent(0.03), count=4)
+    theirs = dpa.rdp.RdpAccountant(orders, dpa.NeighboringRelation.REPLACE_ONE)
+    theirs.compose(dpa.dp_event.ZCDpEvent(rho=0.03, xi=0.0), count=4)
+    assert ours.get_epsilon(1e-6) == pytest.approx(theirs.get_epsilon(1e-6), rel=1e-9)
