@@ -72,7 +72,8 @@ from .events import ApproximateRdpDpEvent
 from .with_replacement import BDRS18_CONSTANT, BDRS18_MAX_TAU, BDRS18_MAX_WEIGHT
 
 __all__ = ["LinearApproximateRdp", "DpConversion", "compose", "amplify_by_mixture",
-           "optimal_order", "paper_order", "epsilon_for_delta", "PAPER_MAX_DELTA"]
+           "optimal_order", "paper_order", "epsilon_for_delta", "calibrate_tau",
+           "PAPER_MAX_DELTA"]
 
 #: Theorem 3 (and Lemma 7, Theorem 4) need ``delta in (0, 1/6)``.
 PAPER_MAX_DELTA = 1.0 / 6.0
@@ -484,3 +485,63 @@ def _split_at(guarantee, delta, alpha):
                 break
     conv = _convert(tau, slack, alpha, lo)
     return conv if conv.delta <= delta else inf
+
+
+def calibrate_tau(*, target_epsilon: float, target_delta: float, rdp_slack: float = 0.0,
+                  max_order: float = math.inf) -> float:
+    """Largest total slope ``tau`` whose Corollary-1 conversion meets ``(target_epsilon, target_delta)``.
+
+    The inverse of :meth:`LinearApproximateRdp.to_dp` at the optimal order, for a budget
+    split: with ``delta' = target_delta - (1 + e^{target_epsilon}) rdp_slack`` and
+    ``L = log(1/delta')``, ``tau + 2 sqrt(tau L) <= epsilon`` gives
+    ``tau = (sqrt(L + epsilon) - sqrt(L))^2`` when the optimal order ``1 + sqrt(L / tau)``
+    lies below ``max_order``; otherwise ``tau = (epsilon - L / (a - 1)) / a`` at the largest
+    valid order ``a``. The result is checked again through :meth:`LinearApproximateRdp.to_dp`
+    and lowered until the check passes (conservative, never above the budget).
+
+    Parameters
+    ----------
+    target_epsilon : float
+        In (0, inf).
+    target_delta : float
+        In (0, 1).
+    rdp_slack : float, default=0.0
+        The total-variation slack the composition will carry, in [0, 1).
+    max_order : float, default=inf
+        The (open) upper end of the orders the composed guarantee holds for.
+
+    Returns
+    -------
+    float
+        ``tau`` >= 0 (0 when the slack alone exhausts the budget: then ValueError).
+
+    Raises
+    ------
+    ValueError
+        If ``(1 + e^{target_epsilon}) rdp_slack >= target_delta`` (no room for ``delta'``), or
+        no positive ``tau`` fits below ``max_order``.
+    """
+    eps = check_scalar(target_epsilon, "target_epsilon", low=0.0)
+    delta = check_delta(target_delta, "target_delta")
+    slack = check_delta(rdp_slack, "rdp_slack", allow_zero=True)
+    max_order = _check_max_order(max_order)
+    dp = delta - (1.0 + math.exp(min(eps, 700.0))) * slack
+    if dp <= 0.0:
+        raise ValueError(f"target_delta={delta!r} leaves no room for the RDP conversion: the "
+                         f"slack {slack!r} costs (1 + e^epsilon) times itself (Corollary 1).")
+    dp *= 1.0 - 1e-12        # room for the upward rounding of the reported delta
+    log_inv = math.log(1.0 / dp)
+    tau = (math.sqrt(log_inv + eps) - math.sqrt(log_inv)) ** 2
+    if 1.0 + math.sqrt(log_inv / tau) >= max_order:
+        a = float(np.nextafter(max_order, 1.0))
+        tau = (eps - log_inv / (a - 1.0)) / a
+        if tau <= 0.0:
+            raise ValueError(f"no positive tau fits: at the largest order {max_order!r}, "
+                             f"log(1/delta')/(alpha - 1) = {log_inv / (a - 1.0)!r} already "
+                             f"exceeds target_epsilon={eps!r}.")
+    for i in range(60):
+        conv = LinearApproximateRdp(tau, max_order, slack).to_dp(dp)
+        if conv.epsilon <= eps and conv.delta <= delta:
+            return tau
+        tau *= 1.0 - 1e-12 * 2.0 ** i
+    raise RuntimeError("calibrate_tau could not certify its result; please report this.")
