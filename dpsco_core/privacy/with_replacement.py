@@ -21,7 +21,12 @@ Count conditioning (always valid; this module's derivation)
         \\exp\\Big(\\frac{(\\alpha - 1)\\, \\alpha K^2}{2 s^2}\\Big).
 
     It amplifies only linearly in ``m/n`` for small orders (``~ (m/n) alpha / (2 s^2)``) but
-    needs no condition at all.
+    needs no condition at all. It pairs every count with its own worst case, so rare large
+    counts dominate it: with large batches and little noise (``m = 1000``, ``s = 1``) it is
+    valid but useless (epsilon in the hundreds of thousands), far above the true
+    divergence. A tighter analysis (a ternary-divergence bound in the style of Wang, Balle
+    and Kasiviswanathan 2019 for the with-replacement count, or a PLD of the count mixture)
+    is not implemented.
 Proposition 7 of the ReSQue paper ([BDRS18] Theorem 12)
     If ``P, Q, R`` pairwise satisfy ``D_alpha <= alpha tau`` for every ``alpha > 1``, with
     ``tau <= 1/3`` and ``s in (0, 1/40)``, then for ``alpha in (1, 3/tau)``,
@@ -172,10 +177,14 @@ def _count_conditioning_rdp(n, m, s, orders):
         a = orders[start:start + rows, None]
         y = (a - 1.0) * a * (k * k) / (2.0 * s * s)        # exponent of each count
         logterm = logpmf + y
-        with np.errstate(over="ignore"):
-            # E[e^y] = 1 + E[e^y - 1]: expm1/log1p keep the small-order values accurate
-            # (they are ~ (alpha - 1) m/n, far below 1).
-            small = np.log1p(np.sum(np.exp(logpmf) * np.expm1(y), axis=1))
+        # E[e^y] = 1 + E[e^y - 1]: expm1/log1p keep the small-order values accurate (they
+        # are ~ (alpha - 1) m/n, far below 1). A count whose exponent y overflows expm1 but
+        # whose probability is tiny enters as e^(log pmf + y) (then e^y - 1 = e^y in
+        # floating point); once some log pmf + y reaches 600 the log-sum-exp form is used.
+        capped = np.minimum(y, 700.0)
+        terms = np.where(y < 700.0, np.exp(logpmf) * np.expm1(capped),
+                         np.exp(np.minimum(logterm, 700.0)))
+        small = np.log1p(np.sum(terms, axis=1))
         large = special.logsumexp(logterm, axis=1)
         use_small = np.max(logterm, axis=1) < 600.0
         out[start:start + rows] = np.where(use_small, small, large) / (a[:, 0] - 1.0)

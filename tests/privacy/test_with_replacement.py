@@ -71,6 +71,17 @@ def test_binomial_closed_form_many_draws():
                                rtol=1e-10)
 
 
+@pytest.mark.parametrize("n, m, s", [(10 ** 6, 1000, 1.0), (10 ** 6, 1000, 30.0),
+                                     (10, 1, 0.01), (100, 3, 2.0)])
+def test_large_exponents_give_finite_or_inf_never_nan(n, m, s):
+    # counts whose exponent overflows expm1 but whose probability underflows (0 * inf) once
+    # gave NaN; the bound must stay a number, increasing in the order
+    from dpsco_core.privacy import DEFAULT_RDP_ORDERS
+    out = rdp_sampled_with_replacement_gaussian(n, m, s, DEFAULT_RDP_ORDERS)
+    assert not np.isnan(out).any() and np.all(out > 0)
+    assert np.all(np.diff(out) >= 0)
+
+
 @pytest.mark.parametrize("n, m, s", [(10000, 1, 4.0), (100000, 3, 12.0)])
 def test_proposition_7_takes_over_where_it_applies(n, m, s):
     # tau = m^2/(2 s^2) = 1/32, weight ~ m/n < 1/40, orders < 96
