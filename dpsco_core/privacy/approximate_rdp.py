@@ -146,7 +146,7 @@ class LinearApproximateRdp:
         object.__setattr__(self, "max_order", _check_max_order(self.max_order))
         object.__setattr__(self, "delta", check_delta(self.delta, allow_zero=True))
 
-    def check_order(self, order):
+    def check_order(self, order: float) -> float:
         """Return ``order`` as a float after checking it lies in ``(1, max_order)``.
 
         Parameters
@@ -165,7 +165,7 @@ class LinearApproximateRdp:
         """
         return check_scalar(order, "order", low=1.0, high=self.max_order)
 
-    def epsilon_at(self, order):
+    def epsilon_at(self, order: float) -> float:
         """The RDP bound ``tau * order`` at one order in ``(1, max_order)``.
 
         Parameters
@@ -179,7 +179,7 @@ class LinearApproximateRdp:
         """
         return float(round_up(self.tau * self.check_order(order)))
 
-    def self_compose(self, count):
+    def self_compose(self, count: int) -> "LinearApproximateRdp":
         """``count`` adaptive repetitions (Lemma 3): ``(count tau, max_order, count delta)``.
 
         Parameters
@@ -200,7 +200,7 @@ class LinearApproximateRdp:
             return NotImplemented
         return compose([self, other])
 
-    def to_event(self):
+    def to_event(self) -> ApproximateRdpDpEvent:
         """The accountant's event for this guarantee.
 
         Returns
@@ -209,7 +209,8 @@ class LinearApproximateRdp:
         """
         return ApproximateRdpDpEvent(self.tau, self.max_order, self.delta)
 
-    def to_dp(self, delta_prime, *, order="optimal"):
+    def to_dp(self, delta_prime: float, *,
+              order: Union[str, float] = "optimal") -> "DpConversion":
         """Corollary 1: the (epsilon, delta)-DP guarantee for a given ``delta_prime``.
 
         ``epsilon_dp = tau alpha + log(1/delta') / (alpha - 1)`` and

@@ -53,6 +53,7 @@ divergence", IEEE Trans. Inf. Theory 2014 (joint convexity, Theorem 13).
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
 from .._validation import check_int, check_positive, check_scalar
@@ -72,7 +73,7 @@ BDRS18_CONSTANT = 13.0
 _CHUNK_ELEMENTS = 1 << 22
 
 
-def with_replacement_inclusion_probability(source_dataset_size, sample_size):
+def with_replacement_inclusion_probability(source_dataset_size: int, sample_size: int) -> float:
     """Probability that a given record is drawn at least once: ``1 - (1 - 1/n)^m``, rounded up.
 
     The mixture weight ``s`` of Proposition 7 for sampling with replacement (it is at most
@@ -96,7 +97,8 @@ def with_replacement_inclusion_probability(source_dataset_size, sample_size):
     return min(1.0, float(round_up(-math.expm1(m * math.log1p(-1.0 / n)))))
 
 
-def with_replacement_count_tail(source_dataset_size, sample_size, max_count):
+def with_replacement_count_tail(source_dataset_size: int, sample_size: int,
+                                max_count: int) -> float:
     """Probability that a given record is drawn more than ``max_count`` times, rounded up.
 
     ``P[K > b]`` for ``K ~ Binomial(m, 1/n)``, computed exactly (``scipy.stats.binom.sf``):
@@ -127,7 +129,7 @@ def with_replacement_count_tail(source_dataset_size, sample_size, max_count):
     return min(1.0, float(round_up(stats.binom.sf(b, m, 1.0 / n))))
 
 
-def bdrs18_mixture_rdp(tau, mixture_weight, orders):
+def bdrs18_mixture_rdp(tau: float, mixture_weight: float, orders: ArrayLike) -> np.ndarray:
     """Proposition 7 ([BDRS18] Thm 12): ``13 s^2 alpha tau`` on ``(1, 3/tau)``, inf elsewhere.
 
     If three distributions ``P, Q, R`` satisfy ``D_alpha(P_1 || P_2) <= alpha tau`` for every
@@ -158,11 +160,11 @@ def bdrs18_mixture_rdp(tau, mixture_weight, orders):
     tau = check_scalar(tau, "tau", low=0.0, high=BDRS18_MAX_TAU, low_open=False,
                        high_open=False)
     s = check_scalar(mixture_weight, "mixture_weight", low=0.0, high=BDRS18_MAX_WEIGHT)
-    orders = check_orders(orders)
+    grid = check_orders(orders)
     if tau == 0.0:
-        return np.zeros_like(orders)
-    bound = round_up(BDRS18_CONSTANT * s * s * tau * orders)
-    return np.where(orders < 3.0 / tau, bound, np.inf)
+        return np.zeros_like(grid)
+    bound = round_up(BDRS18_CONSTANT * s * s * tau * grid)
+    return np.where(grid < 3.0 / tau, bound, np.inf)
 
 
 def _count_conditioning_rdp(n, m, s, orders):
@@ -191,8 +193,9 @@ def _count_conditioning_rdp(n, m, s, orders):
     return out
 
 
-def rdp_sampled_with_replacement_gaussian(source_dataset_size, sample_size, noise_multiplier,
-                                          orders):
+def rdp_sampled_with_replacement_gaussian(source_dataset_size: int, sample_size: int,
+                                          noise_multiplier: float,
+                                          orders: ArrayLike) -> np.ndarray:
     """RDP curve of a Gaussian on a batch sampled with replacement, under REPLACE_ONE.
 
     The mechanism releases ``f(batch) + N(0, sigma^2 I)`` where the batch is ``m`` indices
@@ -226,10 +229,10 @@ def rdp_sampled_with_replacement_gaussian(source_dataset_size, sample_size, nois
     n = check_int(source_dataset_size, "source_dataset_size", low=1)
     m = check_int(sample_size, "sample_size", low=1)
     s = check_positive(noise_multiplier, "noise_multiplier")
-    orders = check_orders(orders)
-    bound = _count_conditioning_rdp(n, m, s, orders)
+    grid = check_orders(orders)
+    bound = _count_conditioning_rdp(n, m, s, grid)
     tau = m * m / (2.0 * s * s)
     weight = with_replacement_inclusion_probability(n, m)
     if tau <= BDRS18_MAX_TAU and weight < BDRS18_MAX_WEIGHT:
-        bound = np.minimum(bound, bdrs18_mixture_rdp(tau, weight, orders))
+        bound = np.minimum(bound, bdrs18_mixture_rdp(tau, weight, grid))
     return round_up(bound)
