@@ -1,0 +1,161 @@
+r"""Dask executor: the row blocks on the workers of a ``dask.distributed`` cluster (issue 21).
+
+:class:`DaskExecutor` is :class:`~dpsco_core.parallel.blocked.BlockExecutor` with each block
+held by a Dask worker: scattered once from the client (:meth:`~BlockExecutor.bind`, or
+:meth:`~BlockExecutor.problem` on an ndarray), or made on the workers by a task (``.npy``
+files, memory-mapped and read row range by row range; Parquet files; the row chunks of a
+``dask.array``; a generator such as :func:`~dpsco_core.parallel.blocks.synthetic_block`).
+Every batched operation is one round of tasks, one per block, each on the worker that holds
+its block, running the compiled kernels there; the partials come back to the client, which
+adds them in block order, draws the noise from its own stream and takes the step. The same
+blocking and seed give bitwise the result of the in-process ``BlockExecutor``.
+
+Failure. Tasks are pure functions of their block and arguments (DP-CD's margins are a cache
+that a block rebuilds exactly from the client's log), so Dask's own machinery recovers a lost
+worker: its running tasks are rescheduled, blocks made by a task are recomputed on another
+worker, and the run completes with the same bits. Blocks scattered from the client cannot be
+recomputed (unless ``replicas`` > 1 kept a copy); a run that loses one, or a task that kills
+``distributed.scheduler.allowed-failures`` workers, raises :class:`RuntimeError` naming the
+operation: a partial sum is never silently left out.
+
+Privacy: see :mod:`dpsco_core.parallel.blocked`. The workers receive iterates, batch
+specifications and, for Poisson sampling, the entropy of their sampling streams (a SHA-256
+hash of the client's sampling stream); never the noise stream or the noise.
+
+Example (a real cluster: ``Client("tcp://scheduler:8786")``; each worker must see the files)::
+
+    from dask.distributed import Client
+    from dpsco_core.parallel import DaskExecutor
+    ex = DaskExecutor(Client("tcp://scheduler:8786"))
+    prob = ex.problem(["part-0.npy", "part-1.npy"], ["y-0.npy", "y-1.npy"], loss="logistic",
+                      bounds=(-1, 1))
+    res = dp.dp_sgd(prob, epsilon=1, delta=1e-6, passes=2, sample_rate=0.01, random_state=0)
+"""
+
+import numpy as np
+
+from . import blocks as _blocks
+from .blocked import DEFAULT_BLOCK_ROWS, BlockExecutor, _make_from_delayed
+
+__all__ = ["DaskExecutor"]
+
+_LOST_SCATTERED = (
+    "a row block scattered from the client was lost with its worker during {op}; scattered "
+    "blocks cannot be recomputed, so the run stops rather than sum without it. Load the data "
+    "on the workers (files, a dask.array) or scatter with replicas=2 to survive a lost worker.")
+_KILLED = ("{op} failed: a task was running on workers that died ({exc}); Dask retried it "
+           "(distributed.scheduler.allowed-failures) and gave up. No partial sum was used.")
+
+
+def _call_oracle(oracle, Z, seed):
+    return np.asarray(oracle(Z, seed), dtype=np.float64)
+
+
+class DaskExecutor(BlockExecutor):
+    """Row-blocked executor on a ``dask.distributed`` cluster (module docstring).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        A client of the cluster (``Client("tcp://scheduler:8786")``, or of a
+        ``LocalCluster``).
+    block_rows : int, default=65536
+        Rows per block when the client cuts an array (``bind``, ``problem`` on an ndarray or a
+        single ``.npy`` file).
+    retries : int, default=2
+        Dask retries of a task that raised (on top of the scheduler's rescheduling of tasks
+        whose worker died).
+    replicas : int, default=1
+        Copies of each scattered block kept on distinct workers (2 survives one lost worker).
+
+    Attributes
+    ----------
+    round_trips : int
+        Rounds of tasks run so far (one per batched operation).
+    """
+
+    def __init__(self, client, block_rows=DEFAULT_BLOCK_ROWS, retries=2, replicas=1):
+        super().__init__(block_rows=block_rows, n_threads=1)
+        self.client = client
+        self.retries = int(retries)
+        self.replicas = int(replicas)
+        self._oracles = {}
+        self._scattered = set()
+
+    def __repr__(self):
+        return f"DaskExecutor({self.client!r}, block_rows={self.block_rows})"
+
+    # ------------------------------------------------------------- backend
+    def _put(self, blocks):
+        futures = self.client.scatter(list(blocks), hash=False)
+        if self.replicas > 1:
+            self.client.replicate(futures, n=self.replicas)
+        self._scattered.update(f.key for f in futures)
+        return futures
+
+    def _load(self, calls):
+        import dask
+
+        futures = []
+        for fn, args in calls:
+            if fn is _make_from_delayed:
+                xb, yb, loss, bounds = args
+                futures.append(self.client.compute(
+                    dask.delayed(_blocks.make_block)(xb, yb, loss, bounds)))
+            else:
+                futures.append(self.client.submit(fn, *args, pure=False, retries=self.retries))
+        return futures
+
+    def _gather(self, futures, op, handles=()):
+        from distributed import KilledWorker
+
+        try:
+            return self.client.gather(futures)
+        except KilledWorker as exc:
+            raise RuntimeError(_KILLED.format(op=op, exc=exc)) from exc
+        except Exception as exc:
+            lost = [h for h in handles if h.key in self._scattered and h.status != "finished"]
+            if lost or type(exc).__name__ in ("CancelledError", "FutureCancelledError"):
+                raise RuntimeError(_LOST_SCATTERED.format(op=op)) from exc
+            raise
+
+    def _map(self, fn, handles, args):
+        self.round_trips += 1
+        submit = self.client.submit
+        futures = [submit(fn, h, *a, pure=False, retries=self.retries)
+                   for h, a in zip(handles, args)]
+        return self._gather(futures, fn.__name__, handles)
+
+    def _release(self, fn, *args):
+        try:
+            self.client.run(fn, *args)
+        except Exception:       # a worker gone since: its state went with it
+            pass
+
+    def _threads(self):
+        return 1
+
+    # ------------------------------------------------------------- independent runs
+    def map_runs(self, fn, items, shared=None):
+        shared = {k: self.client.scatter(v, hash=False) for k, v in (shared or {}).items()}
+        self.round_trips += 1
+        futures = [self.client.submit(fn, **shared, **item, pure=False, retries=self.retries)
+                   for item in items]
+        return self._gather(futures, getattr(fn, "__name__", "map_runs"))
+
+    map_runs.__doc__ = BlockExecutor.map_runs.__doc__
+
+    # ------------------------------------------------------------- ReSQue query batches
+    def _oracle_parts(self, oracle, Z, seeds, n_chunks, chunk):
+        # the oracle (and the data it holds) is sent once, then referenced by its future
+        entry = self._oracles.get(id(oracle))
+        if entry is None or entry[0] is not oracle:
+            if len(self._oracles) >= 8:
+                self._oracles.pop(next(iter(self._oracles)))
+            entry = self._oracles[id(oracle)] = (
+                oracle, self.client.scatter(oracle, hash=False, broadcast=True))
+        self.round_trips += 1
+        futures = [self.client.submit(_call_oracle, entry[1], Z[c * chunk:(c + 1) * chunk],
+                                      seeds[c], pure=False, retries=self.retries)
+                   for c in range(n_chunks)]
+        return self._gather(futures, "grad_batch")
