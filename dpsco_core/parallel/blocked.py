@@ -188,6 +188,7 @@ class BlockExecutor(SerialExecutor):
         self.block_rows = int(block_rows)
         self.n_threads = effective_n_threads(n_threads)
         self.round_trips = 0
+        self.replays = 0
         self._bound = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------- backend (overridden)
@@ -439,6 +440,7 @@ class _CDRun:
         parts = self.ex._map(_blocks.cd_column_sum, pr.blocks, args)
         lost = [b for b, part in enumerate(parts) if isinstance(part, str)]
         if lost:     # margins lost with a worker: rebuild them exactly from the log
+            self.ex.replays += len(lost)
             replay = ("replay", self.start, list(self.log))
             again = self.ex._map(_blocks.cd_column_sum, [pr.blocks[b] for b in lost],
                                  [args[b][:4] + (replay,) + args[b][5:] for b in lost])

@@ -72,6 +72,8 @@ class DaskExecutor(BlockExecutor):
     ----------
     round_trips : int
         Rounds of tasks run so far (one per batched operation).
+    replays : int
+        DP-CD block margins rebuilt from the client's log (after a lost worker).
     """
 
     def __init__(self, client, block_rows=DEFAULT_BLOCK_ROWS, retries=2, replicas=1):
