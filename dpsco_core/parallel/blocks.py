@@ -35,7 +35,7 @@ __all__ = ["Block", "make_block", "block_shape", "load_npy_block", "load_npy_row
 LOST = "lost"
 
 # DP-CD margins kept between updates: {(token, block index): [outer, applied, z]}.
-_CD_STATE = {}
+_CD_STATE: dict = {}
 
 
 class Block:
@@ -124,7 +124,7 @@ def load_npy_rows(x_path, y_path, start, stop, loss, bounds=None):
 def load_parquet_block(path, label, features, loss, bounds=None):
     """A block from one Parquet file: the ``features`` columns (all others than ``label``
     when None) and the ``label`` column."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     table = pq.read_table(path)
     names = [c for c in table.column_names if c != label] if features is None else features

@@ -83,6 +83,8 @@ class DaskExecutor(BlockExecutor):
         self.replicas = int(replicas)
         self._oracles = {}
         self._scattered = set()
+        self._holder = {}
+        self.poll_seconds = 2.0
 
     def __repr__(self):
         return f"DaskExecutor({self.client!r}, block_rows={self.block_rows})"
@@ -117,15 +119,58 @@ class DaskExecutor(BlockExecutor):
             raise RuntimeError(_KILLED.format(op=op, exc=exc)) from exc
         except Exception as exc:
             lost = [h for h in handles if h.key in self._scattered and h.status != "finished"]
-            if lost or type(exc).__name__ in ("CancelledError", "FutureCancelledError"):
+            if lost or type(exc).__name__ in ("CancelledError", "FutureCancelledError",
+                                                "FuturesCancelledError"):
                 raise RuntimeError(_LOST_SCATTERED.format(op=op)) from exc
             raise
 
+    def _alive(self):
+        return set(self.client.scheduler_info().get("workers", {}))
+
+    def _holders(self, handles):
+        """The worker of each block (cached; asked again for a block whose worker is gone)."""
+        alive = self._alive()
+        missing = [h for h in handles if self._holder.get(h.key) not in alive]
+        if missing:
+            for key, workers in self.client.who_has(missing).items():
+                workers = [w for w in workers if w in alive]
+                if workers:
+                    self._holder[key] = sorted(workers)[0]
+                else:
+                    self._holder.pop(key, None)
+        return [self._holder.get(h.key) for h in handles]
+
+    def _submit(self, fn, handle, args, holder):
+        # A task runs where its block is: pinned (strictly, so that the scheduler's work
+        # stealing never moves a block of hundreds of MB to an idle worker); a block without a
+        # live holder (lost, to be recomputed) goes wherever the scheduler puts it.
+        if holder is None:
+            return self.client.submit(fn, handle, *args, pure=False, retries=self.retries)
+        return self.client.submit(fn, handle, *args, pure=False, retries=self.retries,
+                                  workers=[holder], allow_other_workers=False)
+
     def _map(self, fn, handles, args):
+        from distributed import wait
+
         self.round_trips += 1
-        submit = self.client.submit
-        futures = [submit(fn, h, *a, pure=False, retries=self.retries)
-                   for h, a in zip(handles, args)]
+        holders = self._holders(handles)
+        futures = [self._submit(fn, h, a, w) for h, a, w in zip(handles, args, holders)]
+        while True:
+            try:
+                wait(futures, timeout=self.poll_seconds)
+                break
+            except TimeoutError:
+                # a task pinned to a worker that died waits for it forever: send it again,
+                # unpinned (its block is recomputed or reported lost)
+                alive = self._alive()
+                for b, fut in enumerate(futures):
+                    if holders[b] is not None and holders[b] not in alive and not fut.done():
+                        fut.cancel()
+                        self._holder.pop(handles[b].key, None)
+                        holders[b] = None
+                        futures[b] = self._submit(fn, handles[b], args[b], None)
+            except Exception:       # noqa: BLE001 - errors and cancellations: see _gather
+                break
         return self._gather(futures, fn.__name__, handles)
 
     def _release(self, fn, *args):
