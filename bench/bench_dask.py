@@ -43,6 +43,7 @@ def _cluster(n_workers):
 
 def scaling(n_workers, n, p, n_blocks, q, epochs, gd_steps):
     import numpy as np
+    from distributed import get_task_stream
 
     import dpsco_core as dp
     from dpsco_core.losses import check_loss
@@ -57,16 +58,25 @@ def scaling(n_workers, n, p, n_blocks, q, epochs, gd_steps):
         prob = ex.load(synthetic_block, [(0, b, n // n_blocks, p, loss) for b in range(n_blocks)],
                        loss="logistic", penalty=dp.L2(1e-4))
         load_time = time.perf_counter() - start
-        placement = {w: len(keys) for w, keys in client.has_what().items()}
+        placement = {}
+        for workers in client.who_has(prob.blocks).values():
+            for w in workers:
+                placement[w] = placement.get(w, 0) + 1
         kw = dict(epsilon=1.0, delta=1.0 / n ** 2, smoothness=0.25, random_state=0,
                   record_history=False)
         dp.dp_sgd(prob, passes=q, sample_rate=q, **kw)          # warm-up: one step
         load_before = _load()
         sgd = dp.dp_sgd(prob, passes=epochs, sample_rate=q, **kw)
-        gd = dp.dp_sgd(prob, passes=gd_steps, sample_rate=1.0, **kw)
+        with get_task_stream(client) as stream:
+            gd = dp.dp_sgd(prob, passes=gd_steps, sample_rate=1.0, **kw)
+        # busy: the tasks' compute time over the wall time of the DP-GD steps (the number of
+        # workers computing at once, on average); task: mean compute time of one block task
+        computes = [s["stop"] - s["start"] for d in stream.data for s in d["startstops"]
+                    if s["action"] == "compute"]
         return {"workers": n_workers, "load_data": load_time, "placement": placement,
                 "sgd_epoch": sgd.stats["time"] / epochs, "sgd_steps": sgd.stats["steps"],
                 "gd_step": gd.stats["time"] / gd_steps, "coef": (sgd.coef, gd.coef),
+                "busy": sum(computes) / gd.stats["time"], "task": np.mean(computes),
                 "load": f"{load_before} -> {_load()}"}
     finally:
         client.close()
@@ -125,14 +135,15 @@ def main():
     print(f"\nDP-SGD / DP-GD, n = {n:,}, p = {args.p}, 4 blocks generated on the workers, "
           f"q = {args.q} ({results[0]['sgd_steps']} steps in {args.epochs:g} epochs); "
           f"same bits on 1 and 2 workers: {same}\n")
-    print("| workers | data generated in | DP-SGD epoch | DP-GD step | blocks per worker | "
-          "load (1 min) |")
-    print("|---|---|---|---|---|---|")
+    print("| workers | data generated in | DP-SGD epoch | DP-GD step | DP-GD block task | "
+          "workers busy (DP-GD) | blocks per worker | load (1 min) |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in results:
         print(f"| {r['workers']} | {r['load_data']:.1f} s | {r['sgd_epoch']:.3f} s | "
-              f"{r['gd_step']:.3f} s | {sorted(r['placement'].values())} | {r['load']} |")
+              f"{r['gd_step']:.3f} s | {r['task']:.3f} s | {r['busy']:.2f} | "
+              f"{sorted(r['placement'].values())} | {r['load']} |")
     print(f"| speed-up | | {results[0]['sgd_epoch'] / results[1]['sgd_epoch']:.2f}x | "
-          f"{results[0]['gd_step'] / results[1]['gd_step']:.2f}x | | |")
+          f"{results[0]['gd_step'] / results[1]['gd_step']:.2f}x | | | | |")
     rows = overhead(steps=100, updates=100)
     print("\nPer-round overhead, n = 20,000, p = 20 (DP-SGD q = 0.01: ~200 rows per step)\n")
     print("| executor | DP-SGD step | DP-CD update | load (1 min) |")
