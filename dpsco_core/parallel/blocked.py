@@ -150,6 +150,9 @@ def resolve_executor(executor, problem):
     if executor is not None and not isinstance(executor, BlockExecutor):
         raise TypeError(f"executor must be None, a BlockExecutor or a DaskExecutor; got "
                         f"{type(executor).__name__}.")
+    if executor is not None and problem.is_sparse:     # refused before any budget is charged
+        raise TypeError("the blocked executors take dense X; this problem's X is sparse (run "
+                        "it with executor=None).")
     return executor
 
 

@@ -120,6 +120,10 @@ def test_blocked_problem_constants_and_errors(tmp_path):
         fresh.X_c()
     with pytest.raises(TypeError, match="executor must be"):
         dp.dp_sgd(prob, epsilon=1.0, delta=1e-6, passes=1, batch_size=10, executor=object())
+    import scipy.sparse as sp
+    sparse = dp.Problem(sp.csr_matrix(X), y, loss="squared")
+    with pytest.raises(TypeError, match="sparse"):
+        dp.dp_cd(sparse, epsilon=1.0, delta=1e-6, passes=1, executor=ex)
     with pytest.raises(ValueError, match="another executor"):
         BlockExecutor().bind(fresh)
     np.save(tmp_path / "X.npy", X)
@@ -135,3 +139,31 @@ def test_worker_entropy_is_one_way_and_reproducible():
     seq = np.random.SeedSequence(7)
     a, b = blocks.worker_entropy(seq), blocks.worker_entropy(np.random.SeedSequence(7))
     assert a == b and a != seq.entropy and a.bit_length() > 200
+
+
+def test_blocks_never_receive_the_noise_stream():
+    # everything sent to the blocks: iterates, batch specs, clips; never a bit generator, and
+    # no number from which the client's seed (shared by the noise stream) can be read
+    X, y = _data(n=1200)
+    prob = dp.Problem(X, y, loss="squared")
+    sent = []
+
+    class Recording(BlockExecutor):
+        def _map(self, fn, handles, args):
+            sent.extend(args)
+            return super()._map(fn, handles, args)
+
+    seed = np.random.SeedSequence(2024)
+    dp.dp_sgd(prob, epsilon=1.0, delta=1e-6, passes=1, sample_rate=0.2, smoothness=1.0,
+              random_state=seed, executor=Recording(block_rows=500))
+
+    def leaves(obj):
+        if isinstance(obj, (tuple, list)):
+            for item in obj:
+                yield from leaves(item)
+        else:
+            yield obj
+    values = list(leaves(sent))
+    assert values and not any(isinstance(v, (np.random.BitGenerator, np.random.Generator,
+                                             np.random.SeedSequence)) for v in values)
+    assert seed.entropy not in [v for v in values if isinstance(v, int)]
