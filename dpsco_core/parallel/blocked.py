@@ -37,6 +37,8 @@ import os
 import time
 import weakref
 
+from typing import Any, Callable
+
 import numpy as np
 
 from .._config import effective_n_threads
@@ -183,7 +185,8 @@ class BlockExecutor(SerialExecutor):
         OpenMP threads of the block kernels (results do not depend on it).
     """
 
-    def __init__(self, block_rows=DEFAULT_BLOCK_ROWS, n_threads=None):
+    def __init__(self, block_rows: int = DEFAULT_BLOCK_ROWS,
+                 n_threads: int | None = None) -> None:
         super().__init__()
         if isinstance(block_rows, bool) or not isinstance(block_rows, (int, np.integer)) or \
                 block_rows < 1:
@@ -192,7 +195,7 @@ class BlockExecutor(SerialExecutor):
         self.n_threads = effective_n_threads(n_threads)
         self.round_trips = 0
         self.replays = 0
-        self._bound = weakref.WeakKeyDictionary()
+        self._bound: Any = weakref.WeakKeyDictionary()
 
     # ------------------------------------------------------------- backend (overridden)
     def _put(self, blocks):
@@ -213,8 +216,10 @@ class BlockExecutor(SerialExecutor):
         return self.n_threads
 
     # ------------------------------------------------------------- data
-    def problem(self, X, y=None, loss="squared", penalty=None, *, bounds=None, row_norm=None,
-                label_bound=None, features=None):
+    def problem(self, X: Any, y: Any = None, loss: Any = "squared", penalty: Any = None, *,
+                bounds: Any = None, row_norm: float | None = None,
+                label_bound: float | None = None,
+                features: list[str] | None = None) -> "BlockedProblem":
         """Blocks of a dataset held by this executor, as a :class:`BlockedProblem`.
 
         Parameters
@@ -258,7 +263,8 @@ class BlockExecutor(SerialExecutor):
     def _shapes(self, handles):
         return self._map(_blocks.block_shape, handles, [()] * len(handles))
 
-    def load(self, fn, args_list, loss="squared", penalty=None, *, bounds=None):
+    def load(self, fn: Callable[..., Any], args_list: list[Any], loss: Any = "squared",
+             penalty: Any = None, *, bounds: Any = None) -> "BlockedProblem":
         """Blocks made by ``fn(*args)`` where they live (e.g. :func:`~dpsco_core.parallel.
         blocks.synthetic_block`); ``fn`` returns a :class:`~dpsco_core.parallel.blocks.Block`
         (build it with :func:`~dpsco_core.parallel.blocks.make_block`).
@@ -280,7 +286,7 @@ class BlockExecutor(SerialExecutor):
         return BlockedProblem(self, handles, self._shapes(handles), check_loss(loss),
                               check_penalty(penalty), bounds)
 
-    def bind(self, problem):
+    def bind(self, problem: Problem) -> "BlockedProblem":
         """``problem`` held by this executor: a :class:`BlockedProblem` of this executor as
         is; a :class:`~dpsco_core.Problem` cut into ``block_rows`` blocks (once per problem)."""
         if isinstance(problem, BlockedProblem):
@@ -303,7 +309,8 @@ class BlockExecutor(SerialExecutor):
         return bound
 
     # ------------------------------------------------------------- operations
-    def grad_sum(self, problem, coef, specs, clip):
+    def grad_sum(self, problem: "BlockedProblem", coef: np.ndarray, specs: list[Any],
+                 clip: float) -> tuple[np.ndarray, int, int]:
         """``(S, n_clipped, n_rows)``: the clipped gradient sum over the batch, the blocks'
         partials added in block order. ``specs``: one batch spec per block (see
         :func:`~dpsco_core.parallel.blocks.grad_sum`)."""
@@ -314,7 +321,9 @@ class BlockExecutor(SerialExecutor):
         return (_reduce([s for s, _, _ in parts]), sum(c for _, c, _ in parts),
                 sum(m for _, _, m in parts))
 
-    def diff_sum(self, problem, rows, coef, coef_prev, eta, eta_prev, clip, out):
+    def diff_sum(self, problem: "BlockedProblem", rows: np.ndarray, coef: np.ndarray,
+                 coef_prev: np.ndarray, eta: float, eta_prev: float, clip: float,
+                 out: np.ndarray) -> int:
         """DP-SRGD's clipped two-point difference sum over the global ``rows`` into ``out``;
         returns the number clipped (the ``_batch.batch_diff_*`` contract)."""
         loss = problem.loss
@@ -325,7 +334,8 @@ class BlockExecutor(SerialExecutor):
         out[:] = _reduce([s for s, _ in parts])
         return sum(c for _, c in parts)
 
-    def map_runs(self, fn, items, shared=None):
+    def map_runs(self, fn: Callable[..., Any], items: list[dict[str, Any]],
+                 shared: dict[str, Any] | None = None) -> list[Any]:
         """``[fn(**shared, **item) for item in items]``: independent runs (DP-CD grid
         configurations, MLMC estimator copies), each whole on one worker.
 
@@ -351,8 +361,9 @@ class BlockExecutor(SerialExecutor):
         return [fn(**shared, **item) for item in items]
 
     # ------------------------------------------------------------- solver runners
-    def sgd_runner(self, problem, coef, *, sampling, q, batch_size, eta, clip, noise_scale,
-                   norm, sampling_generator, noise_generator):
+    def sgd_runner(self, problem: Problem, coef: np.ndarray, *, sampling: str, q: float,
+                   batch_size: int, eta: float, clip: float, noise_scale: float, norm: float,
+                   sampling_generator: Any, noise_generator: Any) -> Callable[[int], Any]:
         """``run(k) -> (n_clipped, n_sampled)``: k proximal DP-SGD steps on ``coef`` in place
         (the contract of ``_batch.sgd_dense``), noise from ``noise_generator`` on the client.
 
@@ -366,7 +377,7 @@ class BlockExecutor(SerialExecutor):
         return _SGDRun(self, problem, coef, sampling, q, batch_size, eta, clip, noise_scale,
                        norm, sampling_generator, noise_generator)
 
-    def diff_kernel(self, problem):
+    def diff_kernel(self, problem: Problem) -> Callable[..., int]:
         """The DP-SRGD batch kernel ``kernel(rows, x, x_prev, eta, eta_prev, clip, out)`` on
         the blocks (``_single_epoch``'s contract)."""
         problem = self.bind(problem)
@@ -375,8 +386,10 @@ class BlockExecutor(SerialExecutor):
             return self.diff_sum(problem, rows, x, x_prev, eta, eta_prev, clip, out)
         return kernel
 
-    def cd_runner(self, problem, *, steps, clips, noise_scales, coef, n_inner, average, cyclic,
-                  bit_generator, normaliser):
+    def cd_runner(self, problem: Problem, *, steps: np.ndarray, clips: np.ndarray,
+                  noise_scales: np.ndarray, coef: np.ndarray, n_inner: int, average: bool,
+                  cyclic: bool, bit_generator: Any,
+                  normaliser: float) -> Callable[[int, int], int]:
         """``run(k_outer, offset) -> n_clipped``: DP-CD outer iterations on ``coef`` in place
         (the contract of ``_cd.cd_dense``; same draw order: the coordinate, then one standard
         normal, from ``bit_generator`` on the client). Each update is one round trip: the

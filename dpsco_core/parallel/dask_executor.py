@@ -32,6 +32,8 @@ Example (a real cluster: ``Client("tcp://scheduler:8786")``; each worker must se
     res = dp.dp_sgd(prob, epsilon=1, delta=1e-6, passes=2, sample_rate=0.01, random_state=0)
 """
 
+from typing import Any
+
 import numpy as np
 
 from . import blocks as _blocks
@@ -76,14 +78,15 @@ class DaskExecutor(BlockExecutor):
         DP-CD block margins rebuilt from the client's log (after a lost worker).
     """
 
-    def __init__(self, client, block_rows=DEFAULT_BLOCK_ROWS, retries=2, replicas=1):
+    def __init__(self, client: Any, block_rows: int = DEFAULT_BLOCK_ROWS, retries: int = 2,
+                 replicas: int = 1) -> None:
         super().__init__(block_rows=block_rows, n_threads=1)
         self.client = client
         self.retries = int(retries)
         self.replicas = int(replicas)
-        self._oracles = {}
-        self._scattered = set()
-        self._holder = {}
+        self._oracles: dict[int, Any] = {}
+        self._scattered: set[Any] = set()
+        self._holder: dict[Any, str] = {}
         self.poll_seconds = 2.0
 
     def __repr__(self):
@@ -183,7 +186,8 @@ class DaskExecutor(BlockExecutor):
         return 1
 
     # ------------------------------------------------------------- independent runs
-    def map_runs(self, fn, items, shared=None):
+    def map_runs(self, fn: Any, items: list[dict[str, Any]],
+                 shared: dict[str, Any] | None = None) -> list[Any]:
         shared = {k: self.client.scatter(v, hash=False) for k, v in (shared or {}).items()}
         self.round_trips += 1
         futures = [self.client.submit(fn, **shared, **item, pure=False, retries=self.retries)
