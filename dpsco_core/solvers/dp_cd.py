@@ -18,11 +18,11 @@ from .._config import effective_n_threads
 from .._kernels import _cd
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_int, check_real_array, check_scalar, check_vector
+from ..parallel.blocked import resolve_executor
 from ..privacy.budget import Budget, spend
 from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
-from ..parallel.blocked import resolve_executor
 from ..result import History, Result, with_objective_condition, with_stats_conditions
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,

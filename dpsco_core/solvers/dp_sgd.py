@@ -16,13 +16,13 @@ from .._config import effective_n_threads
 from .._kernels import _batch
 from .._random import block_bit_generators, check_random_state
 from .._validation import check_int, check_scalar, check_vector
+from ..parallel.blocked import resolve_executor
 from ..privacy._checks import check_conversion
 from ..privacy.budget import Budget, spend
 from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian, steps_from_epochs
 from ..privacy.calibration import calibrate_sampled_gaussian_pld
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
-from ..parallel.blocked import resolve_executor
 from ..result import History, Result
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,

@@ -19,12 +19,12 @@ import numpy as np
 from .._config import effective_n_threads
 from .._validation import check_int, check_scalar
 from ..exceptions import TheoryWarning, external_stacklevel
+from ..parallel.blocked import resolve_executor
 from ..privacy.budget import Budget, spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               SingleEpochTreeAggregationDpEvent)
 from ..privacy.gdp import gdp_mu
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
-from ..parallel.blocked import resolve_executor
 from ..result import History, Result
 from ._common import (check_noise_scale, check_privacy_budget, check_problem, check_relation,
                       sensitivity_factor)
