@@ -66,6 +66,19 @@ class BlockedProblem(Problem):
     the data constants (smoothness, column norms) are reductions over the blocks; X itself is
     never gathered on the client, so the layout accessors (``X_c``, ``margins``, ...) raise.
 
+    Parameters
+    ----------
+    executor : BlockExecutor
+        The executor holding the blocks.
+    handles : list
+        One handle per block, in row order.
+    shapes : list of tuple
+        ``(n_b, p)`` of each block.
+    loss : Loss
+    penalty : Penalty
+    public_bounds : PublicBounds or None
+        Public bounds the blocks were mapped onto.
+
     Attributes
     ----------
     executor : BlockExecutor
@@ -97,6 +110,13 @@ class BlockedProblem(Problem):
                 f"n_blocks={len(self.blocks)}, loss={self.loss!r}, penalty={self.penalty!r})")
 
     def _not_here(self, *args, **kwargs):
+        """Not available: X lives in row blocks held by the executor (raises TypeError).
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Ignored.
+        """
         raise TypeError("the X of a BlockedProblem lives in row blocks held by its executor "
                         "and is never gathered on the client; use the solvers with it.")
 
@@ -127,7 +147,18 @@ class BlockedProblem(Problem):
             _blocks.max_row_norm, self.blocks, [()] * len(self.blocks))))
 
     def split_rows(self, rows):
-        """Global row indices -> per-block local indices (the batch order kept in a block)."""
+        """Global row indices -> per-block local indices (the batch order kept in a block).
+
+        Parameters
+        ----------
+        rows : array-like of int
+            Row indices in [0, n_samples).
+
+        Returns
+        -------
+        list of ndarray
+            The local indices of each block's rows, in their order in ``rows``.
+        """
         rows = np.asarray(rows, dtype=np.int64)
         ids = np.searchsorted(self.offsets, rows, side="right") - 1
         order = np.argsort(ids, kind="stable")
@@ -288,7 +319,16 @@ class BlockExecutor(SerialExecutor):
 
     def bind(self, problem: Problem) -> "BlockedProblem":
         """``problem`` held by this executor: a :class:`BlockedProblem` of this executor as
-        is; a :class:`~dpsco_core.Problem` cut into ``block_rows`` blocks (once per problem)."""
+        is; a :class:`~dpsco_core.Problem` cut into ``block_rows`` blocks (once per problem).
+
+        Parameters
+        ----------
+        problem : Problem or BlockedProblem
+
+        Returns
+        -------
+        BlockedProblem
+        """
         if isinstance(problem, BlockedProblem):
             if problem.executor is not self:
                 raise ValueError("this BlockedProblem is held by another executor; pass "
@@ -312,8 +352,23 @@ class BlockExecutor(SerialExecutor):
     def grad_sum(self, problem: "BlockedProblem", coef: np.ndarray, specs: list[Any],
                  clip: float) -> tuple[np.ndarray, int, int]:
         """``(S, n_clipped, n_rows)``: the clipped gradient sum over the batch, the blocks'
-        partials added in block order. ``specs``: one batch spec per block (see
-        :func:`~dpsco_core.parallel.blocks.grad_sum`)."""
+        partials added in block order.
+
+        Parameters
+        ----------
+        problem : BlockedProblem
+        coef : ndarray of shape (n_features,)
+            The iterate.
+        specs : list
+            One batch spec per block (see :func:`~dpsco_core.parallel.blocks.grad_sum`).
+        clip : float
+            Per-sample l2 clip C.
+
+        Returns
+        -------
+        tuple
+            ``(S, n_clipped, n_rows)``.
+        """
         loss = problem.loss
         args = [(b, coef, spec, loss.kind, loss.param, clip, self._threads())
                 for b, spec in enumerate(specs)]
@@ -324,8 +379,28 @@ class BlockExecutor(SerialExecutor):
     def diff_sum(self, problem: "BlockedProblem", rows: np.ndarray, coef: np.ndarray,
                  coef_prev: np.ndarray, eta: float, eta_prev: float, clip: float,
                  out: np.ndarray) -> int:
-        """DP-SRGD's clipped two-point difference sum over the global ``rows`` into ``out``;
-        returns the number clipped (the ``_batch.batch_diff_*`` contract)."""
+        """DP-SRGD's clipped two-point difference sum over the global ``rows`` into ``out``
+        (the ``_batch.batch_diff_*`` contract).
+
+        Parameters
+        ----------
+        problem : BlockedProblem
+        rows : ndarray of int64
+            Global batch rows.
+        coef, coef_prev : ndarray of shape (n_features,)
+            x_t and x_{t-1}.
+        eta, eta_prev : float
+            eta_t and eta_{t-1}.
+        clip : float
+            The clip of each difference.
+        out : ndarray of shape (n_features,)
+            Receives the sum.
+
+        Returns
+        -------
+        int
+            The number of clipped differences.
+        """
         loss = problem.loss
         local = problem.split_rows(rows)
         args = [(r, coef, coef_prev, eta, eta_prev, loss.kind, loss.param, clip,
@@ -372,6 +447,20 @@ class BlockExecutor(SerialExecutor):
         blocks.worker_entropy`): each row joins each step independently with probability q,
         the analysed mechanism. Shuffled batches: the client draws the permutation of each
         epoch from ``sampling_generator`` and sends each block its rows.
+
+        Parameters
+        ----------
+        problem : Problem or BlockedProblem
+        coef : ndarray of shape (n_features,)
+            Updated in place.
+        sampling, q, batch_size, eta, clip, noise_scale, norm
+            As ``_batch.sgd_dense`` takes them (``norm``: the public normaliser).
+        sampling_generator, noise_generator : numpy BitGenerator
+            The run's streams (advanced in place).
+
+        Returns
+        -------
+        callable
         """
         problem = self.bind(problem)
         return _SGDRun(self, problem, coef, sampling, q, batch_size, eta, clip, noise_scale,
@@ -379,7 +468,16 @@ class BlockExecutor(SerialExecutor):
 
     def diff_kernel(self, problem: Problem) -> Callable[..., int]:
         """The DP-SRGD batch kernel ``kernel(rows, x, x_prev, eta, eta_prev, clip, out)`` on
-        the blocks (``_single_epoch``'s contract)."""
+        the blocks (``_single_epoch``'s contract).
+
+        Parameters
+        ----------
+        problem : Problem or BlockedProblem
+
+        Returns
+        -------
+        callable
+        """
         problem = self.bind(problem)
 
         def kernel(rows, x, x_prev, eta, eta_prev, clip, out):
@@ -395,7 +493,28 @@ class BlockExecutor(SerialExecutor):
         normal, from ``bit_generator`` on the client). Each update is one round trip: the
         blocks return their clipped column sums at their margins (kept with the block), the
         client adds them in block order, adds the noise, divides by the public ``normaliser``
-        and sends the coordinate change with the next update."""
+        and sends the coordinate change with the next update.
+
+        Parameters
+        ----------
+        problem : Problem or BlockedProblem
+        steps, clips, noise_scales : ndarray of shape (n_features,)
+            gamma_j, C_j and sigma_j.
+        coef : ndarray of shape (n_features,)
+            Updated in place.
+        n_inner : int
+            Updates per outer iteration.
+        average, cyclic : bool
+            As ``_cd.cd_dense``.
+        bit_generator : numpy BitGenerator
+            The run's stream (coordinates and noise), advanced in place.
+        normaliser : float
+            The public record count m.
+
+        Returns
+        -------
+        callable
+        """
         problem = self.bind(problem)
         return _CDRun(self, problem, steps, clips, noise_scales, coef, n_inner, average, cyclic,
                       bit_generator, normaliser)
