@@ -167,3 +167,18 @@ def test_blocks_never_receive_the_noise_stream():
     assert values and not any(isinstance(v, (np.random.BitGenerator, np.random.Generator,
                                              np.random.SeedSequence)) for v in values)
     assert seed.entropy not in [v for v in values if isinstance(v, int)]
+
+
+def test_dp_cd_add_remove_divides_by_public_n():
+    # the blocks' row counts are never the normaliser: under add/remove-one it is public_n
+    X, y = _data(n=1000)
+    prob = dp.Problem(X, y, loss="squared")
+    kw = dict(epsilon=1.0, delta=1e-6, passes=2, neighboring_relation="add_or_remove_one",
+              public_n=1500, smoothness=np.ones(X.shape[1]), random_state=0)
+    fused = dp.dp_cd(prob, **kw)
+    blocked = dp.dp_cd(prob, executor=BlockExecutor(block_rows=300), **kw)
+    assert blocked.stats["normaliser"] == 1500
+    np.testing.assert_allclose(blocked.coef, fused.coef, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="public_n"):
+        dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=1, neighboring_relation="add_or_remove_one",
+                 executor=BlockExecutor(block_rows=300))
