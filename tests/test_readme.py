@@ -101,6 +101,16 @@ def test_quickstart_pld(capsys):
     assert 1.0 - 1e-4 <= rep.epsilon <= 1.0 and rep.unconditional
     assert ns["res"].stats["noise_multiplier"] == ns["z_pld"]
 
+def test_quickstart_dask(capsys):
+    pytest.importorskip("distributed")
+    lines, ns = _run("running on a Dask cluster", capsys)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("DP-SGD on 3 blocks: objective") and ns["ex"].round_trips >= 20
+    assert 0.0 < _numbers(lines[0].split("objective")[1])[0] < 0.69   # below log 2 (w = 0)
+    assert ns["res"].privacy.epsilon <= 1.0
+    assert lines[1] == "same bits in process: True"
+
+
 def test_readme_opens_with_the_two_commands():
     text = README.read_text()
     block = re.search(r"```bash\n(.*?)```", text, re.S).group(1)

@@ -79,9 +79,7 @@ class SerialExecutor:
         seed = check_random_state(random_state)
         n_chunks = max(1, -(-Z.shape[0] // QUERY_CHUNK))
         seeds = child_seed_sequences(seed, n_chunks)
-        parts = self._map(lambda c: np.asarray(oracle(Z[c * QUERY_CHUNK:(c + 1) * QUERY_CHUNK],
-                                                      seeds[c]), dtype=np.float64),
-                          range(n_chunks))
+        parts = self._oracle_parts(oracle, Z, seeds, n_chunks, QUERY_CHUNK)
         if not self._join_previous:
             self.stats.query_depth += 1
             self.stats.computational_depth += 1
@@ -98,6 +96,11 @@ class SerialExecutor:
             raise ValueError("oracle returned NaN or inf gradients; it must return finite "
                              "values.")
         return G
+
+    def _oracle_parts(self, oracle, Z, seeds, n_chunks, chunk):
+        # chunk c of Z with seed c; the DaskExecutor sends the chunks to its workers instead
+        return self._map(lambda c: np.asarray(oracle(Z[c * chunk:(c + 1) * chunk], seeds[c]),
+                                              dtype=np.float64), range(n_chunks))
 
     def continue_round(self):
         """The next :meth:`grad_batch` joins the previous round (no new unit of depth).

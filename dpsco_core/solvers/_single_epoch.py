@@ -86,12 +86,13 @@ class _Kernel:
 
 def run_single_epoch(problem, *, B, T, beta, clip, radius, noise_scale, estimator, update,
                      z_step_scale=0.5, ridge=0.0, variance_reduced_tree=False, random_state=None,
-                     n_threads=1, record_steps=()):
+                     n_threads=1, record_steps=(), executor=None):
     """Run the engine (module docstring); return a dict of outputs and counters.
 
     ``noise_scale`` is the absolute noise std on ``G`` (per tree node for ``"srg"``, per round
     for ``"independent"``), in units of the batch mean. ``record_steps``: rounds t (1..T)
-    after which ``F`` of the output iterate is recorded.
+    after which ``F`` of the output iterate is recorded. ``executor``: a row-blocked executor
+    (:mod:`dpsco_core.parallel.blocked`) that computes the batch sums; the noise stays here.
     """
     n, p = problem.n_samples, problem.n_features
     seed = check_random_state(random_state)
@@ -99,7 +100,7 @@ def run_single_epoch(problem, *, B, T, beta, clip, radius, noise_scale, estimato
     # The permutation is secret: it is never returned (only post-processing of the releases).
     perm = np.random.Generator(block_bit_generators(perm_seed, 1)[0]).permutation(n)
     perm = perm.astype(np.int64)
-    kernel = _Kernel(problem, n_threads)
+    kernel = _Kernel(problem, n_threads) if executor is None else executor.diff_kernel(problem)
     if estimator == "srg":
         tree = TreeAggregation(p, T, noise_scale=noise_scale,
                                variance_reduced=variance_reduced_tree, random_state=noise_seed,

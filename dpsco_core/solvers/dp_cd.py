@@ -18,6 +18,7 @@ from .._config import effective_n_threads
 from .._kernels import _cd
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_int, check_real_array, check_scalar, check_vector
+from ..parallel.blocked import resolve_executor
 from ..privacy.budget import Budget, spend
 from ..privacy.calibration import dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
@@ -32,6 +33,7 @@ from .smoothness import SmoothnessRelease, smoothness_event
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, RandomStateLike
+    from ..parallel.blocked import BlockExecutor
     from ..privacy.events import NeighboringRelation
     from ..problems import Problem
 
@@ -287,7 +289,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
           neighboring_relation: str | NeighboringRelation = "replace_one",
           public_n: int | None = None, coef_init: ArrayLike | None = None,
           random_state: RandomStateLike = None, record_history: bool = True,
-          budget: Budget | None = None) -> Result:
+          budget: Budget | None = None, executor: BlockExecutor | None = None) -> Result:
     r"""Differentially private proximal coordinate descent (DP-CD).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` for the
@@ -380,6 +382,14 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event before the data are
         read (smoothness constants included); a run that would exceed it raises
         :class:`~dpsco_core.exceptions.PrivacyBudgetError` and reads nothing.
+    executor : BlockExecutor or DaskExecutor, optional
+        Run the updates on row blocks, in process or on a Dask cluster
+        (:mod:`dpsco_core.parallel.blocked`): each update is one round trip in which every
+        block returns its clipped column sum at its margins (which stay with the block); the
+        coordinate and the noise are drawn here, in the same order as the kernel, and the sum
+        is divided by the same public normaliser. The two executors agree bitwise (not with
+        the default fused kernel, whose summation order differs). None (default): the
+        in-process kernel, or the executor of a :class:`~dpsco_core.parallel.BlockedProblem`.
 
     Returns
     -------
@@ -430,6 +440,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
     (True, True)
     """
     problem = check_problem(problem)
+    executor = resolve_executor(executor, problem)
     epsilon, delta = check_privacy_budget(epsilon, delta)
     relation = check_relation(neighboring_relation)
     n, p = problem.n_samples, problem.n_features
@@ -460,8 +471,13 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
 
     start = time.perf_counter()
     bit_generator = block_bit_generators(kernel_seq, 1)[0]
-    margins = np.empty(n)
-    if problem.is_sparse:
+    margins = np.empty(n) if executor is None else None
+    if executor is not None:
+        run = executor.cd_runner(problem, steps=steps, clips=clips, noise_scales=noise_scales,
+                                 coef=coef, n_inner=n_inner, average=average,
+                                 cyclic=selection == "cyclic", bit_generator=bit_generator,
+                                 normaliser=m)
+    elif problem.is_sparse:
         X = problem.X_csc()
         run = lambda k_outer, offset: _cd.cd_csc(  # noqa: E731
             X.data, X.indices, X.indptr, n, problem.y, problem.loss.kind, problem.loss.param,

@@ -16,6 +16,7 @@ from .._config import effective_n_threads
 from .._kernels import _batch
 from .._random import block_bit_generators, check_random_state
 from .._validation import check_int, check_scalar, check_vector
+from ..parallel.blocked import resolve_executor
 from ..privacy._checks import check_conversion
 from ..privacy.budget import Budget, spend
 from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian, steps_from_epochs
@@ -31,6 +32,7 @@ from ._public_constants import SMOOTHNESS_MODES, data_constant
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike, RandomStateLike
+    from ..parallel.blocked import BlockExecutor
     from ..problems import Problem
 
 __all__ = ["dp_sgd", "dp_sgd_schedule"]
@@ -175,7 +177,7 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
            coef_init: ArrayLike | None = None, random_state: RandomStateLike = None,
            n_threads: int | None = None, record_history: bool = True,
            smoothness: str | float = "auto", budget: Budget | None = None,
-           accountant: str = "rdp") -> Result:
+           accountant: str = "rdp", executor: BlockExecutor | None = None) -> Result:
     r"""Differentially private proximal SGD with per-sample clipping (the DP-SGD baseline).
 
     Minimizes :math:`F(w) = \frac1n \sum_i \ell(\langle x_i, w\rangle, y_i) + \psi(w)` by
@@ -273,6 +275,14 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
         calibration; ``privacy.accountant`` is then ``"pld"`` and ``conversion`` is unused.
         Needs dp-accounting (``pip install 'dpsco-core[pld]'``). A ``budget`` keeps its own
         accountant.
+    executor : BlockExecutor or DaskExecutor, optional
+        Run the batch gradients on row blocks (:mod:`dpsco_core.parallel.blocked`): in process
+        (``BlockExecutor``) or on the workers of a Dask cluster (``DaskExecutor``), with the
+        noise added here from this call's noise stream and the same normaliser. Poisson
+        batches are then drawn per block (the same mechanism, other bits than the default
+        fused kernel); the two executors agree bitwise. None (default): the fused in-process
+        kernel, or the executor of a :class:`~dpsco_core.parallel.BlockedProblem`. Full-batch
+        DP-GD is ``sample_rate=1.0``.
 
     Returns
     -------
@@ -336,6 +346,7 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     (True, True)
     """
     problem = check_problem(problem)
+    executor = resolve_executor(executor, problem)
     epsilon, delta = check_privacy_budget(epsilon, delta)
     n, p = problem.n_samples, problem.n_features
     relation = _relation(neighboring_relation, sampling)
@@ -395,8 +406,13 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     sampling_generator, noise_generator = block_bit_generators(check_random_state(random_state),
                                                                2)
     kind = _batch.POISSON if sampling == "poisson" else _batch.SHUFFLE
-    row_norms = problem.row_norms()
-    if problem.is_sparse:
+    row_norms = None if executor is not None else problem.row_norms()
+    if executor is not None:
+        run = executor.sgd_runner(
+            problem, coef, sampling=sampling, q=q, batch_size=batch_size_int, eta=eta,
+            clip=clip, noise_scale=noise_scale, norm=norm,
+            sampling_generator=sampling_generator, noise_generator=noise_generator)
+    elif problem.is_sparse:
         X = problem.X_csr()
         run = lambda k: _batch.sgd_csr(  # noqa: E731
             X.data, X.indices, X.indptr, problem.y, row_norms, problem.loss.kind,

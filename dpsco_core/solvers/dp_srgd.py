@@ -19,6 +19,7 @@ import numpy as np
 from .._config import effective_n_threads
 from .._validation import check_int, check_scalar
 from ..exceptions import TheoryWarning, external_stacklevel
+from ..parallel.blocked import resolve_executor
 from ..privacy.budget import Budget, spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               SingleEpochTreeAggregationDpEvent)
@@ -31,6 +32,7 @@ from ._single_epoch import check_penalty_supported, run_single_epoch, single_epo
 
 if TYPE_CHECKING:
     from .._typing import RandomStateLike
+    from ..parallel.blocked import BlockExecutor
     from ..problems import Problem
 
 __all__ = ["dp_srgd", "theory_params"]
@@ -107,7 +109,8 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
             variance_reduced_tree: bool = False,
             neighboring_relation: str | NeighboringRelation = "zero_out",
             random_state: RandomStateLike = None, n_threads: int | None = None,
-            record_history: bool = True, budget: Budget | None = None) -> Result:
+            record_history: bool = True, budget: Budget | None = None,
+            executor: BlockExecutor | None = None) -> Result:
     r"""Accelerated-DP-SRGD (mu-GDP): one epoch, ``T = n // B`` rounds, tree-aggregated noise.
 
     Minimizes :math:`F(x) = \frac1n \sum_i \ell(\langle a_i, x\rangle, y_i) + \psi(x)` over
@@ -174,6 +177,11 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
         A :class:`~dpsco_core.privacy.Budget` charged with the run's event (a tree-aggregation
         event: use ``accountant="rdp"``, ``"gdp"`` or ``"basic-composition"``, under zero-out
         or replace-one) before the data are read; refused runs read nothing.
+    executor : BlockExecutor or DaskExecutor, optional
+        Compute each round's clipped difference sum on row blocks, in process or on a Dask
+        cluster (:mod:`dpsco_core.parallel.blocked`); the permutation and the tree noise stay
+        here. None (default): the in-process kernel, or the executor of a
+        :class:`~dpsco_core.parallel.BlockedProblem`.
 
     Returns
     -------
@@ -234,6 +242,7 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
     problem, epsilon, delta, B, T, beta, clip, radius, relation, ridge = check_single_epoch_args(
         problem, epsilon=epsilon, delta=delta, batch_size=batch_size, preset=preset, beta=beta,
         clip=clip, radius=radius, neighboring_relation=neighboring_relation, solver="dp_srgd")
+    executor = resolve_executor(executor, problem)
     z_step_scale = check_scalar(z_step_scale, "z_step_scale", low=0.0)
     n_threads = effective_n_threads(n_threads)
     levels = T.bit_length()
@@ -253,7 +262,7 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
                            z_step_scale=z_step_scale, ridge=ridge,
                            variance_reduced_tree=variance_reduced_tree,
                            random_state=random_state, n_threads=n_threads,
-                           record_steps=record_points(T, record_history))
+                           record_steps=record_points(T, record_history), executor=executor)
     elapsed = time.perf_counter() - start
     report = single_epoch_report(event, delta=delta, relation=relation, target_epsilon=epsilon,
                                  assumptions=())

@@ -1,0 +1,211 @@
+"""The Dask executor on a LocalCluster of two worker processes (issue 21).
+
+Every run is compared bit for bit with the in-process BlockExecutor on the same blocking and
+seed. The problems are small (a few rounds each): a Dask round trip costs milliseconds on an
+idle machine and up to ~0.2 s on the loaded CI host.
+"""
+
+import logging
+import math
+import os
+import signal
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip(
+    "distributed", reason="dask.distributed is not installed: pip install 'dpsco-core[test]' "
+    "(or the [distributed] extra) to test the Dask executor")
+da = pytest.importorskip("dask.array", reason="dask.array is not installed")
+
+import dpsco_core as dp  # noqa: E402
+from dpsco_core.exceptions import PrivacyLeakWarning  # noqa: E402
+from dpsco_core.parallel import BlockExecutor, DaskExecutor, SerialExecutor  # noqa: E402
+from dpsco_core.parallel import blocks  # noqa: E402
+
+BLOCK = 700
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster:
+        with distributed.Client(cluster, timeout=60) as c:
+            yield c
+
+
+@pytest.fixture(autouse=True)
+def _no_leak_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        yield
+
+
+def _data(n=2000, p=5, seed=0, classify=False):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p)) / math.sqrt(p)
+    y = X @ np.linspace(-1, 1, p) + 0.1 * rng.standard_normal(n)
+    return X, (np.where(y >= 0, 1.0, -1.0) if classify else y)
+
+
+def test_dp_sgd_and_dp_gd_same_bits_as_in_process(client):
+    X, y = _data(classify=True)
+    prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    local, remote = BlockExecutor(block_rows=BLOCK), DaskExecutor(client, block_rows=BLOCK)
+    for kw in (dict(sample_rate=0.25, passes=1),                   # Poisson, 4 steps
+               dict(batch_size=500, sampling="shuffle", passes=1),  # 4 steps
+               dict(sample_rate=1.0, passes=2)):                    # full-batch DP-GD
+        a = dp.dp_sgd(prob, epsilon=1.0, delta=1e-6, random_state=5, executor=local, **kw)
+        b = dp.dp_sgd(prob, epsilon=1.0, delta=1e-6, random_state=5, executor=remote, **kw)
+        assert np.array_equal(a.coef, b.coef), kw
+        assert np.array_equal(a.history.objective, b.history.objective), kw
+        assert a.stats["mean_batch_size"] == b.stats["mean_batch_size"]
+    assert remote.round_trips > 0
+
+
+def test_dp_cd_same_bits_margins_on_workers(client):
+    X, y = _data()
+    prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, n_outer=2, n_inner=6, random_state=1)
+    a = dp.dp_cd(prob, executor=BlockExecutor(block_rows=BLOCK), **kw)
+    b = dp.dp_cd(prob, executor=DaskExecutor(client, block_rows=BLOCK), **kw)
+    assert np.array_equal(a.coef, b.coef)
+    assert a.stats["clipped_fraction"] == b.stats["clipped_fraction"]
+    fused = dp.dp_cd(prob, **kw)
+    np.testing.assert_allclose(b.coef, fused.coef, rtol=0, atol=1e-12)
+    # the margins were released on the workers at the end of the run
+    held = client.run(lambda: len(blocks._CD_STATE))
+    assert set(held.values()) == {0}
+
+
+def test_dp_srgd_same_bits(client):
+    X, y = _data(n=1200)
+    prob = dp.Problem(X, y, loss="half_squared")
+    kw = dict(epsilon=1.0, delta=1e-6, beta=1.0, radius=5.0, batch_size=300, random_state=2)
+    a = dp.solvers.dp_srgd(prob, executor=BlockExecutor(block_rows=BLOCK), **kw)
+    b = dp.solvers.dp_srgd(prob, executor=DaskExecutor(client, block_rows=BLOCK), **kw)
+    assert np.array_equal(a.coef, b.coef) and a.stats["rounds"] == 4
+
+
+def test_resque_grad_batch_one_round_same_bits(client):
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((9000, 3))     # three QUERY_CHUNKs
+
+    def oracle(Zc, seed):
+        return Zc * np.random.default_rng(seed).standard_normal(Zc.shape[0])[:, None]
+
+    ex = DaskExecutor(client)
+    G = ex.grad_batch(oracle, Z, 11)
+    assert np.array_equal(G, SerialExecutor().grad_batch(oracle, Z, 11))
+    assert ex.stats.query_depth == 1 and ex.stats.total_queries == 9000
+    assert ex.round_trips == 1
+
+
+def _cd_run(problem, step, clip, random_state):
+    return dp.dp_cd(problem, epsilon=1.0, delta=1e-6, passes=2, step=step, clip=clip,
+                    smoothness="exact", random_state=random_state, record_history=False).coef
+
+
+def test_map_runs_reproduces_dp_cd_grid(client):
+    X, y = _data(n=500)
+    prob = dp.Problem(X, y, loss="squared")
+    grid = dp.dp_cd_grid(prob, epsilon=1.0, delta=1e-6, steps=[0.5, 1.0], clips=[1.0],
+                         passes=2, smoothness="exact", random_state=3, evaluate=False)
+    items = [dict(step=s, clip=1.0, random_state=grid.seed_sequences[i])
+             for i, s in enumerate([0.5, 1.0])]
+    coefs = DaskExecutor(client).map_runs(_cd_run, items, shared={"problem": prob})
+    assert np.array_equal(np.array(coefs), grid.coef.reshape(2, -1))
+
+
+def test_files_and_dask_array_blocks(client, tmp_path):
+    # .npy per block, one memory-mapped .npy, Parquet per block and a dask.array: the same
+    # blocks, so bitwise the same run; X is read on the workers only
+    pq = pytest.importorskip("pyarrow.parquet", reason="pyarrow is not installed")
+    import pyarrow as pa
+
+    X, y = _data(n=2000, classify=True)
+    np.save(tmp_path / "X.npy", X)
+    np.save(tmp_path / "y.npy", y)
+    x_files, y_files, parquet = [], [], []
+    for b, lo in enumerate(range(0, 2000, BLOCK)):
+        x_files.append(str(tmp_path / f"X{b}.npy"))
+        y_files.append(str(tmp_path / f"y{b}.npy"))
+        np.save(x_files[-1], X[lo:lo + BLOCK])
+        np.save(y_files[-1], y[lo:lo + BLOCK])
+        cols = {f"x{j}": X[lo:lo + BLOCK, j] for j in range(X.shape[1])}
+        parquet.append(str(tmp_path / f"part{b}.parquet"))
+        pq.write_table(pa.table({**cols, "label": y[lo:lo + BLOCK]}), parquet[-1])
+    ex = DaskExecutor(client, block_rows=BLOCK)
+    sources = [ex.problem(x_files, y_files, loss="logistic"),
+               ex.problem(str(tmp_path / "X.npy"), str(tmp_path / "y.npy"), loss="logistic"),
+               ex.problem(parquet, "label", loss="logistic"),
+               ex.problem(da.from_array(X, chunks=(BLOCK, -1)), da.from_array(y, chunks=BLOCK),
+                          loss="logistic")]
+    kw = dict(epsilon=1.0, delta=1e-6, passes=1, sample_rate=0.5, random_state=0,
+              smoothness=1.0, record_history=False)
+    ref = dp.dp_sgd(BlockExecutor(block_rows=BLOCK).problem(X, y, loss="logistic"), **kw).coef
+    for prob in sources:
+        assert list(prob.block_sizes) == [700, 700, 600]
+        assert np.array_equal(dp.dp_sgd(prob, **kw).coef, ref)
+    gd = dp.dp_cd(sources[0], epsilon=1.0, delta=1e-6, n_outer=1, n_inner=3, random_state=0,
+                  record_history=False)
+    assert np.all(np.isfinite(gd.coef))
+
+
+# ----------------------------------------------------------------------------- failures
+
+def _run_and_kill(client, ex, solve, after=3):
+    """Run ``solve()`` in a thread; SIGKILL one worker process once ``after`` rounds are done;
+    return what ``solve`` returned or raised. The nanny restarts the worker."""
+    pids = list(client.run(os.getpid).values())
+    out = []
+
+    def target():
+        try:
+            out.append(solve())
+        except Exception as exc:       # noqa: BLE001 - handed to the test
+            out.append(exc)
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while ex.round_trips < after and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert thread.is_alive(), "the run ended before a worker could be killed"
+    os.kill(pids[0], signal.SIGKILL)
+    thread.join(120)
+    assert not thread.is_alive(), "the run hung after a worker was lost"
+    client.wait_for_workers(2, timeout=60)
+    return out[0]
+
+
+def test_worker_lost_mid_run_same_result(client):
+    # blocks made on the workers by tasks: Dask recomputes a lost block elsewhere, reruns the
+    # lost round, and the DP-CD margins are replayed exactly from the client's log
+    loss = dp.losses.check_loss("squared")
+    args = [(7, b, 400, 4, loss) for b in range(4)]
+    kw = dict(epsilon=1.0, delta=1e-6, n_outer=2, n_inner=10, random_state=0,
+              smoothness=np.ones(4), record_history=False)
+    ref = dp.dp_cd(BlockExecutor().load(blocks.synthetic_block, args), **kw).coef
+    ex = DaskExecutor(client)
+    prob = ex.load(blocks.synthetic_block, args)
+    start = ex.round_trips
+    coef = _run_and_kill(client, ex, lambda: dp.dp_cd(prob, **kw).coef, after=start + 4)
+    assert not isinstance(coef, Exception), coef
+    assert np.array_equal(coef, ref)
+    assert ex.replays >= 1          # the killed worker's blocks rebuilt their margins
+
+
+def test_lost_scattered_block_raises_clear_error(client):
+    X, y = _data(n=1600)
+    ex = DaskExecutor(client, block_rows=400)
+    prob = ex.problem(X, y, loss="squared")
+    start = ex.round_trips
+    kw = dict(epsilon=1.0, delta=1e-6, passes=40, sample_rate=0.5, smoothness=1.0,
+              random_state=0, record_history=False)
+    err = _run_and_kill(client, ex, lambda: dp.dp_sgd(prob, **kw), after=start + 3)
+    if not isinstance(err, Exception):     # the killed worker held none of the blocks
+        pytest.skip("the killed worker held no scattered block")
+    assert isinstance(err, RuntimeError) and "scattered" in str(err), err
