@@ -467,13 +467,14 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
             X.data, X.indices, X.indptr, n, problem.y, problem.loss.kind, problem.loss.param,
             problem.penalty.kind, *problem.penalty.params, steps, clips, noise_scales, coef,
             k_outer, n_inner, average, selection == "cyclic", offset, bit_generator, margins,
-            normaliser=m)
+            normaliser=m, count_clipped=record_history)
     else:
         X = problem.X_fortran()
         run = lambda k_outer, offset: _cd.cd_dense(  # noqa: E731
             X, problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
             *problem.penalty.params, steps, clips, noise_scales, coef, k_outer, n_inner,
-            average, selection == "cyclic", offset, bit_generator, margins, normaliser=m)
+            average, selection == "cyclic", offset, bit_generator, margins, normaliser=m,
+            count_clipped=record_history)
     history_passes, history_objective = [], []
     n_clipped = 0
     if record_history:
@@ -661,9 +662,9 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
             average, selection == "cyclic", generators, n_clipped, threads, m)
     if problem.is_sparse:
         X = problem.X_csc()
-        _cd.cd_grid_csc(X.data, X.indices, X.indptr, n, *args)
+        _cd.cd_grid_csc(X.data, X.indices, X.indptr, n, *args, count_clipped=evaluate)
     else:
-        _cd.cd_grid_dense(problem.X_fortran(), *args)
+        _cd.cd_grid_dense(problem.X_fortran(), *args, count_clipped=evaluate)
     elapsed = time.perf_counter() - start
     objective = (np.array([objective_or_inf(problem, w) for w in coef]) if evaluate
                  else np.full(n_runs, np.nan))
