@@ -43,6 +43,14 @@ Summation: the per-sample terms of a column go to four lanes by position (term t
 to lane t mod 4), each lane summed left to right, and the result is ``(a0 + a1) + (a2 + a3)``.
 Four independent accumulators break the add-latency chain (about 4x faster than one) and the
 order is fixed, so the twin reproduces it exactly (``np.cumsum`` per lane).
+
+SIMD (``_cd_simd.h``): on a CPU with AVX2 the dense squared and logistic sums run four lanes
+in one 4-wide vector (bitwise the same sums), as do the update axpy and the margin refresh
+(row-blocked: z written once per block of rows); CSC columns and the other losses use the
+scalar loops (gathers were slower on the development machine). ``set_simd_path("scalar")`` or
+``DPSCO_CD_SIMD=scalar`` forces the scalar loops. ``count_clipped=False`` skips counting clipped
+terms (returns 0). The axpy after the last update of an outer iteration is skipped when
+another outer iteration follows (its margins are recomputed from scratch).
 """
 
 from cython.parallel cimport parallel
@@ -140,21 +148,9 @@ cdef extern from "_cd_simd.h" nogil:
     double dpsco_cd_sq_dense_avx2(const double *vals, const double *z, const double *y,
                                   Py_ssize_t m, double c, Py_ssize_t *n_clipped,
                                   unsigned char *try_fast, int count) noexcept
-    double dpsco_cd_sq_i32_avx2(const double *vals, const int32_t *rows, const double *z,
-                                const double *y, Py_ssize_t m, double c, Py_ssize_t *n_clipped,
-                                unsigned char *try_fast, int count) noexcept
-    double dpsco_cd_sq_i64_avx2(const double *vals, const int64_t *rows, const double *z,
-                                const double *y, Py_ssize_t m, double c, Py_ssize_t *n_clipped,
-                                unsigned char *try_fast, int count) noexcept
     double dpsco_cd_log_dense_avx2(const double *vals, const double *z, const double *y,
                                    Py_ssize_t m, double c, Py_ssize_t *n_clipped,
                                    unsigned char *try_fast, int count) noexcept
-    double dpsco_cd_log_i32_avx2(const double *vals, const int32_t *rows, const double *z,
-                                 const double *y, Py_ssize_t m, double c, Py_ssize_t *n_clipped,
-                                 unsigned char *try_fast, int count) noexcept
-    double dpsco_cd_log_i64_avx2(const double *vals, const int64_t *rows, const double *z,
-                                 const double *y, Py_ssize_t m, double c, Py_ssize_t *n_clipped,
-                                 unsigned char *try_fast, int count) noexcept
 
 
 _SIMD_PATHS = ("scalar", "avx2")
@@ -250,20 +246,11 @@ cdef inline double _clipped_sum(const double *vals, const index_t *rows, Py_ssiz
     ``try_fast`` is the column's hint for the unclipped first try (AVX2 squared loss only);
     with ``count`` false the AVX2 loops skip counting clipped terms (``n_clipped`` is then
     meaningless)."""
-    if dpsco_cd_avx2 and (loss_kind == LOSS_SQUARED or loss_kind == LOSS_LOGISTIC):
+    if dpsco_cd_avx2 and rows == NULL:
         if loss_kind == LOSS_SQUARED:
-            if rows == NULL:
-                return dpsco_cd_sq_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count)
-            if index_t is int32_t:
-                return dpsco_cd_sq_i32_avx2(vals, rows, z, y, m, c, n_clipped, try_fast, count)
-            else:
-                return dpsco_cd_sq_i64_avx2(vals, rows, z, y, m, c, n_clipped, try_fast, count)
-        if rows == NULL:
+            return dpsco_cd_sq_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count)
+        if loss_kind == LOSS_LOGISTIC:
             return dpsco_cd_log_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count)
-        if index_t is int32_t:
-            return dpsco_cd_log_i32_avx2(vals, rows, z, y, m, c, n_clipped, try_fast, count)
-        else:
-            return dpsco_cd_log_i64_avx2(vals, rows, z, y, m, c, n_clipped, try_fast, count)
     if loss_kind == LOSS_SQUARED:
         return _lanes(vals, rows, m, z, y, LOSS_SQUARED, loss_param, c, n_clipped)
     if loss_kind == LOSS_LOGISTIC:
