@@ -267,3 +267,62 @@ def bench_california_fixed_cost_kernel(benchmark, record, california):
                      np.zeros(p), 1, p, False, False, 0, np.random.PCG64DXSM(0), margins,
                      normaliser=n)
     benchmark(run)
+
+
+def _per_pass(problems, rounds=7):
+    """Per-pass process CPU time by a two-point line fit (passes lo and hi, so fixed costs
+    cancel), the implementations interleaved round by round; medians. Also prints the call's
+    fixed cost in passes, (call(1) - kernel(1)) / kernel per pass."""
+    import time
+
+    from dpsco_core._kernels import _cd
+
+    def clock(fn):
+        start = time.process_time()
+        fn()
+        return time.process_time() - start
+
+    print(f"load average {open('/proc/loadavg').read().split()[:3]}, kernel path "
+          f"{_cd.simd_path()}")
+    for name, problem, lo, hi in problems:
+        kernels = {P: _kernel_runner(problem, P) for P in (lo, hi)}
+        impls = {"dpsco_core[kernel]": lambda P: kernels[P](),
+                 "dpsco_core": lambda P: _dp_cd(problem, P),
+                 "scikit-learn": lambda P: _sklearn_lasso(problem, P)}
+        if name == "California":
+            res = _dp_cd(problem, 1)
+            impls["numpy"] = lambda P: _numpy_dp_cd(
+                problem.X_fortran(), problem.y, problem.penalty.lam, res.stats["steps"],
+                res.stats["clips"], res.stats["noise_scales"], P)
+        times = {key: {lo: [], hi: []} for key in impls}
+        for _ in range(rounds):
+            for key, fn in impls.items():
+                for P in (lo, hi):
+                    times[key][P].append(clock(lambda: fn(P)))
+        med = {key: {P: float(np.median(v)) for P, v in t.items()} for key, t in times.items()}
+        per = {key: (m[hi] - m[lo]) / (hi - lo) for key, m in med.items()}
+        base = per["scikit-learn"]
+        for key, value in per.items():
+            print(f"{name}: {key:20s} {value * 1e3:9.3f} ms per pass, {value / base:5.2f}x "
+                  "scikit-learn")
+        fixed = (med["dpsco_core"][lo] - med["dpsco_core[kernel]"][lo]) / per["dpsco_core[kernel]"]
+        print(f"{name}: dp_cd fixed cost {fixed:.2f} passes (at {lo} pass)")
+
+
+if __name__ == "__main__":
+    # python bench/bench_dp_cd.py [california] [sparse] [dense]: per-pass line fits
+    import sys
+
+    warnings.simplefilter("ignore")
+    which = sys.argv[1:] or ["california", "sparse", "dense"]
+    X, y = dp.datasets.load_california()
+    lam_max = 2 * np.max(np.abs(X.T @ y)) / len(y)
+    cases = []
+    if "california" in which:
+        cases.append(("California", dp.Problem(X, y, loss="squared",
+                                               penalty=dp.L1(LAMBDA_FRACTION * lam_max)), 1, 101))
+    if "sparse" in which:
+        cases.append(("sparse CSC 1e5 x 1e4", sparse_problem.__wrapped__(), 1, 4))
+    if "dense" in which:
+        cases.append(("dense 1e6 x 100", dense_big.__wrapped__(), 1, 3))
+    _per_pass(cases, rounds=int(5 if "dense" in which else 7))
