@@ -50,7 +50,8 @@ in one 4-wide vector (bitwise the same sums), as do the update axpy and the marg
 scalar loops (gathers were slower on the development machine). ``set_simd_path("scalar")`` or
 ``DPSCO_CD_SIMD=scalar`` forces the scalar loops. ``count_clipped=False`` skips counting clipped
 terms (returns 0). The axpy after the last update of an outer iteration is skipped when
-another outer iteration follows (its margins are recomputed from scratch).
+another outer iteration follows (its margins are recomputed from scratch); on the AVX2 path
+with the squared loss an update's axpy is fused into the next update's sum (the same z).
 """
 
 from cython.parallel cimport parallel
@@ -148,6 +149,10 @@ cdef extern from "_cd_simd.h" nogil:
     double dpsco_cd_sq_dense_avx2(const double *vals, const double *z, const double *y,
                                   Py_ssize_t m, double c, Py_ssize_t *n_clipped,
                                   unsigned char *try_fast, int count) noexcept
+    double dpsco_cd_sq_dense_fused_avx2(double *z, double delta, const double *xprev,
+                                        const double *vals, const double *y, Py_ssize_t m,
+                                        double c, Py_ssize_t *n_clipped,
+                                        unsigned char *try_fast, int count) noexcept
     double dpsco_cd_log_dense_avx2(const double *vals, const double *z, const double *y,
                                    Py_ssize_t m, double c, Py_ssize_t *n_clipped,
                                    unsigned char *try_fast, int count) noexcept
@@ -306,6 +311,11 @@ cdef Py_ssize_t _run_body(const double *data, const index_t *indices, const inde
     cdef Py_ssize_t t, k, i, j, idx, n_clipped = 0, update = s.update_offset
     cdef Py_ssize_t budget = POLL_WORK
     cdef double acc, g, w_new, delta
+    # AVX2, dense, squared loss: an update's axpy is deferred into the next update's sum
+    # (one pass over z instead of two; _cd_simd.h); never past the end of an inner loop
+    cdef bint fuse = dpsco_cd_avx2 and indices == NULL and s.loss_kind == LOSS_SQUARED
+    cdef double pending_delta = 0.0
+    cdef const double *pending_col = NULL
     cdef double inv_n = 1.0 / s.normaliser
     cdef const double *col
     for t in range(s.n_outer):
@@ -328,8 +338,14 @@ cdef Py_ssize_t _run_body(const double *data, const index_t *indices, const inde
             # acc = sum_i clip(x_ij * l'(z_i, y_i), clip[j])
             if indices == NULL:
                 col = data + j * s.n
-                acc = _clipped_sum(col, indices, s.n, z, y, s.loss_kind, s.loss_param, clip[j],
-                                   &n_clipped, &try_fast[j], s.count_clipped)
+                if pending_col != NULL:
+                    acc = dpsco_cd_sq_dense_fused_avx2(z, pending_delta, pending_col, col, y,
+                                                       s.n, clip[j], &n_clipped, &try_fast[j],
+                                                       s.count_clipped)
+                    pending_col = NULL
+                else:
+                    acc = _clipped_sum(col, indices, s.n, z, y, s.loss_kind, s.loss_param,
+                                       clip[j], &n_clipped, &try_fast[j], s.count_clipped)
             else:
                 acc = _clipped_sum(data + indptr[j], indices + indptr[j],
                                    indptr[j + 1] - indptr[j], z, y, s.loss_kind, s.loss_param,
@@ -345,7 +361,10 @@ cdef Py_ssize_t _run_body(const double *data, const index_t *indices, const inde
             if k == s.n_inner - 1 and t < s.n_outer - 1:
                 pass
             elif indices == NULL:
-                if dpsco_cd_avx2:
+                if fuse and k < s.n_inner - 1:
+                    pending_delta = delta
+                    pending_col = col
+                elif dpsco_cd_avx2:
                     dpsco_cd_axpy_avx2(z, delta, col, s.n)
                 else:
                     dpsco_cd_axpy_scalar(z, delta, col, s.n)

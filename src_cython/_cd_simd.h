@@ -170,7 +170,7 @@ DPSCO_AVX2 static inline __m256d dpsco_exp_avx2(__m256d x)
 
 /* The clipped sum over m terms: vector part (head = m - m mod 4 terms) then the scalar tail.
  * FAST: 1 for the unclipped first try (falls back to the clipped loop by `goto`). */
-#define DPSCO_CD_SUM_BODY(LOAD, DERIV, XVAL, SCALAR_TERM, FAST)                               \
+#define DPSCO_CD_SUM_BODY(LOAD, DERIV, XVAL, SCALAR_TERM, FAST, PRE_TAIL)                               \
     {                                                                                         \
         const __m256d two = _mm256_set1_pd(2.0), one = _mm256_set1_pd(1.0);                  \
         const __m256d signbit = _mm256_set1_pd(-0.0);                                         \
@@ -226,10 +226,10 @@ DPSCO_AVX2 static inline __m256d dpsco_exp_avx2(__m256d x)
             _mm256_storeu_pd(lane, acc);                                                      \
             cnt[0] = (cnt[0] + cnt[1]) + (cnt[2] + cnt[3]);                                   \
             *n_clipped += (Py_ssize_t) cnt[0];                                                \
-            if (FAST)                                                                         \
-                *try_fast = cnt[0] == 0;                                                      \
+            *try_fast = cnt[0] == 0;                                                          \
         }                                                                                     \
     tail:                                                                                     \
+        PRE_TAIL                                                                              \
         for (t = head; t < m; t++)                                                            \
             lane[t - head] = lane[t - head] + dpsco_cd_clip1(SCALAR_TERM(t), c, n_clipped);   \
         return (lane[0] + lane[1]) + (lane[2] + lane[3]);                                     \
@@ -243,14 +243,51 @@ DPSCO_AVX2 static double dpsco_cd_sq_dense_avx2(const double *vals, const double
                                                 const double *y, Py_ssize_t m, double c,
                                                 Py_ssize_t *n_clipped, unsigned char *try_fast,
                                                 int count)
-DPSCO_CD_SUM_BODY(DPSCO_LOAD_DENSE, DPSCO_DERIV_SQUARED, DPSCO_X_DENSE, DPSCO_SQ_DENSE, 1)
+DPSCO_CD_SUM_BODY(DPSCO_LOAD_DENSE, DPSCO_DERIV_SQUARED, DPSCO_X_DENSE, DPSCO_SQ_DENSE, 1, )
+
+/* The previous update's axpy z += delta * xprev fused into this update's sum (squared loss):
+ * one pass over z instead of two. z after the loop is exactly what the separate axpy leaves
+ * (the same element-wise operations), and the sum reads the updated z, as before. With the
+ * unclipped first try the axpy runs alone first, so that a fallback cannot apply it twice. */
+#define DPSCO_LOAD_AXPY(t)                                                                    \
+    zv = _mm256_add_pd(_mm256_loadu_pd(zw + (t)),                                             \
+                       _mm256_mul_pd(dlt, _mm256_loadu_pd(xprev + (t))));                     \
+    _mm256_storeu_pd(zw + (t), zv);                                                           \
+    yv = _mm256_loadu_pd(y + (t));
+#define DPSCO_AXPY_TAIL                                                                       \
+    for (t = head; t < m; t++)                                                                \
+        zw[t] = zw[t] + delta * xprev[t];
+
+DPSCO_AVX2 static double dpsco_cd_sq_fused_body(double *zw, double delta, const double *xprev,
+                                                const double *vals, const double *y,
+                                                Py_ssize_t m, double c, Py_ssize_t *n_clipped,
+                                                unsigned char *try_fast, int count)
+{
+    const double *z = zw;
+    const __m256d dlt = _mm256_set1_pd(delta);
+    DPSCO_CD_SUM_BODY(DPSCO_LOAD_AXPY, DPSCO_DERIV_SQUARED, DPSCO_X_DENSE, DPSCO_SQ_DENSE, 0,
+                      DPSCO_AXPY_TAIL)
+}
+
+DPSCO_AVX2 static double dpsco_cd_sq_dense_fused_avx2(double *z, double delta,
+                                                      const double *xprev, const double *vals,
+                                                      const double *y, Py_ssize_t m, double c,
+                                                      Py_ssize_t *n_clipped,
+                                                      unsigned char *try_fast, int count)
+{
+    if (count && *try_fast) {
+        dpsco_cd_axpy_avx2(z, delta, xprev, m);
+        return dpsco_cd_sq_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count);
+    }
+    return dpsco_cd_sq_fused_body(z, delta, xprev, vals, y, m, c, n_clipped, try_fast, count);
+}
 
 /* logistic: no unclipped first try (the exp dominates, and |l'| <= 1 makes clips bind often) */
 DPSCO_AVX2 static double dpsco_cd_log_dense_avx2(const double *vals, const double *z,
                                                  const double *y, Py_ssize_t m, double c,
                                                  Py_ssize_t *n_clipped, unsigned char *try_fast,
                                                 int count)
-DPSCO_CD_SUM_BODY(DPSCO_LOAD_DENSE, DPSCO_DERIV_LOGISTIC, DPSCO_X_DENSE, DPSCO_LOG_DENSE, 0)
+DPSCO_CD_SUM_BODY(DPSCO_LOAD_DENSE, DPSCO_DERIV_LOGISTIC, DPSCO_X_DENSE, DPSCO_LOG_DENSE, 0, )
 
 #else   /* no AVX2 bodies: never called (dpsco_cd_avx2 stays 0), defined so that _cd links */
 
@@ -266,6 +303,14 @@ static double dpsco_cd_log_dense_avx2(const double *vals, const double *z, const
                                       Py_ssize_t m, double c, Py_ssize_t *n_clipped,
                                       unsigned char *try_fast, int count)
 { return dpsco_cd_sq_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count); }
+static double dpsco_cd_sq_dense_fused_avx2(double *z, double delta, const double *xprev,
+                                           const double *vals, const double *y, Py_ssize_t m,
+                                           double c, Py_ssize_t *n_clipped,
+                                           unsigned char *try_fast, int count)
+{
+    (void) z; (void) delta; (void) xprev;
+    return dpsco_cd_sq_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count);
+}
 static void dpsco_cd_margins_avx2(const double *X, Py_ssize_t n, Py_ssize_t p,
                                   const double *coef, double *z)
 { dpsco_cd_margins_scalar(X, n, p, coef, z); }
