@@ -276,11 +276,13 @@ cdef void _margins(const double *data, const index_t *indices, const index_t *in
         return
     for i in range(s.n):
         z[i] = 0.0
+    cdef double cj
     for j in range(s.p):
-        if coef[j] == 0.0:
+        cj = coef[j]            # a local: z and coef may alias for the compiler
+        if cj == 0.0:
             continue
         for k in range(indptr[j], indptr[j + 1]):
-            z[indices[k]] += coef[j] * data[k]
+            z[indices[k]] += cj * data[k]
 
 
 cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *indptr,
