@@ -43,6 +43,15 @@ Summation: the per-sample terms of a column go to four lanes by position (term t
 to lane t mod 4), each lane summed left to right, and the result is ``(a0 + a1) + (a2 + a3)``.
 Four independent accumulators break the add-latency chain (about 4x faster than one) and the
 order is fixed, so the twin reproduces it exactly (``np.cumsum`` per lane).
+
+SIMD (``_cd_simd.h``): on a CPU with AVX2 the dense squared and logistic sums run four lanes
+in one 4-wide vector (bitwise the same sums), as do the update axpy and the margin refresh
+(row-blocked: z written once per block of rows); CSC columns and the other losses use the
+scalar loops (gathers were slower on the development machine). ``set_simd_path("scalar")`` or
+``DPSCO_CD_SIMD=scalar`` forces the scalar loops. ``count_clipped=False`` skips counting clipped
+terms (returns 0). The axpy after the last update of an outer iteration is skipped when
+another outer iteration follows (its margins are recomputed from scratch); on the AVX2 path
+with the squared loss an update's axpy is fused into the next update's sum (the same z).
 """
 
 from cython.parallel cimport parallel
@@ -76,6 +85,7 @@ cdef struct Settings:
     bint cyclic
     Py_ssize_t update_offset   # global index of the first update (cyclic selection)
     double normaliser          # m: the clipped sum is divided by it
+    bint count_clipped         # False: the clipped-term count is not needed (returned as 0)
 
 
 cdef inline double _clip_term(double term, double c, Py_ssize_t *n_clipped) noexcept nogil:
@@ -125,6 +135,51 @@ cdef inline double _lanes(const double *vals, const index_t *rows, Py_ssize_t m,
             else:
                 a2 = a2 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
     return (a0 + a1) + (a2 + a3)
+
+
+cdef extern from "_cd_simd.h" nogil:
+    int dpsco_cd_avx2
+    int dpsco_cd_init(int requested)
+    void dpsco_cd_margins_scalar(const double *X, Py_ssize_t n, Py_ssize_t p,
+                                 const double *coef, double *z) noexcept
+    void dpsco_cd_margins_avx2(const double *X, Py_ssize_t n, Py_ssize_t p,
+                               const double *coef, double *z) noexcept
+    void dpsco_cd_axpy_scalar(double *z, double a, const double *x, Py_ssize_t n) noexcept
+    void dpsco_cd_axpy_avx2(double *z, double a, const double *x, Py_ssize_t n) noexcept
+    double dpsco_cd_sq_dense_avx2(const double *vals, const double *z, const double *y,
+                                  Py_ssize_t m, double c, Py_ssize_t *n_clipped,
+                                  unsigned char *try_fast, int count) noexcept
+    double dpsco_cd_sq_dense_fused_avx2(double *z, double delta, const double *xprev,
+                                        const double *vals, const double *y, Py_ssize_t m,
+                                        double c, Py_ssize_t *n_clipped,
+                                        unsigned char *try_fast, int count) noexcept
+    double dpsco_cd_log_dense_avx2(const double *vals, const double *z, const double *y,
+                                   Py_ssize_t m, double c, Py_ssize_t *n_clipped,
+                                   unsigned char *try_fast, int count) noexcept
+
+
+_SIMD_PATHS = ("scalar", "avx2")
+
+
+def set_simd_path(str path):
+    """Choose the inner loops: ``"auto"`` (AVX2 when the CPU has it) or ``"scalar"``.
+
+    Both give bitwise the same results (``_cd_simd.h``); the switch exists so that tests run
+    both on one machine. The environment variable ``DPSCO_CD_SIMD=scalar`` sets it at import.
+    Not thread-safe: call it between kernel calls. Returns the path now in use."""
+    if path not in ("auto", "scalar"):
+        raise ValueError(f"path must be 'auto' or 'scalar'; got {path!r}")
+    return _SIMD_PATHS[dpsco_cd_init(1 if path == "auto" else 0)]
+
+
+def simd_path():
+    """The inner loops in use: ``"avx2"`` or ``"scalar"``."""
+    return _SIMD_PATHS[dpsco_cd_avx2]
+
+
+import os as _os
+set_simd_path("scalar" if _os.environ.get("DPSCO_CD_SIMD", "").strip().lower() == "scalar"
+              else "auto")
 
 
 cdef extern from "_exp_poly.h" nogil:
@@ -188,10 +243,19 @@ cdef double _logistic_lanes(const double *vals, const index_t *rows, Py_ssize_t 
 
 cdef inline double _clipped_sum(const double *vals, const index_t *rows, Py_ssize_t m,
                                 const double *z, const double *y, int loss_kind,
-                                double loss_param, double c,
-                                Py_ssize_t *n_clipped) noexcept nogil:
+                                double loss_param, double c, Py_ssize_t *n_clipped,
+                                unsigned char *try_fast, int count) noexcept nogil:
     """``_lanes`` with the loss kind a literal in the common cases, so that the C compiler
-    specializes the inlined loop and the loss switch leaves the per-sample path."""
+    specializes the inlined loop and the loss switch leaves the per-sample path; the AVX2 loops
+    of ``_cd_simd.h`` (bitwise the same) for the squared and logistic losses when selected.
+    ``try_fast`` is the column's hint for the unclipped first try (AVX2 squared loss only);
+    with ``count`` false the AVX2 loops skip counting clipped terms (``n_clipped`` is then
+    meaningless)."""
+    if dpsco_cd_avx2 and rows == NULL:
+        if loss_kind == LOSS_SQUARED:
+            return dpsco_cd_sq_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count)
+        if loss_kind == LOSS_LOGISTIC:
+            return dpsco_cd_log_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count)
     if loss_kind == LOSS_SQUARED:
         return _lanes(vals, rows, m, z, y, LOSS_SQUARED, loss_param, c, n_clipped)
     if loss_kind == LOSS_LOGISTIC:
@@ -203,19 +267,22 @@ cdef void _margins(const double *data, const index_t *indices, const index_t *in
                    const double *coef, Settings *s, double *z) noexcept nogil:
     """z = X @ coef, column by column (indices == NULL: dense Fortran-ordered data)."""
     cdef Py_ssize_t i, j, k
-    cdef const double *col
+    if indices == NULL:
+        # row-blocked, the same sum per element (_cd_simd.h)
+        if dpsco_cd_avx2:
+            dpsco_cd_margins_avx2(data, s.n, s.p, coef, z)
+        else:
+            dpsco_cd_margins_scalar(data, s.n, s.p, coef, z)
+        return
     for i in range(s.n):
         z[i] = 0.0
+    cdef double cj
     for j in range(s.p):
-        if coef[j] == 0.0:
+        cj = coef[j]            # a local: z and coef may alias for the compiler
+        if cj == 0.0:
             continue
-        if indices == NULL:
-            col = data + j * s.n
-            for i in range(s.n):
-                z[i] += coef[j] * col[i]
-        else:
-            for k in range(indptr[j], indptr[j + 1]):
-                z[indices[k]] += coef[j] * data[k]
+        for k in range(indptr[j], indptr[j + 1]):
+            z[indices[k]] += cj * data[k]
 
 
 cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *indptr,
@@ -224,10 +291,33 @@ cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *
                      double *z, double *sums, Py_ssize_t *last,
                      Interrupt *it) noexcept nogil:
     """All outer iterations of one run; returns the number of clipped per-sample terms (the
-    run stops early, leaving ``coef`` partly updated, once ``it`` is interrupted)."""
+    run stops early, leaving ``coef`` partly updated, once ``it`` is interrupted), or -1 if
+    its scratch could not be allocated."""
+    cdef unsigned char *try_fast = <unsigned char *> malloc(s.p)
+    cdef Py_ssize_t j, n_clipped
+    if try_fast == NULL:
+        return -1
+    for j in range(s.p):
+        try_fast[j] = 1
+    n_clipped = _run_body(data, indices, indptr, y, step, clip, noise_scale, coef, s, gen, z,
+                          sums, last, try_fast, it)
+    free(try_fast)
+    return n_clipped if s.count_clipped else 0
+
+
+cdef Py_ssize_t _run_body(const double *data, const index_t *indices, const index_t *indptr,
+                          const double *y, const double *step, const double *clip,
+                          const double *noise_scale, double *coef, Settings *s, bitgen_t *gen,
+                          double *z, double *sums, Py_ssize_t *last, unsigned char *try_fast,
+                          Interrupt *it) noexcept nogil:
     cdef Py_ssize_t t, k, i, j, idx, n_clipped = 0, update = s.update_offset
     cdef Py_ssize_t budget = POLL_WORK
     cdef double acc, g, w_new, delta
+    # AVX2, dense, squared loss: an update's axpy is deferred into the next update's sum
+    # (one pass over z instead of two; _cd_simd.h); never past the end of an inner loop
+    cdef bint fuse = dpsco_cd_avx2 and indices == NULL and s.loss_kind == LOSS_SQUARED
+    cdef double pending_delta = 0.0
+    cdef const double *pending_col = NULL
     cdef double inv_n = 1.0 / s.normaliser
     cdef const double *col
     for t in range(s.n_outer):
@@ -250,22 +340,36 @@ cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *
             # acc = sum_i clip(x_ij * l'(z_i, y_i), clip[j])
             if indices == NULL:
                 col = data + j * s.n
-                acc = _clipped_sum(col, indices, s.n, z, y, s.loss_kind, s.loss_param, clip[j],
-                                   &n_clipped)
+                if pending_col != NULL:
+                    acc = dpsco_cd_sq_dense_fused_avx2(z, pending_delta, pending_col, col, y,
+                                                       s.n, clip[j], &n_clipped, &try_fast[j],
+                                                       s.count_clipped)
+                    pending_col = NULL
+                else:
+                    acc = _clipped_sum(col, indices, s.n, z, y, s.loss_kind, s.loss_param,
+                                       clip[j], &n_clipped, &try_fast[j], s.count_clipped)
             else:
                 acc = _clipped_sum(data + indptr[j], indices + indptr[j],
                                    indptr[j + 1] - indptr[j], z, y, s.loss_kind, s.loss_param,
-                                   clip[j], &n_clipped)
+                                   clip[j], &n_clipped, &try_fast[j], s.count_clipped)
             g = acc * inv_n + g
             w_new = prox_scalar(s.penalty_kind, coef[j] - step[j] * g, step[j],
                                 s.penalty_p1, s.penalty_p2)
             delta = w_new - coef[j]
             if delta == 0.0:
                 continue
-            # z += delta * X[:, j]
-            if indices == NULL:
-                for i in range(s.n):
-                    z[i] += delta * col[i]
+            # z += delta * X[:, j], except after the last update of an outer iteration that
+            # another follows: its start recomputes z from scratch anyway
+            if k == s.n_inner - 1 and t < s.n_outer - 1:
+                pass
+            elif indices == NULL:
+                if fuse and k < s.n_inner - 1:
+                    pending_delta = delta
+                    pending_col = col
+                elif dpsco_cd_avx2:
+                    dpsco_cd_axpy_avx2(z, delta, col, s.n)
+                else:
+                    dpsco_cd_axpy_scalar(z, delta, col, s.n)
             else:
                 for idx in range(indptr[j], indptr[j + 1]):
                     z[indices[idx]] += delta * data[idx]
@@ -282,7 +386,8 @@ cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *
 cdef Settings _settings(Py_ssize_t n, Py_ssize_t p, int loss_kind, double loss_param,
                         int penalty_kind, double penalty_p1, double penalty_p2,
                         Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
-                        Py_ssize_t update_offset, object normaliser) except *:
+                        Py_ssize_t update_offset, object normaliser,
+                        bint count_clipped=True) except *:
     if n < 1 or p < 1:
         raise ValueError(f"X must have at least one row and one column; got ({n}, {p})")
     if n_outer < 0 or n_inner < 1:
@@ -301,6 +406,7 @@ cdef Settings _settings(Py_ssize_t n, Py_ssize_t p, int loss_kind, double loss_p
     s.cyclic = cyclic
     s.update_offset = update_offset
     s.normaliser = <double> n if normaliser is None else <double> normaliser
+    s.count_clipped = count_clipped
     if not 0.0 < s.normaliser < float("inf"):
         raise ValueError(f"normaliser must be in (0, inf); got {normaliser!r}")
     return s
@@ -335,15 +441,18 @@ def cd_dense(const double[::1, :] X,       # IN  (n, p) Fortran-ordered
              Py_ssize_t update_offset,
              object bit_generator,         # one numpy BitGenerator, advanced in place
              double[::1] margin_out,       # OUT (n,) scratch: the margins X @ coef at the end
-             object normaliser=None):      # m > 0 dividing the clipped sum (None: n)
-    """Run DP-CD on dense data; ``coef`` is updated in place. Returns the clipped-term count.
+             object normaliser=None,       # m > 0 dividing the clipped sum (None: n)
+             bint count_clipped=True):     # False: skip counting (faster); returns 0
+    """Run DP-CD on dense data; ``coef`` is updated in place. Returns the clipped-term count
+    (0 with ``count_clipped=False``: the count is a non-private diagnostic that callers only
+    need with a history, and counting costs about a third of the AVX2 inner loop).
 
     ``margin_out`` holds X @ coef of the last iterate before averaging (a scratch buffer).
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
     cdef Settings s = _settings(n, p, loss_kind, loss_param, penalty_kind, penalty_p1,
                                 penalty_p2, n_outer, n_inner, average, cyclic, update_offset,
-                                normaliser)
+                                normaliser, count_clipped)
     _check_vectors(n, p, y, step, clip, noise_scale, coef)
     if margin_out.shape[0] != n:
         raise ValueError(f"margin_out has length {margin_out.shape[0]}, X has {n} rows")
@@ -365,6 +474,8 @@ def cd_dense(const double[::1, :] X,       # IN  (n, p) Fortran-ordered
         free(sums)
         free(last)
     raise_if_interrupted(&it)
+    if n_clipped < 0:
+        raise MemoryError()
     return n_clipped
 
 
@@ -379,12 +490,13 @@ def cd_csc(const double[::1] data,         # IN  (nnz,) CSC values
            Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
            Py_ssize_t update_offset, object bit_generator,
            double[::1] margin_out,         # OUT (n,)
-           object normaliser=None):        # m > 0 (None: n_rows)
+           object normaliser=None,         # m > 0 (None: n_rows)
+           bint count_clipped=True):
     """Run DP-CD on CSC data (sorted or unsorted indices, no duplicates); see ``cd_dense``."""
     cdef Py_ssize_t p = indptr.shape[0] - 1
     cdef Settings s = _settings(n_rows, p, loss_kind, loss_param, penalty_kind, penalty_p1,
                                 penalty_p2, n_outer, n_inner, average, cyclic, update_offset,
-                                normaliser)
+                                normaliser, count_clipped)
     _check_csc(n_rows, p, data.shape[0], indices.shape[0], indptr.shape[0])
     _check_vectors(n_rows, p, y, step, clip, noise_scale, coef)
     if margin_out.shape[0] != n_rows:
@@ -409,6 +521,8 @@ def cd_csc(const double[::1] data,         # IN  (nnz,) CSC values
         free(sums)
         free(last)
     raise_if_interrupted(&it)
+    if n_clipped < 0:
+        raise MemoryError()
     return n_clipped
 
 
@@ -461,11 +575,13 @@ def cd_grid_dense(const double[::1, :] X, const double[::1] y,
                   object bit_generators,             # IN  R generators, one per run
                   int64_t[::1] n_clipped_out,        # OUT (R,)
                   int n_threads,
-                  object normaliser=None):           # m > 0 (None: n)
+                  object normaliser=None,            # m > 0 (None: n)
+                  bint count_clipped=True):          # False: n_clipped_out gets zeros
     """R independent DP-CD runs on dense data, in parallel over runs (see ``cd_dense``)."""
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1], n_runs = coef.shape[0]
     cdef Settings s = _settings(n, p, loss_kind, loss_param, penalty_kind, penalty_p1,
-                                penalty_p2, n_outer, n_inner, average, cyclic, 0, normaliser)
+                                penalty_p2, n_outer, n_inner, average, cyclic, 0, normaliser,
+                                count_clipped)
     _check_grid(n, p, n_runs, y, step, clip, noise_scale, coef, n_clipped_out)
     if n_runs == 0:
         return
@@ -492,11 +608,12 @@ def cd_grid_csc(const double[::1] data, const index_t[::1] indices, const index_
                 const double[:, ::1] noise_scale, double[:, ::1] coef,
                 Py_ssize_t n_outer, Py_ssize_t n_inner, bint average, bint cyclic,
                 object bit_generators, int64_t[::1] n_clipped_out, int n_threads,
-                object normaliser=None):
+                object normaliser=None, bint count_clipped=True):
     """R independent DP-CD runs on CSC data, in parallel over runs (see ``cd_csc``)."""
     cdef Py_ssize_t p = indptr.shape[0] - 1, n_runs = coef.shape[0]
     cdef Settings s = _settings(n_rows, p, loss_kind, loss_param, penalty_kind, penalty_p1,
-                                penalty_p2, n_outer, n_inner, average, cyclic, 0, normaliser)
+                                penalty_p2, n_outer, n_inner, average, cyclic, 0, normaliser,
+                                count_clipped)
     _check_csc(n_rows, p, data.shape[0], indices.shape[0], indptr.shape[0])
     _check_grid(n_rows, p, n_runs, y, step, clip, noise_scale, coef, n_clipped_out)
     if n_runs == 0:
