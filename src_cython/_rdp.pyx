@@ -140,15 +140,10 @@ def log_a_sampled_gaussian(double q, const double[::1] orders, double sigma):
 
 
 @cython.cdivision(True)
-cdef double _order_epsilon(double alpha, double q, double log_q, double log_1mq, double sigma,
-                           double steps, double log_delta, double delta,
-                           int improved) noexcept nogil:
-    """Epsilon of ``steps`` compositions at one order: ``_finish`` then the conversion of
-    ``dpsco_core.privacy.conversions._epsilons`` (before its final round-up)."""
-    cdef double r = _log_a(alpha, q, log_q, log_1mq, sigma) / (alpha - 1.0), eps
-    if r < 0.0:
-        r = 0.0
-    r = steps * (r * (1.0 + RDP_SLACK) + RDP_ABS_SLACK)
+cdef double _convert(double alpha, double r, double log_delta, double delta,
+                     int improved) noexcept nogil:
+    """``dpsco_core.privacy.conversions._epsilons`` at one order (before its round-up)."""
+    cdef double eps
     if improved and alpha > MIN_ORDER_IMPROVED:
         eps = r + log1p(-1.0 / alpha) - (log_delta + log(alpha)) / (alpha - 1.0)
         if delta * delta + expm1(-r) > 0.0:
@@ -158,6 +153,22 @@ cdef double _order_epsilon(double alpha, double q, double log_q, double log_1mq,
     if isnan(eps):
         return INFINITY
     return eps
+
+
+@cython.cdivision(True)
+cdef double _order_epsilon(double alpha, double q, double log_q, double log_1mq, double sigma,
+                           double steps, double log_delta, double delta,
+                           int improved) noexcept nogil:
+    """Epsilon of ``steps`` compositions at one order: ``_finish`` then the conversion of
+    ``dpsco_core.privacy.conversions._epsilons`` (before its final round-up). ``sigma = inf``
+    gives the floor that no noise goes below (RDP 0, plus the slack)."""
+    cdef double r = 0.0
+    if not isinf(sigma):
+        r = _log_a(alpha, q, log_q, log_1mq, sigma) / (alpha - 1.0)
+        if r < 0.0:
+            r = 0.0
+    r = steps * (r * (1.0 + RDP_SLACK) + RDP_ABS_SLACK)
+    return _convert(alpha, r, log_delta, delta, improved)
 
 
 def order_epsilon(double q, double alpha, double sigma, double steps, double delta,
@@ -210,3 +221,136 @@ def order_root(double q, double alpha, double steps, double delta, bint improved
                     g_hi *= 0.5
                 kept = 2
     return s_hi, g_hi + target
+
+
+@cython.cdivision(True)
+cdef double _root(double alpha, double q, double log_q, double log_1mq, double steps,
+                  double log_delta, double delta, int improved, double aim, double tolerance,
+                  double s, double min_s, double max_s) noexcept nogil:
+    """One order's root, bracketed from ``s`` by factors of 2 (``NAN`` outside
+    ``[min_s, max_s]``), then regula falsi with the Illinois modification in ``log s``."""
+    cdef double lo = s, hi = s, g_lo, g_hi, x_lo, x_hi, x, g, t
+    cdef int it, kept = 0
+    g_hi = _order_epsilon(alpha, q, log_q, log_1mq, hi, steps, log_delta, delta, improved) - aim
+    if g_hi > 0.0:
+        g_lo = g_hi
+        while True:
+            lo = hi
+            hi = 2.0 * hi
+            if hi > max_s:
+                return NAN
+            g_hi = _order_epsilon(alpha, q, log_q, log_1mq, hi, steps, log_delta, delta,
+                                  improved) - aim
+            if g_hi <= 0.0:
+                break
+            g_lo = g_hi
+    else:
+        while True:
+            lo = 0.5 * lo
+            if lo < min_s:
+                return NAN
+            g_lo = _order_epsilon(alpha, q, log_q, log_1mq, lo, steps, log_delta, delta,
+                                  improved) - aim
+            if g_lo > 0.0:
+                break
+            hi = lo
+            g_hi = g_lo
+    x_lo = log(lo)
+    x_hi = log(hi)
+    for it in range(200):
+        if -g_hi <= tolerance or x_hi - x_lo <= 1e-14 * fabs(x_hi) + 1e-300:
+            break
+        if isinf(g_lo):
+            x = 0.5 * (x_lo + x_hi)
+        else:
+            x = x_hi - g_hi * (x_hi - x_lo) / (g_hi - g_lo)
+        if not (x_lo < x < x_hi):
+            x = 0.5 * (x_lo + x_hi)
+        t = exp(x)
+        g = _order_epsilon(alpha, q, log_q, log_1mq, t, steps, log_delta, delta, improved) - aim
+        if g <= 0.0:
+            x_hi = x
+            g_hi = g
+            hi = t
+            if kept == 1:
+                g_lo *= 0.5
+            kept = 1
+        else:
+            x_lo = x
+            g_lo = g
+            if kept == 2:
+                g_hi *= 0.5
+            kept = 2
+    return hi
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def smallest_root(double q, const double[::1] orders, double steps, double delta,
+                  bint improved, double aim, double tolerance, double start, double min_s,
+                  double max_s):
+    """``(alpha, s)``: the order of ``orders`` with the smallest root (the smallest noise
+    multiplier whose epsilon is at most ``aim``, to ``tolerance``), or ``(nan, nan)``.
+
+    The order best at ``start`` is solved first; then every order whose epsilon at that root
+    is below the solved order's (exactly those whose roots are smaller, epsilon being
+    non-increasing in s at each order) is solved, and the smallest root is kept, until no
+    order beats it. Orders whose epsilon at infinite noise is not below ``aim`` are skipped.
+    """
+    cdef Py_ssize_t best = -1
+    cdef double s = NAN
+    with nogil:
+        _smallest(q, orders, steps, delta, improved, aim, tolerance, start, min_s, max_s,
+                  &best, &s)
+    if best < 0 or isnan(s):
+        return NAN, NAN
+    return orders[best], s
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef void _smallest(double q, const double[::1] orders, double steps, double delta,
+                    int improved, double aim, double tolerance, double start, double min_s,
+                    double max_s, Py_ssize_t *best_out, double *s_out) noexcept nogil:
+    cdef Py_ssize_t k, n = orders.shape[0], best = -1, rounds
+    cdef double log_q = log(q), log_1mq = log1p(-q), log_delta = log(delta)
+    cdef double e, e_best = INFINITY, s, r, s_new
+    if True:
+        for k in range(n):
+            if _order_epsilon(orders[k], q, log_q, log_1mq, INFINITY, steps, log_delta, delta,
+                              improved) >= aim:
+                continue
+            e = _order_epsilon(orders[k], q, log_q, log_1mq, start, steps, log_delta, delta,
+                               improved)
+            if e < e_best:
+                e_best = e
+                best = k
+        if best < 0:
+            best_out[0] = -1
+            return
+        s = _root(orders[best], q, log_q, log_1mq, steps, log_delta, delta, improved, aim,
+                  tolerance, start, min_s, max_s)
+        if isnan(s):
+            best_out[0] = -1
+            return
+        for rounds in range(n):
+            e_best = _order_epsilon(orders[best], q, log_q, log_1mq, s, steps, log_delta,
+                                    delta, improved)
+            s_new = s
+            for k in range(n):
+                if k == best:
+                    continue
+                if _order_epsilon(orders[k], q, log_q, log_1mq, s, steps, log_delta, delta,
+                                  improved) < e_best:
+                    r = _root(orders[k], q, log_q, log_1mq, steps, log_delta, delta, improved,
+                              aim, tolerance, s, min_s, max_s)
+                    if r < s_new:       # False for NAN
+                        s_new = r
+                        best = k
+            if s_new == s:
+                break
+            s = s_new
+        best_out[0] = best
+        s_out[0] = s

@@ -37,6 +37,10 @@ __all__ = [
     "steps_from_epochs",
 ]
 
+_DEFAULT_ORDERS = (check_orders(DEFAULT_RDP_ORDERS),
+                   tuple(float(a) for a in DEFAULT_RDP_ORDERS))
+_DEFAULT_ORDERS[0].setflags(write=False)
+
 #: Largest noise multiplier the searches try before declaring a budget infeasible.
 MAX_NOISE_MULTIPLIER = 1e6
 _MIN_NOISE_MULTIPLIER = 1e-6
@@ -199,14 +203,18 @@ def calibrate_sampled_gaussian(*, target_epsilon, target_delta, sample_rate, ste
     target_delta = check_delta(target_delta, "target_delta")
     sample_rate = check_sample_rate(sample_rate)
     steps = _check_steps_epochs(steps, epochs, sample_rate)
-    orders = check_orders(DEFAULT_RDP_ORDERS if orders is None else orders)
+    if orders is None:      # validated once (a few per cent of a dp_sgd call otherwise)
+        orders, key = _DEFAULT_ORDERS
+    else:
+        orders = check_orders(orders)
+        key = tuple(float(a) for a in orders)
     conversion = check_conversion(conversion)
     epsilon_tolerance = check_positive(epsilon_tolerance, "epsilon_tolerance")
     max_noise_multiplier = check_positive(max_noise_multiplier, "max_noise_multiplier")
 
     s, order = _sampled_gaussian_multiplier(target_epsilon, target_delta, sample_rate, steps,
-                                            tuple(float(a) for a in orders), conversion,
-                                            epsilon_tolerance, max_noise_multiplier)
+                                            key, conversion, epsilon_tolerance,
+                                            max_noise_multiplier)
     _warn_if_edge(order, orders)
     return s
 
@@ -266,58 +274,17 @@ def _per_order_search(target_epsilon, target_delta, sample_rate, steps, orders, 
     def order_eps(alpha, s):
         return _rdp.order_epsilon(sample_rate, alpha, s, float(steps), target_delta, improved)
 
-    def root(alpha, s):
-        """The order's root, bracketed from ``s`` by factors of 2; None if out of range."""
-        lo = hi = s
-        if order_eps(alpha, hi) > aim:
-            while True:
-                lo, hi = hi, 2.0 * hi
-                if hi > max_noise_multiplier:
-                    return None
-                if order_eps(alpha, hi) <= aim:
-                    break
-        else:
-            while True:
-                lo = 0.5 * lo
-                if lo < _MIN_NOISE_MULTIPLIER:
-                    return None
-                if order_eps(alpha, lo) > aim:
-                    break
-                hi = lo
-        return _rdp.order_root(sample_rate, alpha, float(steps), target_delta, improved, aim,
-                               root_tolerance, lo, hi)[0]
-
-    def integer_epsilons(s):
-        log_a = _rdp.log_a_sampled_gaussian(sample_rate, int_orders, s)
-        return _epsilons(int_orders, steps * _finish(log_a / (int_orders - 1.0), RDP_ABS_SLACK),
-                         target_delta, conversion)
-
-    # Integer orders first (cheap: no fractional series): the best order at the start among
-    # those that can meet the target at all (epsilon at infinite noise below it), then moves
-    # to a better integer order while one exists.
-    int_orders = np.ascontiguousarray(grid[grid == np.floor(grid)])
-    feasible = _epsilons(int_orders, np.full(int_orders.shape, steps * RDP_ABS_SLACK),
-                         target_delta, conversion) < aim
-    if not feasible.any():
-        return None
-    int_orders = np.ascontiguousarray(int_orders[feasible])
     def smallest_root(candidates, s):
-        """``(order, root)`` with the smallest root among ``candidates``, whose epsilons at
-        ``s`` are all below the target (so their roots are all at most ``s``)."""
-        roots = [(root(float(alpha), s), float(alpha)) for alpha in candidates]
-        roots = [(r, alpha) for r, alpha in roots if r is not None]
-        return min(roots)[::-1] if roots else (None, None)
+        alpha, s = _rdp.smallest_root(sample_rate, np.ascontiguousarray(candidates),
+                                      float(steps), target_delta, improved, aim, root_tolerance,
+                                      s, _MIN_NOISE_MULTIPLIER, max_noise_multiplier)
+        return (None, None) if math.isnan(s) else (alpha, s)
 
-    eps = integer_epsilons(start)
-    alpha = float(int_orders[int(np.argmin(eps))])
-    s = root(alpha, start)
-    if s is None:
-        return None
-    eps = integer_epsilons(s)
-    better = int_orders[eps < order_eps(alpha, s)]
-    if better.size:
-        alpha, s = smallest_root(better, s)
-    # Then the whole grid (fractional orders too), at the accountant's memoized curve.
+    # Integer orders first (compiled, no fractional series): the order with the smallest root
+    # among the integer orders, from the start.
+    alpha, s = smallest_root(grid[grid == np.floor(grid)], start)
+    # Then the whole grid (fractional orders too), at the accountant's memoized curve: an
+    # order whose epsilon there is below the current order's has a smaller root.
     for _ in range(3):
         if s is None:
             return None
@@ -330,7 +297,7 @@ def _per_order_search(target_epsilon, target_delta, sample_rate, steps, orders, 
             if target_epsilon - epsilon_tolerance <= epsilon <= target_epsilon:
                 return s, float(grid[k])
             return None
-        alpha, s = smallest_root(better, s)   # orders whose roots are below s
+        alpha, s = smallest_root(better, s)
     return None
 
 

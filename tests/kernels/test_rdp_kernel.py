@@ -58,3 +58,20 @@ def test_order_root_keeps_the_safe_end(alpha):
     assert eps == _rdp.order_epsilon(q, alpha, s, steps, delta, True)
     assert target - 1e-9 <= eps <= target
     assert _rdp.order_epsilon(q, alpha, s * (1 - 1e-6), steps, delta, True) > target - 1e-9
+
+
+@pytest.mark.parametrize("q, steps, target, delta", [(0.01, 1000.0, 2.0, 1e-6),
+                                                     (256 / 45312, 177.0, 1.0, 45312.0 ** -2),
+                                                     (0.3, 10.0, 8.0, 1e-5)])
+def test_smallest_root_is_the_smallest_order_root(q, steps, target, delta):
+    orders = np.ascontiguousarray(ORDERS[IS_INT])
+    alpha, s = _rdp.smallest_root(q, orders, steps, delta, True, target, 1e-10, 1.0, 1e-6, 1e6)
+    roots = []
+    for a in orders:
+        if _rdp.order_epsilon(q, a, math.inf, steps, delta, True) >= target:
+            continue             # no noise meets the target at this order
+        lo, hi = 1e-3, 1e4
+        roots.append((_rdp.order_root(q, a, steps, delta, True, target, 1e-10, lo, hi)[0], a))
+    best, best_alpha = min(roots)
+    assert s == pytest.approx(best, rel=1e-9) and alpha == best_alpha
+    assert _rdp.order_epsilon(q, alpha, s, steps, delta, True) <= target
