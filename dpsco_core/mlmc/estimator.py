@@ -215,7 +215,8 @@ def mlmc_draws(oracle, mu, center, *, j_max, n_copies=1, levels="epoch", base_le
                              f"features); got {center.shape[0]}.")
         # No more threads than blocks: an idle OpenMP team costs milliseconds per call on a
         # busy host, which dominates the many small batches of the applications.
-        threads = min(effective_n_threads(n_threads), n_blocks)
+        threads = min(effective_n_threads(n_threads, work=n_copies * center.shape[0]),
+                      n_blocks)
         # the block generators are seeded in the kernel, in C, bitwise those of
         # child_seed_sequences (issue 18: 625 of them in Python were 35% of 10,000 copies)
         out, ks, n_grads = _draws_kernel(oracle, mu, center, linear, spec, j_max, levels,
