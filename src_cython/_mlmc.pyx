@@ -94,7 +94,8 @@ cdef int _seed_blocks(SeededBlocks *out, const uint32_t[::1] run_entropy,
     out.states = <dpsco_pcg64dxsm_t *> malloc(max(n, 1) * sizeof(dpsco_pcg64dxsm_t))
     cdef uint32_t *words = <uint32_t *> malloc(n_words * sizeof(uint32_t))
     cdef uint32_t *pool = <uint32_t *> malloc(pool_size * sizeof(uint32_t))
-    if out.gens == NULL or out.bitgens == NULL or out.states == NULL or words == NULL or pool == NULL:
+    if (out.gens == NULL or out.bitgens == NULL or out.states == NULL or words == NULL
+            or pool == NULL):
         free(words)
         free(pool)
         _free_blocks(out)

@@ -299,10 +299,10 @@ def rdp_sampled_gaussian(sample_rate, noise_multiplier, orders):
 
 @functools.lru_cache(maxsize=8)   # up to ~5 MB each when a tiny sigma extends the series
 def _sampled_gaussian_evaluator(sample_rate, orders):
-    """The :class:`SampledGaussianRdp` of validated, hashable arguments, built once: the
-    calibration search and the accountant's report of the same run share its precomputation
-    (its lazily extended series tables hold the same values however far they were extended).
-    Use it only through :func:`_shared_evaluate`, which serialises the lazy extension."""
+    """The :class:`SampledGaussianRdp` of validated, hashable arguments, built once (its
+    validated order array) and shared by the calibration search and the accountant's report of
+    the same run. The compiled evaluation keeps no state, so the lock of
+    :func:`_shared_evaluate` is only kept for callers that extend it."""
     return SampledGaussianRdp(sample_rate, np.asarray(orders))
 
 
