@@ -25,7 +25,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["check_random_state", "child_seed_sequences", "block_bit_generators", "BIT_GENERATOR"]
+__all__ = ["check_random_state", "child_seed_sequences", "block_bit_generators", "BIT_GENERATOR",
+           "seed_words"]
 
 #: The bit generator of every block stream.
 BIT_GENERATOR = np.random.PCG64DXSM
@@ -89,3 +90,36 @@ def child_seed_sequences(seed_seq, n, offset=0):
 def block_bit_generators(seed_seq, n_blocks):
     """One fresh ``PCG64DXSM`` per block, seeded by the block's child of ``seed_seq``."""
     return [BIT_GENERATOR(child) for child in child_seed_sequences(seed_seq, n_blocks)]
+
+
+def _uint32_words(x):
+    """numpy's ``SeedSequence`` coercion of entropy / spawn keys to uint32 words: an integer
+    as its little-endian 32-bit words (0 as one word), a sequence as its items' words
+    concatenated, a uint32 array as is."""
+    if isinstance(x, np.ndarray) and x.dtype == np.uint32:
+        return x.copy()
+    if isinstance(x, (numbers.Integral, np.integer)):
+        n = int(x)
+        if n < 0:
+            raise ValueError(f"seed words must be non-negative; got {n}.")
+        words = [0] if n == 0 else []
+        while n > 0:
+            words.append(n & 0xFFFFFFFF)
+            n >>= 32
+        return np.array(words, dtype=np.uint32)
+    parts = [_uint32_words(v) for v in x]
+    return np.concatenate(parts) if parts else np.array([], dtype=np.uint32)
+
+
+def seed_words(seed_seq):
+    """``("seed", entropy words, spawn-key words, pool size)``: what a kernel needs to seed the
+    block generators of :func:`block_bit_generators` itself, in C (``src_cython/_seedseq.h``,
+    bitwise numpy's ``SeedSequence`` and ``PCG64DXSM``). The entropy is padded with zeros to
+    the pool size, as numpy does for a sequence with a spawn key (every block's child has
+    one); block ``b`` appends the word ``b``."""
+    run = _uint32_words(seed_seq.entropy)
+    if run.size < seed_seq.pool_size:
+        run = np.concatenate([run, np.zeros(seed_seq.pool_size - run.size, dtype=np.uint32)])
+    spawn = _uint32_words(tuple(seed_seq.spawn_key))
+    return ("seed", np.ascontiguousarray(run), np.ascontiguousarray(spawn),
+            int(seed_seq.pool_size))

@@ -45,7 +45,7 @@ summed left to right from 0.0, result (a0 + a1) + (a2 + a3)); everything else is
 
 from cython.parallel cimport parallel
 from libc.math cimport fabs, sqrt
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_bounded_uint64
@@ -57,6 +57,94 @@ from _interrupt cimport (Interrupt, POLL_WORK, interrupt_init, item_done, master
 from _loss cimport loss_deriv
 from _batch cimport dot_row
 from _rng cimport bitgen_array
+
+cdef extern from "_seedseq.h" nogil:
+    ctypedef struct dpsco_pcg64dxsm_t:
+        int has_uint32
+    void dpsco_ss_mix_entropy(uint32_t *pool, size_t pool_size, const uint32_t *entropy,
+                              size_t n)
+    void dpsco_pcg64dxsm_seed(dpsco_pcg64dxsm_t *rng, const uint32_t *pool, size_t pool_size)
+    uint64_t dpsco_pcg64dxsm_uint64(void *st)
+    uint32_t dpsco_pcg64dxsm_uint32(void *st)
+    double dpsco_pcg64dxsm_double(void *st)
+    uint64_t dpsco_pcg64dxsm_raw(void *st)
+
+
+cdef struct SeededBlocks:
+    # n block generators seeded in C: gens[b] is PCG64DXSM(SeedSequence(entropy,
+    # spawn_key + (b,), pool_size)), bitwise numpy's (src_cython/_seedseq.h)
+    bitgen_t **gens
+    bitgen_t *bitgens
+    dpsco_pcg64dxsm_t *states
+
+
+cdef int _seed_blocks(SeededBlocks *out, const uint32_t[::1] run_entropy,
+                      const uint32_t[::1] spawn_words, Py_ssize_t pool_size,
+                      Py_ssize_t n) except -1:
+    """The n block generators of a call (``seed`` = ("seed", entropy words, spawn-key words,
+    pool size), as ``dpsco_core._random.seed_words`` makes it). ``run_entropy`` is the
+    seed's entropy as uint32 words, already padded with zeros to ``pool_size`` (numpy pads
+    when a spawn key is present, and a child always has one); the block index is one word."""
+    cdef Py_ssize_t n_run = run_entropy.shape[0], n_spawn = spawn_words.shape[0], b, k
+    cdef Py_ssize_t n_words = n_run + n_spawn + 1
+    if pool_size < 1 or n_run < pool_size or n >= 4294967296:
+        raise ValueError("invalid seed words")
+    out.gens = <bitgen_t **> malloc(max(n, 1) * sizeof(bitgen_t *))
+    out.bitgens = <bitgen_t *> malloc(max(n, 1) * sizeof(bitgen_t))
+    out.states = <dpsco_pcg64dxsm_t *> malloc(max(n, 1) * sizeof(dpsco_pcg64dxsm_t))
+    cdef uint32_t *words = <uint32_t *> malloc(n_words * sizeof(uint32_t))
+    cdef uint32_t *pool = <uint32_t *> malloc(pool_size * sizeof(uint32_t))
+    if (out.gens == NULL or out.bitgens == NULL or out.states == NULL or words == NULL
+            or pool == NULL):
+        free(words)
+        free(pool)
+        _free_blocks(out)
+        raise MemoryError()
+    for k in range(n_run):
+        words[k] = run_entropy[k]
+    for k in range(n_spawn):
+        words[n_run + k] = spawn_words[k]
+    with nogil:
+        for b in range(n):
+            words[n_words - 1] = <uint32_t> b
+            dpsco_ss_mix_entropy(pool, pool_size, words, n_words)
+            dpsco_pcg64dxsm_seed(&out.states[b], pool, pool_size)
+            out.bitgens[b].state = <void *> &out.states[b]
+            out.bitgens[b].next_uint64 = &dpsco_pcg64dxsm_uint64
+            out.bitgens[b].next_uint32 = &dpsco_pcg64dxsm_uint32
+            out.bitgens[b].next_double = &dpsco_pcg64dxsm_double
+            out.bitgens[b].next_raw = &dpsco_pcg64dxsm_raw
+            out.gens[b] = &out.bitgens[b]
+    free(words)
+    free(pool)
+    return 0
+
+
+cdef void _free_blocks(SeededBlocks *blocks) noexcept:
+    free(blocks.gens)
+    free(blocks.bitgens)
+    free(blocks.states)
+    blocks.gens = NULL
+    blocks.bitgens = NULL
+    blocks.states = NULL
+
+
+def seeded_block_draws(tuple seed, Py_ssize_t n_blocks, Py_ssize_t n_draws):
+    """``(n_blocks, n_draws)`` raw 64-bit words of the C-seeded block generators (tests:
+    bitwise equal to ``PCG64DXSM(child_b).random_raw(n_draws)``)."""
+    cdef SeededBlocks blocks
+    cdef Py_ssize_t b, t
+    out = np.empty((n_blocks, n_draws), dtype=np.uint64)
+    cdef uint64_t[:, ::1] o = out
+    _seed_blocks(&blocks, seed[1], seed[2], seed[3], n_blocks)
+    try:
+        for b in range(n_blocks):
+            for t in range(n_draws):
+                o[b, t] = blocks.gens[b].next_uint64(blocks.gens[b].state)
+    finally:
+        _free_blocks(&blocks)
+    return out
+
 
 DOMAIN_NONE = 0
 DOMAIN_BALL = 1
@@ -231,7 +319,8 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
                    double radius,                   # ball radius
                    const int64_t[::1] level_epochs, # IN  (j_max + 1,) snapshot of each level
                    Py_ssize_t base_level,
-                   object bit_generators,           # IN  one per block of COPY_BLOCK copies
+                   object bit_generators,           # IN  one per block of COPY_BLOCK copies,
+                                                    #     or a seed tuple (seeded in C)
                    double[:, ::1] out,              # OUT (M, d) draws relative to c
                    int64_t[::1] k_out,              # OUT (M,) geometric variate K of each copy
                    int64_t[::1] n_grads_out,        # OUT (M,) stochastic gradients used
@@ -267,7 +356,17 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
     s.domain_kind = domain_kind
     s.radius = radius
     cdef Py_ssize_t n_blocks = (n_copies + _COPY_BLOCK - 1) // _COPY_BLOCK
-    cdef bitgen_t **gens = bitgen_array(bit_generators, n_blocks)
+    cdef SeededBlocks blocks
+    blocks.gens = NULL
+    blocks.bitgens = NULL
+    blocks.states = NULL
+    cdef bitgen_t **gens
+    if isinstance(bit_generators, tuple) and bit_generators and bit_generators[0] == "seed":
+        _seed_blocks(&blocks, bit_generators[1], bit_generators[2], bit_generators[3],
+                     n_blocks)
+        gens = blocks.gens
+    else:
+        gens = bitgen_array(bit_generators, n_blocks)
     cdef int64_t[::1] e0 = np.empty(n_copies, dtype=np.int64)
     cdef int64_t[::1] e1 = np.empty(n_copies, dtype=np.int64)
     cdef int64_t[::1] e2 = np.empty(n_copies, dtype=np.int64)
@@ -302,7 +401,10 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
                             &e1[0], &e2[0], &weight[0], &out[0, 0], &n_grads_out[0], n_threads,
                             &it)
     finally:
-        free(gens)
+        if blocks.gens != NULL:
+            _free_blocks(&blocks)
+        else:
+            free(gens)
     raise_if_interrupted(&it)
     if status != 0:
         raise MemoryError()

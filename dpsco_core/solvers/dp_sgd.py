@@ -364,7 +364,9 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     coef = np.zeros(p) if coef_init is None else check_vector(coef_init, "coef_init", copy=True)
     if coef.shape[0] != p:
         raise ValueError(f"coef_init must have length n_features={p}; got {coef.shape[0]}.")
-    n_threads = effective_n_threads(n_threads)
+    # work of one parallel region: a batch's rows times p (serial below the threshold, and
+    # no more threads than idle CPUs on a busy machine; results do not depend on it)
+    n_threads = effective_n_threads(n_threads, work=max(1, int(norm)) * p)
     read_beta = _smoothness(problem, smoothness, epsilon)
     assumptions = []
 

@@ -1,0 +1,356 @@
+# cython: language_level=3
+"""Compiled RDP curve of the Poisson-subsampled Gaussian mechanism, and its per-order root.
+
+What it computes: ``log A_alpha`` of Mironov, Talwar and Zhang (2019), Sections 3.2 (integer
+orders) and 3.3 (fractional orders), term for term as the NumPy twin
+``dpsco_core.reference.rdp.log_a_sampled_gaussian`` (the vectorised code that was
+``SampledGaussianRdp._evaluate``) and dp-accounting's ``_compute_log_a``:
+
+* integer ``alpha``: ``log sum_k C(alpha, k) (1-q)^(alpha-k) q^k exp((k^2 - k) / (2 s^2))``,
+  the largest term taken out and the rest summed through ``log1p`` (``A_alpha = 1 + O(q^2)``);
+* fractional ``alpha``: the two series, summed by ``logaddexp`` in term order up to and
+  including the first term where the stopping rule holds (both series decreasing and the
+  term below ``exp(-30)`` times the sum); 1000 terms without convergence give ``inf``.
+
+The fractional series is bitwise the twin's: the same IEEE operations in the same order,
+``gammaln`` and ``log_ndtr`` from ``scipy.special.cython_special`` (the ufuncs' own code) and
+numpy's ``logaddexp`` formula with libm's ``exp``/``log1p``. The integer orders sum their terms
+sequentially (the twin sums pairwise with numpy's vectorised ``exp``): equal to a few ulps,
+tested at 1e-13 relative, which ``RDP_SLACK`` (1e-12) covers.
+
+``order_root`` solves one order's epsilon for the noise multiplier: ``steps`` compositions at
+order ``alpha``, converted to (epsilon, delta) with the library's conversion formula, are
+non-increasing in ``s``, so the smallest ``s`` meeting ``target`` on a grid of orders is the
+smallest of the orders' roots (issue 18: the calibration solves a few orders' roots, each a
+scalar problem, instead of evaluating the whole grid at every step of a root finder).
+No threads: a curve is microseconds of work.
+"""
+
+cimport cython
+from libc.math cimport exp, log, log1p, expm1, fabs, INFINITY, NAN, isnan, isinf
+from scipy.special.cython_special cimport gammaln, log_ndtr
+
+import numpy as np
+
+cdef double LOGE2 = 0.693147180559945309417232121458176568
+cdef double RDP_SLACK = 1e-12
+cdef double RDP_ABS_SLACK = 1e-15
+cdef double MIN_ORDER_IMPROVED = 1.01
+cdef int MAX_TERMS_FRAC = 1000
+
+
+cdef inline double _logaddexp(double x, double y) noexcept nogil:
+    # numpy's npy_logaddexp, operation for operation
+    cdef double tmp
+    if x == y:
+        return x + LOGE2
+    tmp = x - y
+    if tmp > 0:
+        return x + log1p(exp(-tmp))
+    elif tmp <= 0:
+        return y + log1p(exp(tmp))
+    return tmp
+
+
+# gammaln(k + 1) for k = 0..LF_SIZE - 1: the same values as calling gammaln per term
+cdef enum:
+    LF_SIZE = 1025
+cdef double LOG_FACT[LF_SIZE]
+cdef int _k
+for _k in range(LF_SIZE):
+    LOG_FACT[_k] = gammaln(<double>_k + 1.0)
+
+
+cdef inline double _log_fact(int k) noexcept nogil:
+    if k < LF_SIZE:
+        return LOG_FACT[k]
+    return gammaln(<double>k + 1.0)
+
+
+@cython.cdivision(True)
+cdef double _log_a_int(double alpha, double log_q, double log_1mq, double inv2s2) noexcept nogil:
+    cdef int a = <int>alpha, k, kmax = 0
+    cdef double g_alpha = _log_fact(a), t, mx = -INFINITY, kf, total = 0.0
+    # two passes (largest term first, then the others' sum): no term array to allocate
+    for k in range(a + 1):
+        kf = <double>k
+        t = (g_alpha - _log_fact(k) - _log_fact(a - k) + kf * log_q
+             + (alpha - kf) * log_1mq) + (kf * kf - kf) * inv2s2
+        if t > mx:
+            mx = t
+            kmax = k
+    for k in range(a + 1):
+        if k == kmax:
+            continue
+        kf = <double>k
+        t = (g_alpha - _log_fact(k) - _log_fact(a - k) + kf * log_q
+             + (alpha - kf) * log_1mq) + (kf * kf - kf) * inv2s2
+        total += exp(t - mx)
+    return log1p(total) + mx
+
+
+@cython.cdivision(True)
+cdef double _log_a_frac(double alpha, double log_q, double log_1mq, double sigma) noexcept nogil:
+    cdef double inv2s2 = 1.0 / (2.0 * sigma * sigma)
+    cdef double log_odds = log_1mq - log_q      # log(1/q - 1), as the twin
+    cdef double z0, i, j, log_coef, s0, s1, p0 = 0.0, p1 = 0.0, total = 0.0
+    cdef double g_alpha = gammaln(alpha + 1.0)
+    cdef int n
+    z0 = sigma * sigma * log_odds + 0.5
+    for n in range(MAX_TERMS_FRAC):
+        i = <double>n
+        j = alpha - i
+        log_coef = g_alpha - gammaln(i + 1.0) - gammaln(j + 1.0)
+        s0 = ((log_coef + i * log_q + j * log_1mq) + (i * i - i) * inv2s2
+              + log_ndtr((z0 - i) / sigma))
+        s1 = ((log_coef + j * log_q + i * log_1mq) + (j * j - j) * inv2s2
+              + log_ndtr((j - z0) / sigma))
+        if n == 0:
+            total = _logaddexp(s0, s1)
+        else:
+            total = _logaddexp(total, _logaddexp(s0, s1))
+            if s0 < p0 and s1 < p1 and (s0 if s0 > s1 else s1) < total - 30.0:
+                return total
+        p0 = s0
+        p1 = s1
+    return INFINITY
+
+
+@cython.cdivision(True)
+cdef double _log_a(double alpha, double q, double log_q, double log_1mq,
+                   double sigma) noexcept nogil:
+    if alpha == <double>(<long long>alpha) and alpha < 2147483647.0:
+        return _log_a_int(alpha, log_q, log_1mq, 1.0 / (2.0 * sigma * sigma))
+    return _log_a_frac(alpha, log_q, log_1mq, sigma)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def log_a_sampled_gaussian(double q, const double[::1] orders, double sigma):
+    """``log A_alpha`` at every order, for ``q`` in (0, 1) and ``sigma`` > 0 (validated by the
+    caller); the RDP of one step is ``log A_alpha / (alpha - 1)`` (before the slack)."""
+    cdef Py_ssize_t k, n = orders.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    cdef double log_q = log(q), log_1mq = log1p(-q)
+    with nogil:
+        for k in range(n):
+            o[k] = _log_a(orders[k], q, log_q, log_1mq, sigma)
+    return out
+
+
+@cython.cdivision(True)
+cdef double _convert(double alpha, double r, double log_delta, double delta,
+                     int improved) noexcept nogil:
+    """``dpsco_core.privacy.conversions._epsilons`` at one order (before its round-up)."""
+    cdef double eps
+    if improved and alpha > MIN_ORDER_IMPROVED:
+        eps = r + log1p(-1.0 / alpha) - (log_delta + log(alpha)) / (alpha - 1.0)
+        if delta * delta + expm1(-r) > 0.0:
+            eps = 0.0
+    else:
+        eps = r - log_delta / (alpha - 1.0)
+    if isnan(eps):
+        return INFINITY
+    return eps
+
+
+@cython.cdivision(True)
+cdef double _order_epsilon(double alpha, double q, double log_q, double log_1mq, double sigma,
+                           double steps, double log_delta, double delta,
+                           int improved) noexcept nogil:
+    """Epsilon of ``steps`` compositions at one order: ``_finish`` then the conversion of
+    ``dpsco_core.privacy.conversions._epsilons`` (before its final round-up). ``sigma = inf``
+    gives the floor that no noise goes below (RDP 0, plus the slack)."""
+    cdef double r = 0.0
+    if not isinf(sigma):
+        r = _log_a(alpha, q, log_q, log_1mq, sigma) / (alpha - 1.0)
+        if r < 0.0:
+            r = 0.0
+    r = steps * (r * (1.0 + RDP_SLACK) + RDP_ABS_SLACK)
+    return _convert(alpha, r, log_delta, delta, improved)
+
+
+def order_epsilon(double q, double alpha, double sigma, double steps, double delta,
+                  bint improved):
+    """Epsilon of ``steps`` compositions of the sampled Gaussian at order ``alpha`` (one
+    order of ``_epsilons``'s vector, unrounded)."""
+    return _order_epsilon(alpha, q, log(q), log1p(-q), sigma, steps, log(delta), delta,
+                          improved)
+
+
+@cython.cdivision(True)
+def order_root(double q, double alpha, double steps, double delta, bint improved,
+               double target, double tolerance, double lo, double hi, int max_iter=200):
+    """Smallest noise multiplier of one order, within ``[lo, hi]``: returns ``s`` with
+    ``target - tolerance <= epsilon_alpha(s) <= target``, or the safe end ``hi`` when the
+    bracket closed first (relative width 1e-14).
+
+    ``epsilon_alpha(hi) <= target < epsilon_alpha(lo)`` must hold (the caller brackets).
+    Regula falsi in ``log s`` with the Illinois modification, falling back to bisection, so
+    the bracket always shrinks and ``hi`` always meets the target.
+    """
+    cdef double log_q = log(q), log_1mq = log1p(-q), log_delta = log(delta)
+    cdef double x_lo = log(lo), x_hi = log(hi), g_lo, g_hi, x, g, s_hi = hi, s
+    cdef int it, kept = 0
+    with nogil:
+        g_lo = _order_epsilon(alpha, q, log_q, log_1mq, lo, steps, log_delta, delta,
+                              improved) - target
+        g_hi = _order_epsilon(alpha, q, log_q, log_1mq, hi, steps, log_delta, delta,
+                              improved) - target
+        for it in range(max_iter):
+            if -g_hi <= tolerance or x_hi - x_lo <= 1e-14 * fabs(x_hi) + 1e-300:
+                break
+            if isinf(g_lo):
+                x = 0.5 * (x_lo + x_hi)
+            else:
+                x = x_hi - g_hi * (x_hi - x_lo) / (g_hi - g_lo)
+            if not (x_lo < x < x_hi):
+                x = 0.5 * (x_lo + x_hi)
+            s = exp(x)
+            g = _order_epsilon(alpha, q, log_q, log_1mq, s, steps, log_delta, delta,
+                               improved) - target
+            if g <= 0.0:
+                x_hi, g_hi, s_hi = x, g, s
+                if kept == 1:
+                    g_lo *= 0.5
+                kept = 1
+            else:
+                x_lo, g_lo = x, g
+                if kept == 2:
+                    g_hi *= 0.5
+                kept = 2
+    return s_hi, g_hi + target
+
+
+@cython.cdivision(True)
+cdef double _root(double alpha, double q, double log_q, double log_1mq, double steps,
+                  double log_delta, double delta, int improved, double aim, double tolerance,
+                  double s, double min_s, double max_s) noexcept nogil:
+    """One order's root, bracketed from ``s`` by factors of 2 (``NAN`` outside
+    ``[min_s, max_s]``), then regula falsi with the Illinois modification in ``log s``."""
+    cdef double lo = s, hi = s, g_lo, g_hi, x_lo, x_hi, x, g, t
+    cdef int it, kept = 0
+    g_hi = _order_epsilon(alpha, q, log_q, log_1mq, hi, steps, log_delta, delta, improved) - aim
+    if g_hi > 0.0:
+        g_lo = g_hi
+        while True:
+            lo = hi
+            hi = 2.0 * hi
+            if hi > max_s:
+                return NAN
+            g_hi = _order_epsilon(alpha, q, log_q, log_1mq, hi, steps, log_delta, delta,
+                                  improved) - aim
+            if g_hi <= 0.0:
+                break
+            g_lo = g_hi
+    else:
+        while True:
+            lo = 0.5 * lo
+            if lo < min_s:
+                return NAN
+            g_lo = _order_epsilon(alpha, q, log_q, log_1mq, lo, steps, log_delta, delta,
+                                  improved) - aim
+            if g_lo > 0.0:
+                break
+            hi = lo
+            g_hi = g_lo
+    x_lo = log(lo)
+    x_hi = log(hi)
+    for it in range(200):
+        if -g_hi <= tolerance or x_hi - x_lo <= 1e-14 * fabs(x_hi) + 1e-300:
+            break
+        if isinf(g_lo):
+            x = 0.5 * (x_lo + x_hi)
+        else:
+            x = x_hi - g_hi * (x_hi - x_lo) / (g_hi - g_lo)
+        if not (x_lo < x < x_hi):
+            x = 0.5 * (x_lo + x_hi)
+        t = exp(x)
+        g = _order_epsilon(alpha, q, log_q, log_1mq, t, steps, log_delta, delta, improved) - aim
+        if g <= 0.0:
+            x_hi = x
+            g_hi = g
+            hi = t
+            if kept == 1:
+                g_lo *= 0.5
+            kept = 1
+        else:
+            x_lo = x
+            g_lo = g
+            if kept == 2:
+                g_hi *= 0.5
+            kept = 2
+    return hi
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def smallest_root(double q, const double[::1] orders, double steps, double delta,
+                  bint improved, double aim, double tolerance, double start, double min_s,
+                  double max_s):
+    """``(alpha, s)``: the order of ``orders`` with the smallest root (the smallest noise
+    multiplier whose epsilon is at most ``aim``, to ``tolerance``), or ``(nan, nan)``.
+
+    The order best at ``start`` is solved first; then every order whose epsilon at that root
+    is below the solved order's (exactly those whose roots are smaller, epsilon being
+    non-increasing in s at each order) is solved, and the smallest root is kept, until no
+    order beats it. Orders whose epsilon at infinite noise is not below ``aim`` are skipped.
+    """
+    cdef Py_ssize_t best = -1
+    cdef double s = NAN
+    with nogil:
+        _smallest(q, orders, steps, delta, improved, aim, tolerance, start, min_s, max_s,
+                  &best, &s)
+    if best < 0 or isnan(s):
+        return NAN, NAN
+    return orders[best], s
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+cdef void _smallest(double q, const double[::1] orders, double steps, double delta,
+                    int improved, double aim, double tolerance, double start, double min_s,
+                    double max_s, Py_ssize_t *best_out, double *s_out) noexcept nogil:
+    cdef Py_ssize_t k, n = orders.shape[0], best = -1, rounds
+    cdef double log_q = log(q), log_1mq = log1p(-q), log_delta = log(delta)
+    cdef double e, e_best = INFINITY, s, r, s_new
+    if True:
+        for k in range(n):
+            if _order_epsilon(orders[k], q, log_q, log_1mq, INFINITY, steps, log_delta, delta,
+                              improved) >= aim:
+                continue
+            e = _order_epsilon(orders[k], q, log_q, log_1mq, start, steps, log_delta, delta,
+                               improved)
+            if e < e_best:
+                e_best = e
+                best = k
+        if best < 0:
+            best_out[0] = -1
+            return
+        s = _root(orders[best], q, log_q, log_1mq, steps, log_delta, delta, improved, aim,
+                  tolerance, start, min_s, max_s)
+        if isnan(s):
+            best_out[0] = -1
+            return
+        for rounds in range(n):
+            e_best = _order_epsilon(orders[best], q, log_q, log_1mq, s, steps, log_delta,
+                                    delta, improved)
+            s_new = s
+            for k in range(n):
+                if k == best:
+                    continue
+                if _order_epsilon(orders[k], q, log_q, log_1mq, s, steps, log_delta, delta,
+                                  improved) < e_best:
+                    r = _root(orders[k], q, log_q, log_1mq, steps, log_delta, delta, improved,
+                              aim, tolerance, s, min_s, max_s)
+                    if r < s_new:       # False for NAN
+                        s_new = r
+                        best = k
+            if s_new == s:
+                break
+            s = s_new
+        best_out[0] = best
+        s_out[0] = s

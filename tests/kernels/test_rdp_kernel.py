@@ -1,0 +1,77 @@
+"""The compiled sampled-Gaussian RDP kernel (``_kernels._rdp``) against its NumPy twin
+(``reference.rdp``): the fractional-order series bitwise, the integer orders to a few ulps
+(sequential vs pairwise sums), which ``RDP_SLACK`` covers; ``order_root`` brackets a root."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpsco_core._kernels import _rdp
+from dpsco_core.privacy import DEFAULT_RDP_ORDERS
+from dpsco_core.reference import rdp as twin
+
+ORDERS = np.array(DEFAULT_RDP_ORDERS)
+IS_INT = ORDERS == np.floor(ORDERS)
+
+
+@pytest.mark.parametrize("q", [1e-5, 1e-4, 256 / 45312, 0.01, 0.1, 0.5, 0.9, 0.999])
+@pytest.mark.parametrize("s", [0.2, 0.5, 0.8, 1.0, 1.39, 3.0, 20.0, 500.0])
+def test_log_a_matches_twin(q, s):
+    got = _rdp.log_a_sampled_gaussian(q, ORDERS, s)
+    ref = twin.log_a_sampled_gaussian(q, ORDERS, s)
+    # fractional orders: the same operations in the same order, bitwise (inf: unconverged)
+    np.testing.assert_array_equal(got[~IS_INT], ref[~IS_INT])
+    # integer orders: |log A| relative 1e-13, or an absolute error of a few ulps of the
+    # summands (size alpha |log(1 - q)|), what RDP_ABS_SLACK (1e-15) covers after / (alpha-1)
+    a = ORDERS[IS_INT]
+    tol = 1e-13 * np.abs(ref[IS_INT]) + 8 * np.finfo(float).eps * a * (-math.log1p(-q))
+    assert np.all(np.abs(got[IS_INT] - ref[IS_INT]) <= tol)
+    assert np.all(np.abs(got[IS_INT] - ref[IS_INT]) / (a - 1.0)
+                  <= 1e-12 * np.abs(ref[IS_INT]) / (a - 1.0) + 1e-15)
+
+
+def test_large_and_unusual_orders():
+    orders = np.array([1.0001, 1.5, 2.0, 2000.0, 2048.5, 70.25])
+    for q, s in [(0.01, 1.0), (0.3, 4.0)]:
+        got = _rdp.log_a_sampled_gaussian(q, orders, s)
+        ref = twin.log_a_sampled_gaussian(q, orders, s)
+        frac = orders != np.floor(orders)
+        np.testing.assert_array_equal(got[frac], ref[frac])
+        np.testing.assert_allclose(got[~frac], ref[~frac], rtol=1e-13)
+
+
+@pytest.mark.parametrize("improved", [True, False])
+@pytest.mark.parametrize("alpha", [2.0, 7.5, 20.0, 64.0])
+def test_order_epsilon_matches_twin(improved, alpha):
+    for q, s, steps in [(0.01, 1.0, 1000), (256 / 45312, 1.39, 177)]:
+        got = _rdp.order_epsilon(q, alpha, s, float(steps), 1e-8, improved)
+        ref = twin.order_epsilon(q, alpha, s, steps, 1e-8, improved)
+        assert got == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [3.5, 12.0, 20.0])
+def test_order_root_keeps_the_safe_end(alpha):
+    q, steps, delta, target = 0.01, 1000.0, 1e-6, 8.0
+    assert _rdp.order_epsilon(q, alpha, 0.3, steps, delta, True) > target   # a bracket
+    s, eps = _rdp.order_root(q, alpha, steps, delta, True, target, 1e-9, 0.3, 20.0)
+    assert eps == _rdp.order_epsilon(q, alpha, s, steps, delta, True)
+    assert target - 1e-9 <= eps <= target
+    assert _rdp.order_epsilon(q, alpha, s * (1 - 1e-6), steps, delta, True) > target - 1e-9
+
+
+@pytest.mark.parametrize("q, steps, target, delta", [(0.01, 1000.0, 2.0, 1e-6),
+                                                     (256 / 45312, 177.0, 1.0, 45312.0 ** -2),
+                                                     (0.3, 10.0, 8.0, 1e-5)])
+def test_smallest_root_is_the_smallest_order_root(q, steps, target, delta):
+    orders = np.ascontiguousarray(ORDERS[IS_INT])
+    alpha, s = _rdp.smallest_root(q, orders, steps, delta, True, target, 1e-10, 1.0, 1e-6, 1e6)
+    roots = []
+    for a in orders:
+        if _rdp.order_epsilon(q, a, math.inf, steps, delta, True) >= target:
+            continue             # no noise meets the target at this order
+        lo, hi = 1e-3, 1e4
+        roots.append((_rdp.order_root(q, a, steps, delta, True, target, 1e-10, lo, hi)[0], a))
+    best, best_alpha = min(roots)
+    assert s == pytest.approx(best, rel=1e-9) and alpha == best_alpha
+    assert _rdp.order_epsilon(q, alpha, s, steps, delta, True) <= target
