@@ -68,6 +68,7 @@ MODULES = [
     "dpsco_core.mirror_maps",
     "dpsco_core.resque.smoothing",
     "dpsco_core.resque", "dpsco_core.resque.estimator",
+    "dpsco_core.resque.private_data", "dpsco_core.resque.private_erm",
     "dpsco_core.ball_acceleration",
     "dpsco_core.optimum",
     "dpsco_core.audit",

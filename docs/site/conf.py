@@ -93,6 +93,8 @@ API_MODULES = [
     ("dpsco_core.resque.estimator", "ReSQue estimator", "Reweighted stochastic query estimators."),
     ("dpsco_core.resque.smoothing", "Gaussian smoothing", "Closed-form Gaussian-smoothed losses."),
     ("dpsco_core.resque.parallel_sco", "Parallel SCO", "Theorems 1 and 2 of Carmon et al."),
+    ("dpsco_core.resque.private_erm", "Private ERM in a ball", "Algorithms 3 to 7 (ReSQue)."),
+    ("dpsco_core.resque.private_data", "Private data", "Lipschitz records for private ReSQue."),
     ("dpsco_core.parallel", "Executors", "Executors for batched oracle calls (query depth)."),
     ("dpsco_core.optimum", "Non-private optimum", "High-precision reference solutions."),
     ("dpsco_core.datasets", "Datasets", "Shipped datasets and synthetic generators."),
