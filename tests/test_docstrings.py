@@ -69,6 +69,7 @@ MODULES = [
     "dpsco_core.resque.smoothing",
     "dpsco_core.resque", "dpsco_core.resque.estimator",
     "dpsco_core.resque.private_data", "dpsco_core.resque.private_erm",
+    "dpsco_core.resque.private_sco", "dpsco_core.resque.private_baselines",
     "dpsco_core.ball_acceleration",
     "dpsco_core.optimum",
     "dpsco_core.audit",

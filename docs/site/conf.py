@@ -95,6 +95,8 @@ API_MODULES = [
     ("dpsco_core.resque.parallel_sco", "Parallel SCO", "Theorems 1 and 2 of Carmon et al."),
     ("dpsco_core.resque.private_erm", "Private ERM in a ball", "Algorithms 3 to 7 (ReSQue)."),
     ("dpsco_core.resque.private_data", "Private data", "Lipschitz records for private ReSQue."),
+    ("dpsco_core.resque.private_sco", "Private ERM and SCO", "Theorems 3 and 4 (ReSQue)."),
+    ("dpsco_core.resque.private_baselines", "Private baselines", "Noisy GD, phased ERM."),
     ("dpsco_core.parallel", "Executors", "Executors for batched oracle calls (query depth)."),
     ("dpsco_core.optimum", "Non-private optimum", "High-precision reference solutions."),
     ("dpsco_core.datasets", "Datasets", "Shipped datasets and synthetic generators."),

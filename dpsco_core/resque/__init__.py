@@ -22,7 +22,8 @@ import importlib
 
 __all__: list[str] = []
 
-for _mod_name in ("estimator", "smoothing", "parallel_sco", "private_data", "private_erm"):
+for _mod_name in ("estimator", "smoothing", "parallel_sco", "private_data", "private_erm",
+                  "private_sco", "private_baselines"):
     _module = importlib.import_module(f"{__name__}.{_mod_name}")
     for _name in _module.__all__:
         globals()[_name] = getattr(_module, _name)

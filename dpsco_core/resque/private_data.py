@@ -128,6 +128,19 @@ class LipschitzGLM:
             return float(np.mean(np.abs(z - self.b)))
         return float(np.mean(np.maximum(0.0, 1.0 - self.b * z)))
 
+    def subset(self, rows: np.ndarray) -> LipschitzGLM:
+        """The records ``rows`` (a disjoint batch of the phased reduction).
+
+        Parameters
+        ----------
+        rows : ndarray of int
+
+        Returns
+        -------
+        LipschitzGLM
+        """
+        return LipschitzGLM(self.A[rows], self.b[rows], self.loss, self.feature_bound)
+
     def replace(self, i: int, a: ArrayLike, b: float) -> LipschitzGLM:
         """A neighbouring dataset (replace-one): record i replaced by (a, b).
 
@@ -199,6 +212,19 @@ class GeometricMedianData:
         """
         return float(np.mean(np.linalg.norm(np.asarray(x, dtype=np.float64) - self.S,
                                              axis=1)))
+
+    def subset(self, rows: np.ndarray) -> GeometricMedianData:
+        """The records ``rows`` (a disjoint batch of the phased reduction).
+
+        Parameters
+        ----------
+        rows : ndarray of int
+
+        Returns
+        -------
+        GeometricMedianData
+        """
+        return GeometricMedianData(self.S[rows])
 
     def replace(self, i: int, s: ArrayLike) -> GeometricMedianData:
         """A neighbouring dataset (replace-one): record i replaced by s.
