@@ -34,7 +34,8 @@ __all__ = ["BaselineResult", "noisy_projected_gd", "phased_erm"]
 
 @dataclass(frozen=True)
 class BaselineResult:
-    """Output of a baseline: x, the privacy report, the gradient count.
+    """Output of a baseline: x, the privacy report, the gradient count. ``x`` is
+    (epsilon, delta)-DP under replace-one neighbours (the report's accounting).
 
     Attributes
     ----------
@@ -42,7 +43,11 @@ class BaselineResult:
     privacy : PrivacyReport or dict
         The library's report (noisy GD) or the phases' composition (phased ERM).
     epsilon, delta : float
+        The guarantee.
     n_gradients : int
+        Per-sample subgradients evaluated.
+    phases : list of dict
+        Per-phase sizes, λ and ε (phased ERM).
     """
 
     x: np.ndarray

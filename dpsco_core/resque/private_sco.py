@@ -72,7 +72,9 @@ C_PRIV = 60.0
 
 @dataclass(frozen=True)
 class ResquePrivateResult:
-    """Output of :func:`resque_private_erm` / :func:`resque_private_sco`.
+    """Output of :func:`resque_private_erm` / :func:`resque_private_sco`. ``x`` is
+    (epsilon, delta)-DP under replace-one neighbours when ``certified`` is True; a heuristic
+    run's (epsilon, delta) is what the same accounting gives outside the proofs' conditions.
 
     Attributes
     ----------
