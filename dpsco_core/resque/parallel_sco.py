@@ -354,7 +354,8 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
     **Not private.** ``epsilon`` is the optimization accuracy, not a privacy parameter: this is
     the parallel algorithm of Section III of Carmon et al., which releases its output with no
     privacy guarantee under any neighbouring relation (the private algorithms of Section IV are
-    not implemented).
+    :func:`~dpsco_core.resque.private_sco.resque_private_erm` and
+    :func:`~dpsco_core.resque.private_sco.resque_private_sco`).
     """
     x: np.ndarray = check_vector(x0, "x0")
     L = check_positive(lipschitz, "lipschitz")
