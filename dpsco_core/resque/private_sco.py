@@ -7,7 +7,10 @@ r"""Private ERM and SCO with ReSQue (Carmon et al. 2023: Theorem 3, Proposition 
 of :mod:`~dpsco_core.resque.private_erm`: line search = Algorithm 7, ball optimization =
 Algorithm 5, stochastic proximal = Algorithm 6, with the parameters of eq. (30)
 (:math:`\varepsilon_{opt}`, κ, :math:`\rho = \varepsilon_{opt}/(L\sqrt d)`) and the step budgets
-T_1, T_2, T_3 of eqs. (32)-(34) (each clipped to :math:`[4, n/(2C_{priv})]`).
+T_1, T_2, T_3 of eqs. (32)-(34) (each clipped to :math:`[4, n/(2C_{priv})]`). T_3 is raised
+to what the **safe** bias bound of Algorithm 6 needs (Proposition 9 as stated is not supported
+by its proof; see :func:`~dpsco_core.resque.private_erm.resque_prox_mlmc`): with
+:math:`C_{sc} = 8192` (certified) that is the cap n/(2C_priv) at every n tried here.
 
 Privacy (replace-one). Every data-dependent decision of BallAccel (bisection outcomes, λ,
 stopping) is post-processing of the oracles' private outputs, so only the oracle calls are
@@ -164,13 +167,20 @@ def theorem3_parameters(n: int, d: int, lipschitz: float, radius_bound: float,
     return {"eps_opt": eps_opt, "kappa": kappa, "rho": rho, "c_ba": c_ba}
 
 
-def _t_values(kappa, K, d, beta, n, delta, C):
+def _t_values(kappa, K, d, beta, n, delta, C, c_sc=2.0, c_ba=1.0):
+    """T_1, T_2, T_3 of eqs. (32)-(34); T_3 also meets the bias requirement of Theorem 3's
+    proof, ||E x_hat - x*|| <= eps_opt/(C_ba lam R), with the SAFE bias bound of Algorithm 6
+    (Proposition 9 corrected, see resque_prox_mlmc): sqrt(2 C_sc C_priv)(L/lam)(sqrt(d)/(beta
+    sqrt(n T)) + 1/sqrt(n)) <= eps_opt/(C_ba lam R) needs T >= 2 C_sc C_priv C_ba^2 kappa^2 d /
+    (n beta^2) (its 1/sqrt(n) part needs kappa <= sqrt(n / (2 C_sc C_priv)) / C_ba, which no T
+    fixes). All are clipped to [4, n/(2 C_priv)]."""
     lk = math.log(kappa)
     sc = math.sqrt(C)
     T1 = sc * (kappa * math.sqrt(d) / (math.sqrt(K) * beta * lk ** 2)
                + kappa ** 2 / (K * lk ** 3 * math.log(n / delta)))
     T2 = sc * (kappa * math.sqrt(d) / (math.sqrt(K) * beta * math.sqrt(lk)) + kappa ** 2 / (K * lk))
     T3 = sc * (kappa * math.sqrt(d) / (math.sqrt(K) * beta) + kappa ** 2 / K)
+    T3 = max(T3, 2.0 * c_sc * C_PRIV * c_ba ** 2 * kappa ** 2 * d / (n * beta * beta))
     t_cap = int(n // (2 * C_PRIV))
     return [int(min(max(4, math.ceil(t)), t_cap)) for t in (T1, T2, T3)]
 
@@ -309,7 +319,8 @@ def resque_private_erm(data: Any, *, epsilon: float, delta: float, radius_bound:
         raise ValueError(f"line_search must be 'bisection' or 'constant'; got {line_search!r}.")
 
     def plan(beta, m):
-        Ts = _t_values(kappa, K, d, beta, n, dlt, constant)
+        Ts = _t_values(kappa, K, d, beta, n, dlt, constant,
+                       32.0 * C_CVX_CERTIFIED ** 2 if mode == "certified" else 2.0, c_ba)
         return Ts, _plan_charge(beta, Ts, n_ls, k7, n_iter, n, delta_rdp, ratio, m, L, r, d)
 
     # calibrate beta: the largest with the composed epsilon <= target (tau grows like beta^2;
