@@ -52,6 +52,7 @@ MODULES = [
     "dpsco_core.privacy.calibration", "dpsco_core.privacy.conversions",
     "dpsco_core.privacy.events", "dpsco_core.privacy.gdp", "dpsco_core.privacy.interop",
     "dpsco_core.privacy.rdp", "dpsco_core.privacy.report",
+    "dpsco_core.privacy.approximate_rdp", "dpsco_core.privacy.with_replacement",
     "dpsco_core.mechanisms",
     "dpsco_core.estimators",
     "dpsco_core.exceptions",

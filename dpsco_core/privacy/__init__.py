@@ -9,6 +9,11 @@ the solvers, so ``import dpsco_core.privacy`` works on an installation without a
   :class:`GdpAccountant`, :class:`PldAccountant` (dp-accounting's privacy loss distributions;
   optional dependency, imported when built).
 * :mod:`~dpsco_core.privacy.conversions`: RDP and zCDP to (epsilon, delta).
+* :mod:`~dpsco_core.privacy.with_replacement`: RDP of the Gaussian on a batch sampled with
+  replacement (replace-one), and Proposition 7 of the ReSQue paper ([BDRS18] Thm 12).
+* :mod:`~dpsco_core.privacy.approximate_rdp`: approximate RDP with a total-variation slack
+  (ReSQue paper eq. (12)): composition (Lemma 3), amplification (Prop. 7), conversion
+  (Corollary 1).
 * :mod:`~dpsco_core.privacy.gdp`: Gaussian DP, exact.
 * :mod:`~dpsco_core.privacy.calibration`: noise multipliers for a target budget.
 * :mod:`~dpsco_core.privacy.report`: :class:`PrivacyReport`.
@@ -17,7 +22,10 @@ the solvers, so ``import dpsco_core.privacy`` works on an installation without a
 """
 
 from .accountants import (DEFAULT_RDP_ORDERS, GdpAccountant, PldAccountant, PrivacyAccountant,
-                          PureDpAccountant, RdpAccountant, tree_depth)
+                          PureDpAccountant, RdpAccountant, rdp_slack_of, tree_depth)
+from .approximate_rdp import (DpConversion, LinearApproximateRdp, amplify_by_mixture,
+                              epsilon_for_delta, optimal_order, paper_order)
+from .approximate_rdp import compose as compose_approximate_rdp
 from .budget import Budget, spend
 from .calibration import (
     calibrate_analytic_gaussian,
@@ -29,6 +37,7 @@ from .calibration import (
 )
 from .conversions import rdp_to_delta, rdp_to_epsilon, zcdp_to_delta, zcdp_to_epsilon
 from .events import (
+    ApproximateRdpDpEvent,
     ComposedDpEvent,
     DpEvent,
     EpsilonDeltaDpEvent,
@@ -38,6 +47,7 @@ from .events import (
     NonPrivateDpEvent,
     NoOpDpEvent,
     PoissonSampledDpEvent,
+    SampledWithReplacementDpEvent,
     SelfComposedDpEvent,
     SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
@@ -52,15 +62,22 @@ from .rdp import (
     rdp_zcdp,
 )
 from .report import PrivacyReport
+from .with_replacement import (bdrs18_mixture_rdp, rdp_sampled_with_replacement_gaussian,
+                               with_replacement_inclusion_probability)
 
 __all__ = [
     # events
     "NeighboringRelation", "DpEvent", "NoOpDpEvent", "NonPrivateDpEvent", "GaussianDpEvent",
     "LaplaceDpEvent", "EpsilonDeltaDpEvent", "ZCDpEvent", "PoissonSampledDpEvent",
     "SelfComposedDpEvent", "ComposedDpEvent", "SingleEpochTreeAggregationDpEvent",
+    "SampledWithReplacementDpEvent", "ApproximateRdpDpEvent",
     # accountants
     "PrivacyAccountant", "RdpAccountant", "PureDpAccountant", "GdpAccountant", "PldAccountant",
-    "DEFAULT_RDP_ORDERS", "tree_depth",
+    "DEFAULT_RDP_ORDERS", "tree_depth", "rdp_slack_of",
+    # sampling with replacement, approximate RDP (ReSQue)
+    "rdp_sampled_with_replacement_gaussian", "with_replacement_inclusion_probability",
+    "bdrs18_mixture_rdp", "LinearApproximateRdp", "DpConversion", "compose_approximate_rdp",
+    "amplify_by_mixture", "optimal_order", "paper_order", "epsilon_for_delta",
     # RDP curves
     "rdp_gaussian", "rdp_laplace", "rdp_pure", "rdp_zcdp", "rdp_sampled_gaussian",
     "SampledGaussianRdp",

@@ -15,6 +15,7 @@ Every accountant follows one contract (after dp-accounting's ``PrivacyAccountant
 """
 
 import abc
+import copy
 import math
 import warnings
 
@@ -25,6 +26,7 @@ from ..exceptions import OrderGridWarning, UnsupportedEventError, external_stack
 from ._checks import check_conversion, check_orders, check_sample_rate, round_up
 from .conversions import _rdp_to_delta, _rdp_to_epsilon
 from .events import (
+    ApproximateRdpDpEvent,
     ComposedDpEvent,
     DpEvent,
     EpsilonDeltaDpEvent,
@@ -34,6 +36,7 @@ from .events import (
     NonPrivateDpEvent,
     NoOpDpEvent,
     PoissonSampledDpEvent,
+    SampledWithReplacementDpEvent,
     SelfComposedDpEvent,
     SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
@@ -41,9 +44,11 @@ from .events import (
 from .gdp import gdp_delta, gdp_epsilon
 from .interop import relation_to_dp_accounting
 from .rdp import rdp_gaussian, rdp_laplace, rdp_pure, rdp_sampled_gaussian, rdp_zcdp
+from .with_replacement import rdp_sampled_with_replacement_gaussian
 
 __all__ = ["DEFAULT_RDP_ORDERS", "PrivacyAccountant", "RdpAccountant", "PureDpAccountant",
-           "GdpAccountant", "PldAccountant", "DEFAULT_PLD_DISCRETIZATION", "tree_depth"]
+           "GdpAccountant", "PldAccountant", "DEFAULT_PLD_DISCRETIZATION", "tree_depth",
+           "rdp_slack_of"]
 
 #: dp-accounting's default grid (``dp_accounting.rdp.rdp_privacy_accountant.DEFAULT_RDP_ORDERS``):
 #: 1.1, 1.2, ..., 10.9, then 11, ..., 63, then 128, 256, 512, 1024. Using the same grid makes
@@ -300,6 +305,38 @@ def _tree_parameters(event):
         event.noise_multiplier, "SingleEpochTreeAggregationDpEvent.noise_multiplier")
 
 
+def _approximate_rdp_parameters(event):
+    """``(tau, max_order, delta)`` of a validated ApproximateRdpDpEvent."""
+    tau = check_scalar(event.tau, "ApproximateRdpDpEvent.tau", low=0.0, low_open=False)
+    max_order = check_scalar(event.max_order, "ApproximateRdpDpEvent.max_order", low=1.0,
+                             allow_inf=True)
+    delta = check_delta(event.delta, "ApproximateRdpDpEvent.delta", allow_zero=True)
+    return tau, max_order, delta
+
+
+def rdp_slack_of(event):
+    """Total-variation slack of an event tree: the deltas of its approximate-RDP events, summed.
+
+    Lemma 3 of the ReSQue paper: slacks add over (adaptive) composition, counts included.
+
+    Parameters
+    ----------
+    event : DpEvent
+
+    Returns
+    -------
+    float
+        Rounded up; 0 for a tree without :class:`ApproximateRdpDpEvent`.
+    """
+    if isinstance(event, ApproximateRdpDpEvent):
+        return _approximate_rdp_parameters(event)[2]
+    if isinstance(event, SelfComposedDpEvent):
+        return float(round_up(event.count * rdp_slack_of(event.event)))
+    if isinstance(event, ComposedDpEvent):
+        return float(round_up(math.fsum(rdp_slack_of(e) for e in event.events)))
+    return 0.0
+
+
 def _check_tree_relation(relation):
     """Zero-out and replace-one keep the leaf a record occupies; add/remove shifts the stream."""
     if relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
@@ -338,16 +375,32 @@ class RdpAccountant(PrivacyAccountant):
     * ``PoissonSampledDpEvent(q, tree of Gaussians)``: Mironov, Talwar and Zhang 2019;
     * ``SingleEpochTreeAggregationDpEvent(s, T)``: ``alpha bit_length(T) / (2 s^2)`` (zero-out
       and replace-one only; dp-accounting's curve);
+    * ``SampledWithReplacementDpEvent(n, m, tree of Gaussians)``: REPLACE_ONE only;
+      :func:`~dpsco_core.privacy.with_replacement.rdp_sampled_with_replacement_gaussian`
+      (count conditioning, and the ReSQue paper's Proposition 7 where it applies);
+      dp-accounting 0.6 has no accountant for this event;
+    * ``ApproximateRdpDpEvent(tau, max_order, delta)``: ``tau alpha`` for orders below
+      ``max_order`` and ``inf`` from ``max_order`` on; its ``delta`` (total-variation slack,
+      ReSQue paper eq. (12)) adds up over composition (Lemma 3) into :attr:`rdp_slack`;
     * ``SelfComposedDpEvent``, ``ComposedDpEvent``: sums (Mironov 2017, Prop. 1);
     * ``NoOpDpEvent``: 0; ``NonPrivateDpEvent``: inf.
 
     :meth:`get_epsilon_and_order` warns with :class:`~dpsco_core.exceptions.OrderGridWarning`
     when the optimal order is the smallest or largest of the grid.
 
+    With a nonzero :attr:`rdp_slack` (approximate-RDP events), epsilon and delta are
+    converted by Corollary 1 of the ReSQue paper, generalised to either conversion (its proof
+    applies the conversion to the distributions within total variation ``rdp_slack``): at
+    each order, the composed curve is converted at some ``delta'`` to ``epsilon``, and the
+    guarantee is ``(epsilon, delta' + (1 + e^epsilon) rdp_slack)``-DP.
+    :meth:`get_epsilon_and_order` searches the split of ``delta`` over ``delta'``.
+
     References
     ----------
     Mironov, "Renyi differential privacy", CSF 2017. Mironov, Talwar and Zhang, "Renyi
-    differential privacy of the sampled Gaussian mechanism", arXiv:1908.10530, 2019.
+    differential privacy of the sampled Gaussian mechanism", arXiv:1908.10530, 2019. Carmon et
+    al., "ReSQueing parallel and private stochastic convex optimization", FOCS 2023
+    (arXiv:2301.00457), eq. (12), Corollary 1, Lemma 3, Proposition 7.
     """
 
     name = "rdp"
@@ -358,6 +411,7 @@ class RdpAccountant(PrivacyAccountant):
         self._orders = check_orders(DEFAULT_RDP_ORDERS if orders is None else orders)
         self._conversion = check_conversion(conversion)
         self._rdp = np.zeros_like(self._orders)
+        self._slack = 0.0
 
     @property
     def orders(self):
@@ -375,6 +429,11 @@ class RdpAccountant(PrivacyAccountant):
     def conversion(self):
         """str: the RDP -> (epsilon, delta) conversion, ``"improved"`` or ``"mironov"``."""
         return self._conversion
+
+    @property
+    def rdp_slack(self):
+        """float: summed total-variation slack of the approximate-RDP events (Lemma 3), >= 0."""
+        return self._slack
 
     def _walk(self, event, sink):
         if isinstance(event, NoOpDpEvent):
@@ -443,12 +502,36 @@ class RdpAccountant(PrivacyAccountant):
                                       "PoissonSampledDpEvent.sampling_probability")
                 sink += rdp_sampled_gaussian(q, s, self._orders)
             return
+        if isinstance(event, SampledWithReplacementDpEvent):
+            if self._relation is not NeighboringRelation.REPLACE_ONE:
+                raise _Unsupported(
+                    "SampledWithReplacementDpEvent is analysed under REPLACE_ONE (n public); "
+                    f"the accountant uses {self._relation.name}.")
+            tree = _effective_noise_multiplier(event.event)
+            if tree is None:
+                raise _Unsupported(
+                    "the subevent of SampledWithReplacementDpEvent must be a GaussianDpEvent "
+                    f"or a composition of GaussianDpEvents; got {event.event!r}.")
+            if sink is not None:
+                sink += rdp_sampled_with_replacement_gaussian(
+                    event.source_dataset_size, event.sample_size, _resolve_noise(tree),
+                    self._orders)
+            return
+        if isinstance(event, ApproximateRdpDpEvent):
+            if sink is not None:
+                tau, max_order, _ = _approximate_rdp_parameters(event)
+                with np.errstate(invalid="ignore"):
+                    sink += np.where(self._orders < max_order, round_up(tau * self._orders),
+                                     np.inf)
+            return
         raise _Unsupported(f"RdpAccountant does not support {type(event).__name__}: {event!r}.")
 
     def _apply(self, event, count):
         part = np.zeros_like(self._orders)
         self._walk(event, part)
+        slack = float(round_up(self._slack + count * rdp_slack_of(event)))
         self._rdp = self._rdp + count * part
+        self._slack = slack
 
     def get_epsilon_and_order(self, delta):
         """Return the smallest epsilon over the orders for ``delta``, and the order attaining it.
@@ -471,10 +554,52 @@ class RdpAccountant(PrivacyAccountant):
             If the optimal order is the smallest or the largest of the grid.
         """
         delta = check_delta(delta)
-        eps, order = _rdp_to_epsilon(self._orders, self._rdp, delta, self._conversion)
+        if self._slack > 0.0:
+            eps, order = self._epsilon_with_slack(delta)
+        else:
+            eps, order = _rdp_to_epsilon(self._orders, self._rdp, delta, self._conversion)
         if 0.0 < eps < math.inf:
             _warn_if_edge(order, self._orders)
         return eps, order
+
+    def _epsilon_with_slack(self, delta):
+        """Corollary 1: smallest epsilon with ``delta' + (1 + e^eps) slack <= delta``.
+
+        The total is not monotone in ``delta'``; a geometric scan of ``delta'`` then a finer
+        scan around the best candidate find the split. Every feasible candidate is a valid
+        bound (the search affects tightness only); none feasible gives ``inf``.
+        """
+        slack = self._slack
+        if 2.0 * slack >= delta:
+            return math.inf, float(self._orders[0])
+        best = (math.inf, float(self._orders[0]))
+
+        def scan(candidates):
+            nonlocal best
+            found = None
+            for dp in candidates:
+                eps, order = _rdp_to_epsilon(self._orders, self._rdp, float(dp),
+                                             self._conversion)
+                if eps >= 700.0:
+                    continue
+                total = float(round_up(dp + (1.0 + math.exp(eps)) * slack))
+                if total <= delta and eps < best[0]:
+                    best, found = (eps, order), float(dp)
+            return found
+
+        top = delta - 2.0 * slack
+        grid = np.geomspace(top * 1e-12, top, 121)
+        found = scan(grid)
+        if found is not None:
+            scan(np.geomspace(found / 1.3, min(found * 1.3, top), 61))
+        return best
+
+    def _delta_with_slack(self, epsilon):
+        delta, order = _rdp_to_delta(self._orders, self._rdp, epsilon, self._conversion)
+        if self._slack > 0.0:
+            extra = (1.0 + math.exp(epsilon)) * self._slack if epsilon < 700.0 else math.inf
+            delta = min(1.0, float(round_up(delta + extra)))
+        return delta, order
 
     def get_delta_and_order(self, epsilon):
         """Return the smallest delta over the orders for ``epsilon``, and the optimal order.
@@ -489,7 +614,7 @@ class RdpAccountant(PrivacyAccountant):
         tuple of (float, float)
         """
         epsilon = check_epsilon(epsilon)
-        delta, order = _rdp_to_delta(self._orders, self._rdp, epsilon, self._conversion)
+        delta, order = self._delta_with_slack(epsilon)
         if 0.0 < delta < 1.0:
             _warn_if_edge(order, self._orders)
         return delta, order
@@ -821,6 +946,16 @@ class PldAccountant(PrivacyAccountant):
     def value_discretization_interval(self):
         """float: the discretisation of the privacy loss."""
         return self._interval
+
+    def __deepcopy__(self, memo):
+        # The state is plain numbers and dicts; dp-accounting's module (``_lib``) cannot be
+        # deep-copied and is shared, and the cached PLD is immutable in use (never mutated,
+        # only composed into new objects), so it is shared too. Budget copies an accountant
+        # per trial charge.
+        new = copy.copy(self)
+        new._ledger = self._ledger
+        new._state = copy.deepcopy(self._state, memo)
+        return new
 
     def _walk(self, event, sink):
         self._leaves(event, 1, sink)

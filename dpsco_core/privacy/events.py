@@ -12,6 +12,7 @@ accountant is constructed with (see :class:`NeighboringRelation`).
 """
 
 import enum
+import math
 from dataclasses import dataclass
 from typing import Tuple
 
@@ -25,6 +26,8 @@ __all__ = [
     "EpsilonDeltaDpEvent",
     "ZCDpEvent",
     "PoissonSampledDpEvent",
+    "SampledWithReplacementDpEvent",
+    "ApproximateRdpDpEvent",
     "SingleEpochTreeAggregationDpEvent",
     "SelfComposedDpEvent",
     "ComposedDpEvent",
@@ -148,6 +151,66 @@ class PoissonSampledDpEvent(DpEvent):
 
     sampling_probability: float
     event: DpEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SampledWithReplacementDpEvent(DpEvent):
+    """Run ``event`` on a batch of ``sample_size`` records drawn uniformly *with* replacement.
+
+    The batch is a sequence of ``m = sample_size`` indices drawn independently and uniformly
+    from ``[n]``, ``n = source_dataset_size`` (public), so a record can appear several times;
+    ``event`` is then applied to the batch, each occurrence counting as one record (a sum over
+    the batch counts a record drawn ``k`` times ``k`` times). Same name and fields as
+    dp-accounting's ``SampledWithReplacementDpEvent``. This is the sampling of the ReSQue
+    paper's Algorithms 3 and 4 (line 6, ``z ~ unif[n]``), needed there for unbiasedness.
+
+    The RDP accountant analyses it under REPLACE_ONE for an inner Gaussian (or a composition of
+    Gaussians on the same batch); see
+    :func:`~dpsco_core.privacy.with_replacement.rdp_sampled_with_replacement_gaussian`.
+
+    Parameters
+    ----------
+    source_dataset_size : int
+        ``n``, the public number of records, >= 1.
+    sample_size : int
+        ``m``, the number of draws, >= 1.
+    event : DpEvent
+        The mechanism run on the batch.
+    """
+
+    source_dataset_size: int
+    sample_size: int
+    event: DpEvent
+
+
+@dataclass(frozen=True, slots=True)
+class ApproximateRdpDpEvent(DpEvent):
+    """A mechanism known to be ``(alpha, tau alpha, delta)``-approximately RDP, ``1 < alpha < max_order``.
+
+    Approximate RDP (ReSQue paper, eq. (12)): ``D_{alpha,delta}(M(D) || M(D')) <= tau alpha``
+    for neighbours ``D, D'``, where ``D_{alpha,delta}(mu || nu)`` is the smallest
+    ``D_alpha(mu' || nu')`` over ``mu'``, ``nu'`` within total variation ``delta`` of ``mu``,
+    ``nu``. With ``delta = 0`` and ``max_order = inf`` this is ``tau``-zCDP
+    (:class:`ZCDpEvent`). The guarantee is a fact about a whole mechanism that the library
+    cannot re-derive from simpler events (for instance the ReSQue solver's drift bound, Lemma
+    5, amplified by Proposition 7 in Lemma 7): the caller states it, with its
+    neighbouring relation, and :class:`~dpsco_core.privacy.accountants.RdpAccountant` composes
+    it by Lemma 3 (epsilons add at each order, deltas add) and converts by Corollary 1.
+    Build it with :meth:`~dpsco_core.privacy.approximate_rdp.LinearApproximateRdp.to_event`.
+
+    Parameters
+    ----------
+    tau : float
+        Slope of the RDP bound, ``epsilon(alpha) = tau alpha``, in [0, inf).
+    max_order : float, default=inf
+        The bound holds for every order in the open interval ``(1, max_order)``; > 1.
+    delta : float, default=0.0
+        The total-variation slack of eq. (12), in [0, 1).
+    """
+
+    tau: float
+    max_order: float = math.inf
+    delta: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

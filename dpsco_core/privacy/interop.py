@@ -17,9 +17,13 @@ the sensitivity, sampling probabilities, counts), so the conversion is exact, wi
   by at most a few ulps of epsilon). With ``delta > 0`` there is no dp-accounting event that
   describes the mechanism: a ``ValueError`` says so.
 - dp-accounting events without a dpsco-core counterpart (``DiscreteLaplaceDpEvent``,
-  ``MixtureOfGaussiansDpEvent``, sampling without or with replacement, repeat-and-select,
+  ``MixtureOfGaussiansDpEvent``, sampling without replacement, repeat-and-select,
   randomized response with more than two buckets, ``ZCDpEvent`` with ``xi > 0``, ...) raise a
   ``TypeError`` naming the event.
+- ``ApproximateRdpDpEvent`` (approximate RDP with a total-variation slack, the ReSQue paper's
+  eq. (12)) has no dp-accounting counterpart: ``to_dp_accounting`` raises a ``TypeError``.
+  ``SampledWithReplacementDpEvent`` converts both ways (dp-accounting 0.6 defines it, but none
+  of its accountants supports it).
 
 The neighbouring relation is not part of an event in either library: it belongs to the
 accountant. ``relation_to_dp_accounting`` and ``relation_from_dp_accounting`` map the enums
@@ -33,7 +37,8 @@ from typing import Any
 
 from .events import (ComposedDpEvent, DpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                      LaplaceDpEvent, NeighboringRelation, NonPrivateDpEvent, NoOpDpEvent,
-                     PoissonSampledDpEvent, SelfComposedDpEvent,
+                     PoissonSampledDpEvent, SampledWithReplacementDpEvent,
+                     SelfComposedDpEvent,
                      SingleEpochTreeAggregationDpEvent, ZCDpEvent)
 
 __all__ = ["to_dp_accounting", "from_dp_accounting", "relation_to_dp_accounting",
@@ -104,6 +109,10 @@ def to_dp_accounting(event: DpEvent) -> Any:
     if isinstance(event, PoissonSampledDpEvent):
         return dpe.PoissonSampledDpEvent(sampling_probability=event.sampling_probability,
                                          event=to_dp_accounting(event.event))
+    if isinstance(event, SampledWithReplacementDpEvent):
+        return dpe.SampledWithReplacementDpEvent(
+            source_dataset_size=event.source_dataset_size, sample_size=event.sample_size,
+            event=to_dp_accounting(event.event))
     if isinstance(event, SingleEpochTreeAggregationDpEvent):
         counts: Any = event.step_counts
         counts = int(counts) if isinstance(counts, int) else [int(s) for s in counts]
@@ -159,6 +168,10 @@ def from_dp_accounting(event: Any) -> DpEvent:
     if isinstance(event, dpe.PoissonSampledDpEvent):
         return PoissonSampledDpEvent(float(event.sampling_probability),
                                      from_dp_accounting(event.event))
+    if isinstance(event, dpe.SampledWithReplacementDpEvent):
+        return SampledWithReplacementDpEvent(int(event.source_dataset_size),
+                                             int(event.sample_size),
+                                             from_dp_accounting(event.event))
     if isinstance(event, dpe.SingleEpochTreeAggregationDpEvent):
         steps = event.step_counts
         steps = int(steps) if isinstance(steps, int) else tuple(int(s) for s in steps)
@@ -169,7 +182,8 @@ def from_dp_accounting(event: Any) -> DpEvent:
         return ComposedDpEvent(tuple(from_dp_accounting(e) for e in event.events))
     raise TypeError(f"dp-accounting's {name} has no dpsco-core counterpart; supported: "
                     "NoOp, NonPrivate, Gaussian, Laplace, ZCDp (xi = 0), randomized response "
-                    "with 2 buckets, PoissonSampled, SingleEpochTreeAggregation, SelfComposed, "
+                    "with 2 buckets, PoissonSampled, SampledWithReplacement, SingleEpochTreeAggregation, "
+                    "SelfComposed, "
                     "Composed.")
 
 

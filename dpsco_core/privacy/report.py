@@ -13,6 +13,7 @@ from .._validation import check_delta, check_scalar
 from .accountants import (DEFAULT_PLD_DISCRETIZATION, GdpAccountant, PldAccountant,
                           PureDpAccountant, RdpAccountant)
 from .events import (
+    ApproximateRdpDpEvent,
     ComposedDpEvent,
     DpEvent,
     EpsilonDeltaDpEvent,
@@ -22,12 +23,23 @@ from .events import (
     NonPrivateDpEvent,
     NoOpDpEvent,
     PoissonSampledDpEvent,
+    SampledWithReplacementDpEvent,
     SelfComposedDpEvent,
     SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
 )
 
-__all__ = ["PrivacyReport", "ACCOUNTANTS", "DEFAULT_ASSUMPTIONS", "FLOATING_POINT_ASSUMPTION"]
+__all__ = ["PrivacyReport", "ACCOUNTANTS", "DEFAULT_ASSUMPTIONS", "FLOATING_POINT_ASSUMPTION",
+           "MODES", "HEURISTIC_CONDITION"]
+
+#: Modes a solver with a certified and a heuristic parametrisation states in its report.
+MODES = ("certified", "heuristic")
+
+#: The condition a ``mode="heuristic"`` report carries: its headline then reads CONDITIONAL.
+HEURISTIC_CONDITION = (
+    "heuristic mode: the run uses constants smaller than those its privacy proof needs (for "
+    "ReSQue, the smoothing-to-ball radius ratio and C_priv of Lemmas 5 and 7); the stated "
+    "(epsilon, delta) is computed from the proof's bound as if it held, and is NOT certified")
 
 #: Accountant names accepted by :meth:`PrivacyReport.from_event`.
 ACCOUNTANTS = ("rdp", "basic-composition", "gdp", "pld")
@@ -94,6 +106,13 @@ class PrivacyReport:
         conditions; releasing them is outside (epsilon, delta). An object that *holds* them as
         part of what it releases (a fitted estimator with ``diagnostics=True``) lists them as
         conditions too.
+    rdp_slack : float
+        The total-variation slack of the approximate-RDP events of the tree (ReSQue paper,
+        eq. (12) and Lemma 3), already included in ``delta`` by Corollary 1
+        (``delta = delta' + (1 + e^epsilon) rdp_slack``); 0 without such events.
+    mode : str or None
+        ``"certified"`` or ``"heuristic"`` for solvers that offer both (ReSQue): a heuristic
+        report also lists :data:`HEURISTIC_CONDITION` among its conditions. None otherwise.
     """
 
     epsilon: float
@@ -110,6 +129,8 @@ class PrivacyReport:
     orders: Optional[Tuple[float, ...]] = None
     conditions: Tuple[str, ...] = ()
     non_private_outputs: Tuple[str, ...] = ()
+    rdp_slack: float = 0.0
+    mode: Optional[str] = None
 
     @property
     def unconditional(self):
@@ -131,6 +152,10 @@ class PrivacyReport:
     def __str__(self):
         text = (f"{self._headline()}; {', '.join(self.mechanisms) or 'no mechanism'}, "
                 f"{self.releases} release(s), {self.accountant} accountant")
+        if self.mode is not None:
+            text += f", {self.mode} mode"
+        if self.rdp_slack > 0.0:
+            text += f", approximate-RDP slack {self.rdp_slack:.3g} (included in delta)"
         if not self.unconditional:
             text += ". Holds only if: " + "; ".join(self.conditions)
         if self.non_private_outputs:
@@ -159,6 +184,11 @@ class PrivacyReport:
         object.__setattr__(self, "assumptions", tuple(self.assumptions))
         object.__setattr__(self, "conditions", tuple(self.conditions))
         object.__setattr__(self, "non_private_outputs", tuple(self.non_private_outputs))
+        check_scalar(self.rdp_slack, "rdp_slack", low=0.0, high=1.0, low_open=False)
+        if self.mode is not None and self.mode not in MODES:
+            raise ValueError(f"mode must be None or one of {set(MODES)}; got {self.mode!r}.")
+        if self.mode == "heuristic" and HEURISTIC_CONDITION not in self.conditions:
+            object.__setattr__(self, "conditions", self.conditions + (HEURISTIC_CONDITION,))
         if self.orders is not None:
             object.__setattr__(self, "orders", tuple(float(a) for a in self.orders))
 
@@ -166,7 +196,8 @@ class PrivacyReport:
     def from_event(cls, event, *, delta, accountant="rdp",
                    neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE, orders=None,
                    conversion="improved", budget_split=None, assumptions=DEFAULT_ASSUMPTIONS,
-                   conditions=(), value_discretization_interval=DEFAULT_PLD_DISCRETIZATION):
+                   conditions=(), value_discretization_interval=DEFAULT_PLD_DISCRETIZATION,
+                   mode=None):
         """Build the report of ``event`` by running an accountant over it.
 
         Parameters
@@ -190,6 +221,9 @@ class PrivacyReport:
             Data-dependent conditions of this run (see the class docstring).
         value_discretization_interval : float, default=1e-4
             For ``accountant="pld"`` only: the discretisation of the privacy loss.
+        mode : {"certified", "heuristic"} or None, default=None
+            The solver's mode, stated in the report; ``"heuristic"`` adds
+            :data:`HEURISTIC_CONDITION` to the conditions.
 
         Returns
         -------
@@ -230,7 +264,8 @@ class PrivacyReport:
             neighboring_relation=neighboring_relation, mechanisms=mechanisms,
             accountant=accountant, conversion=conversion_name, noise_multipliers=multipliers,
             releases=releases, budget_split=budget_split or {}, assumptions=assumptions,
-            event=event, orders=used_orders, conditions=tuple(conditions))
+            event=event, orders=used_orders, conditions=tuple(conditions),
+            rdp_slack=getattr(acc, "rdp_slack", 0.0), mode=mode)
 
     def __reduce__(self):
         # The read-only mapping cannot be pickled; rebuild from a plain dict instead.
@@ -258,10 +293,13 @@ def _describe(event):
             return sum(walk(child, sampled) for child in e.events)
         if isinstance(e, PoissonSampledDpEvent):
             return walk(e.event, True)
+        if isinstance(e, SampledWithReplacementDpEvent):
+            return walk(e.event, "with replacement")
         if isinstance(e, NoOpDpEvent):
             return 0
         if isinstance(e, GaussianDpEvent):
-            add(names, "Poisson-sampled Gaussian" if sampled else "Gaussian")
+            add(names, {False: "Gaussian", True: "Poisson-sampled Gaussian",
+                        "with replacement": "sampled-with-replacement Gaussian"}[sampled])
             add(multipliers, float(e.noise_multiplier))
         elif isinstance(e, SingleEpochTreeAggregationDpEvent):
             add(names, "tree-aggregated Gaussian")
@@ -273,6 +311,8 @@ def _describe(event):
             add(names, "epsilon-DP" if e.delta == 0 else "(epsilon, delta)-DP")
         elif isinstance(e, ZCDpEvent):
             add(names, "zCDP")
+        elif isinstance(e, ApproximateRdpDpEvent):
+            add(names, "approximate RDP")
         elif isinstance(e, NonPrivateDpEvent):
             add(names, "non-private")
         else:

@@ -168,7 +168,8 @@ def check_noise_scale(noise_scale, epsilon, what="noise standard deviation"):
 
 
 def report_from_event(event, *, delta, relation, budget_split, assumptions, target_epsilon,
-                      extra_orders=(), conversion="mironov", conditions=(), accountant="rdp"):
+                      extra_orders=(), conversion="mironov", conditions=(), accountant="rdp",
+                      mode=None):
     """Run the RDP accountant over ``event`` and check the result against the target.
 
     The Renyi order grid is dp-accounting's default plus ``extra_orders`` (for example the
@@ -177,7 +178,8 @@ def report_from_event(event, *, delta, relation, budget_split, assumptions, targ
     immutable, and a repeated run configuration then pays no accountant (issue 18: the report
     was half of ``dp_cd``'s fixed cost per call).
     ``accountant="pld"`` runs :class:`~dpsco_core.privacy.accountants.PldAccountant` instead
-    (default discretisation; orders and conversion unused).
+    (default discretisation; orders and conversion unused). ``mode`` (``"certified"`` or
+    ``"heuristic"``) is stated in the report (see :class:`~dpsco_core.privacy.PrivacyReport`).
 
     Raises
     ------
@@ -187,7 +189,7 @@ def report_from_event(event, *, delta, relation, budget_split, assumptions, targ
     """
     extra = tuple(float(a) for a in np.asarray(extra_orders, dtype=float).ravel())
     key = (event, float(delta), relation, tuple(dict(budget_split or {}).items()),
-           tuple(assumptions), extra, conversion, tuple(conditions), accountant)
+           tuple(assumptions), extra, conversion, tuple(conditions), accountant, mode)
     try:
         report = _memo_report(*key)
     except TypeError:                 # an unhashable argument: no memo
@@ -200,7 +202,7 @@ def report_from_event(event, *, delta, relation, budget_split, assumptions, targ
 
 @functools.lru_cache(maxsize=256)
 def _memo_report(event, delta, relation, budget_split, assumptions, extra_orders, conversion,
-                 conditions, accountant="rdp"):
+                 conditions, accountant="rdp", mode=None):
     from ..privacy.accountants import DEFAULT_RDP_ORDERS
 
     orders = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, dtype=float),
@@ -211,7 +213,7 @@ def _memo_report(event, delta, relation, budget_split, assumptions, extra_orders
                                     neighboring_relation=relation, orders=orders,
                                     conversion=conversion, budget_split=dict(budget_split),
                                     assumptions=tuple(DEFAULT_ASSUMPTIONS) + assumptions,
-                                    conditions=conditions)
+                                    conditions=conditions, mode=mode)
 
 
 def objective_or_inf(problem, w):

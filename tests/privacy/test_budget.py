@@ -287,7 +287,7 @@ def test_budget_validation_and_copies():
     with pytest.raises(ValueError, match="delta"):
         Budget(1.0, 0.0)                    # pure budgets need basic composition
     with pytest.raises(ValueError, match="accountant"):
-        Budget(1.0, 1e-5, accountant="pld")
+        Budget(1.0, 1e-5, accountant="zcdp")
     with pytest.raises(ValueError, match="neighboring_relation"):
         Budget(1.0, 1e-5, neighboring_relation="swap")
     import copy
@@ -347,3 +347,38 @@ def test_every_solver_charges_its_event_and_refuses_untouched(case):
     assert budget.spent_epsilon <= res.privacy.epsilon * (1 + 1e-9)
     assert budget.spent_delta <= max(res.privacy.delta, 0.0) + 1e-15
     assert budget.neighboring_relation is res.privacy.neighboring_relation
+
+
+def test_pld_budget_matches_the_pld_accountant_and_refuses_overspending():
+    pytest.importorskip("dp_accounting")
+    from dpsco_core.exceptions import PrivacyBudgetError, UnsupportedEventError
+    from dpsco_core.privacy import (ApproximateRdpDpEvent, GaussianDpEvent, PldAccountant,
+                                    PoissonSampledDpEvent, RdpAccountant, SelfComposedDpEvent)
+    relation = NeighboringRelation.ADD_OR_REMOVE_ONE
+    sgd = SelfComposedDpEvent(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0)), 1000)
+    budget = Budget(2.0, 1e-5, accountant="pld", neighboring_relation=relation)
+    assert budget.accountant == "pld"
+    spent = budget.charge(sgd, neighboring_relation=relation)
+    pld = PldAccountant(relation).compose(sgd).get_epsilon(1e-5)
+    assert spent == budget.spent_epsilon == pld
+    assert budget.spent_delta == 1e-5
+    # tighter than RDP for the same release
+    assert pld < RdpAccountant(None, relation).compose(sgd).get_epsilon(1e-5)
+    # a trial charge leaves the state as it was
+    before = budget.spent_epsilon
+    with pytest.raises(PrivacyBudgetError):
+        budget.charge(SelfComposedDpEvent(GaussianDpEvent(0.5), 10), neighboring_relation=relation)
+    assert budget.spent_epsilon == before and len(budget.ledger) == 1
+    with pytest.raises(UnsupportedEventError):
+        budget.charge(ApproximateRdpDpEvent(0.01), neighboring_relation=relation)
+    budget.charge(GaussianDpEvent(20.0), neighboring_relation=relation)
+    both = PldAccountant(relation).compose(sgd).compose(GaussianDpEvent(20.0))
+    assert budget.spent_epsilon == both.get_epsilon(1e-5) and len(budget.ledger) == 2
+
+
+def test_pld_budget_without_dp_accounting_says_how_to_install(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "dp_accounting.pld", None)
+    monkeypatch.setitem(sys.modules, "dp_accounting", None)
+    with pytest.raises(ImportError, match="pip install"):
+        Budget(1.0, 1e-5, accountant="pld")

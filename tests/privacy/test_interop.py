@@ -12,9 +12,10 @@ import sys
 import pytest
 
 from dpsco_core.privacy import RdpAccountant, events
-from dpsco_core.privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
+from dpsco_core.privacy.events import (ApproximateRdpDpEvent, ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                                        LaplaceDpEvent, NeighboringRelation, NonPrivateDpEvent,
-                                       NoOpDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent,
+                                       NoOpDpEvent, PoissonSampledDpEvent,
+                                       SampledWithReplacementDpEvent, SelfComposedDpEvent,
                                        SingleEpochTreeAggregationDpEvent, ZCDpEvent)
 from dpsco_core.privacy.interop import (from_dp_accounting, relation_from_dp_accounting,
                                         relation_to_dp_accounting, to_dp_accounting)
@@ -34,7 +35,11 @@ ONE_OF_EACH = [
     SingleEpochTreeAggregationDpEvent(4.0, (64, 36)),
     SelfComposedDpEvent(LaplaceDpEvent(10.0), 3),
     ComposedDpEvent((GaussianDpEvent(3.0), ZCDpEvent(0.01))),
+    SampledWithReplacementDpEvent(1000, 4, GaussianDpEvent(2.0)),
 ]
+
+#: dpsco-core events without a dp-accounting counterpart (to_dp_accounting raises TypeError).
+NO_DP_ACCOUNTING_COUNTERPART = [ApproximateRdpDpEvent(0.01, 50.0, 1e-9)]
 
 
 def _event_classes():
@@ -44,7 +49,13 @@ def _event_classes():
 
 def test_every_event_type_is_covered():
     # a new event type in dpsco_core.privacy.events needs a conversion (and a case here)
-    assert {type(e) for e in ONE_OF_EACH} == _event_classes()
+    assert {type(e) for e in ONE_OF_EACH + NO_DP_ACCOUNTING_COUNTERPART} == _event_classes()
+
+
+@pytest.mark.parametrize("event", NO_DP_ACCOUNTING_COUNTERPART, ids=lambda e: type(e).__name__)
+def test_events_without_counterpart_name_themselves(event):
+    with pytest.raises(TypeError, match=type(event).__name__):
+        to_dp_accounting(event)
 
 
 def _close(a, b):
@@ -94,6 +105,8 @@ THEIRS = [
     dpe.SingleEpochTreeAggregationDpEvent(noise_multiplier=3.0, step_counts=[8, 9]),
     dpe.SelfComposedDpEvent(event=dpe.LaplaceDpEvent(1.0), count=5),
     dpe.ComposedDpEvent(events=[dpe.GaussianDpEvent(1.0), dpe.NoOpDpEvent()]),
+    dpe.SampledWithReplacementDpEvent(source_dataset_size=10, sample_size=2,
+                                      event=dpe.GaussianDpEvent(1.0)),
 ]
 
 
@@ -148,8 +161,6 @@ NO_COUNTERPART = [
                                   sampling_probs=[0.5, 0.5]),
     dpe.SampledWithoutReplacementDpEvent(source_dataset_size=10, sample_size=2,
                                          event=dpe.GaussianDpEvent(1.0)),
-    dpe.SampledWithReplacementDpEvent(source_dataset_size=10, sample_size=2,
-                                      event=dpe.GaussianDpEvent(1.0)),
     dpe.RepeatAndSelectDpEvent(event=dpe.GaussianDpEvent(1.0), mean=3.0, shape=1.0),
     *([dpe.TruncatedSubsampledGaussianDpEvent(dataset_size=100, sampling_probability=0.1,
                                               truncated_batch_size=20, noise_multiplier=1.0)]
