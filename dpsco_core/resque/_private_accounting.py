@@ -12,22 +12,28 @@ checks the conditions under which they are certified:
   the two is required here);
 - Lemma 7 (amplification by subsampling with replacement, Proposition 7): with
   :math:`b \le 2\log(2/\delta)` (Chernoff, failure ≤ δ/2), :math:`\tau_{pre} = 6000\beta^2
-  \log^2(2/\delta)`, mixing weight :math:`s = 1.2T/n`, and
-  :math:`\tau = 13 s^2 \tau_{pre} = 112{,}320\,\beta^2\log^2(2/\delta)(T/n)^2` for
+  \log^2(2/\delta)`, mixing weight :math:`s = 1 - (1 - 1/n)^T \le T/n`, and
+  :math:`\tau = 13 s^2 \tau_{pre} = 78{,}000\,\beta^2\log^2(2/\delta)s^2` for
   :math:`\alpha < 3/\tau_{pre}`; it needs :math:`\tau_{pre} \le 1/3` (i.e.
   :math:`\beta^2\log^2(2/\delta) \le 1/18000`), :math:`s < 1/40` and :math:`T/n \le 1/60`.
 
-Composition (Lemma 3) adds τ and δ and takes the smallest α_max; Corollary 1 turns
-:math:`(\alpha, \alpha\tau, \delta_R)` into :math:`(\alpha\tau + \log(1/\delta')/(\alpha - 1),
-\delta' + (1 + e^{\varepsilon})\delta_R)`-DP. These two generic steps belong to the accountant
-(:mod:`dpsco_core.privacy`, issue 20's accounting part); :class:`Charge` is the small carrier
-the algorithms use to hand their calls to it.
+The generic calculus is the accountant's (:mod:`dpsco_core.privacy.approximate_rdp`):
+composition (Lemma 3), Proposition 7's amplification with the exact inclusion probability
+:math:`s = 1 - (1 - 1/n)^T` of sampling with replacement
+(:func:`~dpsco_core.privacy.with_replacement.with_replacement_inclusion_probability`, at most
+T/n: tighter than the note's 1.2 T/n) and Corollary 1. :class:`Charge` is the carrier the
+algorithms hand around: a :class:`~dpsco_core.privacy.approximate_rdp.LinearApproximateRdp`
+plus whether every composed call was certified, and how many calls it counts.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+from ..privacy.approximate_rdp import LinearApproximateRdp, amplify_by_mixture, compose
+from ..privacy.with_replacement import (BDRS18_CONSTANT, BDRS18_MAX_TAU, BDRS18_MAX_WEIGHT,
+                                        with_replacement_inclusion_probability)
 
 __all__ = ["Charge", "certified_radius_ratio", "resque_call_charge", "MODES"]
 
@@ -37,10 +43,6 @@ MODES = ("certified", "heuristic")
 
 #: Lemma 5's constant: D_{α,δ} <= DRIFT_CONSTANT α β² b².
 DRIFT_CONSTANT = 1500.0
-#: Proposition 7's constant: D_α(mixtures) <= AMPLIFICATION_CONSTANT s² α τ.
-AMPLIFICATION_CONSTANT = 13.0
-#: s <= MIXING_FACTOR T / n (Lemma 7).
-MIXING_FACTOR = 1.2
 #: The paper's ρ/r constant (Proposition 6): ρ/r >= 1728 log²(log T / δ).
 RADIUS_RATIO_CONSTANT = 1728.0
 #: T/n <= 1/C_PRIV_SAMPLING (Lemma 7: s < 1/40 and the C_priv >= 60 of the proof).
@@ -72,36 +74,39 @@ class Charge:
     certified: bool = True
     calls: int = 1
 
+    @property
+    def guarantee(self) -> LinearApproximateRdp:
+        """The accountant's :class:`LinearApproximateRdp` for this charge."""
+        return LinearApproximateRdp(self.tau, self.alpha_max, self.delta)
+
+    @classmethod
+    def _of(cls, g: LinearApproximateRdp, certified: bool, calls: int) -> Charge:
+        return cls(g.tau, g.max_order, g.delta, certified, calls)
+
+    @classmethod
+    def zero(cls) -> Charge:
+        """No call."""
+        return cls(0.0, math.inf, 0.0, True, 0)
+
     def __add__(self, other: Charge) -> Charge:
-        """Lemma 3: adaptive composition adds τ and δ; α must lie in both ranges."""
-        return Charge(self.tau + other.tau, min(self.alpha_max, other.alpha_max),
-                      self.delta + other.delta, self.certified and other.certified,
-                      self.calls + other.calls)
+        """Lemma 3 (the accountant's :func:`compose`): τ and δ add, the order ranges meet."""
+        return Charge._of(compose([self.guarantee, other.guarantee]),
+                          self.certified and other.certified, self.calls + other.calls)
 
     def times(self, k: int) -> Charge:
         """k-fold composition of this charge (k >= 0 calls)."""
         if k == 0:
-            return Charge(0.0, math.inf, 0.0, True, 0)
-        return Charge(k * self.tau, self.alpha_max, k * self.delta, self.certified,
-                      k * self.calls)
+            return Charge.zero()
+        return Charge._of(self.guarantee.self_compose(k), self.certified, k * self.calls)
 
     def epsilon(self, delta_prime: float) -> float:
-        r"""Corollary 1's :math:`\varepsilon = \min_{1 < \alpha < \alpha_{\max}} \alpha\tau +
-        \log(1/\delta')/(\alpha - 1)`: :math:`\tau + 2\sqrt{\tau\log(1/\delta')}` at
-        :math:`\alpha^* = 1 + \sqrt{\log(1/\delta')/\tau}` when :math:`\alpha^* < \alpha_{\max}`,
-        else at (just below) α_max."""
-        log_d = math.log(1.0 / delta_prime)
-        if self.tau == 0.0:
-            return 0.0 if self.alpha_max == math.inf else log_d / (self.alpha_max - 1.0)
-        alpha = 1.0 + math.sqrt(log_d / self.tau)
-        if alpha >= self.alpha_max:
-            alpha = 1.0 + (self.alpha_max - 1.0) * (1.0 - 1e-9)
-        return alpha * self.tau + log_d / (alpha - 1.0)
+        """Corollary 1's ε at the optimal order (clamped below α_max), δ' given."""
+        return self.guarantee.to_dp(delta_prime).epsilon
 
     def to_dp(self, delta_prime: float) -> tuple[float, float]:
         r"""Corollary 1: :math:`(\varepsilon, \delta' + (1 + e^{\varepsilon})\delta)`-DP."""
-        eps = self.epsilon(delta_prime)
-        return eps, delta_prime + (1.0 + math.exp(min(eps, 700.0))) * self.delta
+        dp = self.guarantee.to_dp(delta_prime)
+        return dp.epsilon, dp.delta
 
 
 def certified_radius_ratio(n_steps: int, delta: float, regularized: bool = False) -> float:
@@ -157,25 +162,28 @@ def resque_call_charge(beta: float, n_steps: int, n_samples: int, delta: float, 
     Charge
     """
     log2d = math.log(2.0 / delta)
+    # Lemma 5 at slack delta/2 (the drift bound's failure), b <= 2 log(2/delta) copies of the
+    # differing index (Chernoff, failure delta/2, added by the amplification step)
     tau_pre = 4.0 * DRIFT_CONSTANT * beta * beta * log2d * log2d
-    s = MIXING_FACTOR * n_steps / n_samples
-    tau = AMPLIFICATION_CONSTANT * s * s * tau_pre
+    s = with_replacement_inclusion_probability(n_samples, n_steps)
     problems = []
-    if tau_pre > 1.0 / 3.0:
+    if tau_pre > BDRS18_MAX_TAU:
         problems.append(f"beta^2 log^2(2/delta) = {beta * beta * log2d * log2d:.3g} must be "
                         f"<= 1/18000 (Proposition 7 needs tau <= 1/3)")
-    if n_steps * C_PRIV_SAMPLING > n_samples:
+    if n_steps * C_PRIV_SAMPLING > n_samples or not s < BDRS18_MAX_WEIGHT:
         problems.append(f"T/n = {n_steps}/{n_samples} must be <= 1/{C_PRIV_SAMPLING:g} "
-                        f"(Lemma 7)")
-    need = certified_radius_ratio(n_steps, delta, regularized)
+                        f"(Lemma 7; Proposition 7 needs s < 1/40)")
+    need = certified_radius_ratio(n_steps, delta / 2.0, regularized)
     if radius_ratio < need:
         problems.append(f"rho/r = {radius_ratio:.4g} must be >= {need:.4g} (Lemma 5 with "
-                        f"T = {n_steps}, delta = {delta:.3g})")
+                        f"T = {n_steps}, delta = {delta / 2.0:.3g})")
     if problems and mode == "certified":
         raise ValueError("certified mode: the privacy proof of Algorithm 3/4 does not apply: "
                          + "; ".join(problems) + ". Use mode='heuristic' (not certified) or "
                          "change n, T, beta or the radii.")
-    # heuristic mode outside the conditions: Proposition 7's order range (alpha < 3/tau_pre)
-    # is one of the failed conditions, so it is not imposed either (nothing is certified)
-    alpha_max = 3.0 / tau_pre if not problems else math.inf
-    return Charge(tau, alpha_max, delta, not problems, 1)
+    if not problems:
+        pair = LinearApproximateRdp(tau_pre, math.inf, delta / 2.0)
+        return Charge._of(amplify_by_mixture(pair, s, extra_delta=delta / 2.0), True, 1)
+    # heuristic mode outside the conditions: the same formula 13 s^2 tau_pre; Proposition 7's
+    # order range (alpha < 3/tau_pre) is one of the failed conditions, so it is not imposed
+    return Charge(BDRS18_CONSTANT * s * s * tau_pre, math.inf, delta, False, 1)

@@ -212,7 +212,8 @@ def resque_erm_ball(data: Any, center: ArrayLike, *, radius: float, smoothing_ra
     Utility (Proposition 6, Corollary 2): :math:`E[F(x)] - F(x^*) \le C_{cvx} L r'
     (\sqrt d/(\beta T) + 1/\sqrt T)`, C_cvx = 16 from the proof. Privacy: one
     :math:`(\alpha, \alpha\tau, \delta)`-approximate-RDP call under replace-one neighbours,
-    :math:`\tau = 112{,}320\,\beta^2\log^2(2/\delta)(T/n)^2` for :math:`\alpha <
+    :math:`\tau = 78{,}000\,\beta^2\log^2(2/\delta)s^2`, :math:`s = 1 - (1 - 1/n)^T`, for
+    :math:`\alpha <
     1/(2000\beta^2\log^2(2/\delta))`, certified when :math:`T/n \le 1/60`,
     :math:`\beta^2\log^2(2/\delta) \le 1/18000` and ρ/r is at least
     :func:`~dpsco_core.resque._private_accounting.certified_radius_ratio` (doubled for λ > 0).
@@ -383,7 +384,7 @@ def resque_erm_strongly_convex(data: Any, center: ArrayLike, *, radius: float,
     xbar = check_vector(center, "center")
     seeds = child_seed_sequences(check_random_state(random_state), len(sched))
     x = None
-    charge = Charge(0.0, math.inf, 0.0, True, 0)
+    charge = Charge.zero()
     n_grad = 0
     for (T_i, beta_i, r_i), s in zip(sched, seeds):
         res = resque_erm_ball(data, xbar, radius=radius, smoothing_radius=smoothing_radius,
@@ -469,7 +470,7 @@ def resque_line_search(data: Any, center: ArrayLike, *, radius: float,
                                        n_steps=n_steps, delta=delta / k,
                                        reg_center=reg_center, mode=mode, random_state=s)
             for s in seeds]
-    charge = Charge(0.0, math.inf, 0.0, True, 0)
+    charge = Charge.zero()
     for res in runs:
         charge = charge + res.charge
     x = aggregate(np.array([res.x for res in runs]), acc)
@@ -559,7 +560,7 @@ def resque_prox_mlmc(data: Any, center: ArrayLike, *, radius: float, smoothing_r
 
     # the deterministic worst-case charge (every call's τ is computed without running it)
     def charge_of(b, t):
-        total = Charge(0.0, math.inf, 0.0, True, 0)
+        total = Charge.zero()
         for T_i, beta_i, _ in algorithm5_schedule(t, b, float(data.lipschitz), lam, radius,
                                                   data.n_features):
             k = len(algorithm5_schedule(t, b, float(data.lipschitz), lam, radius,

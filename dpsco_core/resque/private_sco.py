@@ -21,7 +21,10 @@ compose (Lemma 3) to :math:`(\alpha, \alpha\tau, \delta_R)` and Corollary 1 give
 :math:`(\tau + 2\sqrt{\tau\log(1/\delta')}, \delta' + (1 + e^\varepsilon)\delta_R)`-DP, with
 :math:`\delta' = \delta/2` and :math:`\delta_R = \delta/(2(1 + e^{\varepsilon}))`. One β is
 used by every call (as in the paper) and calibrated by bisection so that the composed ε meets
-the target (τ is proportional to β²). The number of calls is fixed before the run, so the
+the target (τ is proportional to β²); the reported (ε, δ) is the library's
+:class:`~dpsco_core.privacy.report.PrivacyReport` of the composed
+:class:`~dpsco_core.privacy.events.ApproximateRdpDpEvent` (``privacy["report"]``), at most
+the calibration target. The number of calls is fixed before the run, so the
 guarantee does not depend on the data. The paper's own sum (Theorem 3's proof) counts one
 line-search call per iteration, a missing log factor (note 000, 11.9); here every call counts.
 
@@ -187,7 +190,7 @@ def _t_values(kappa, K, d, beta, n, delta, C, c_sc=2.0, c_ba=1.0):
 
 def _alg5_charge(beta, T, n, delta, ratio, mode, L, lam, r, d):
     sched = algorithm5_schedule(T, beta, L, lam, r, d)
-    total = Charge(0.0, math.inf, 0.0, True, 0)
+    total = Charge.zero()
     for T_i, b_i, _ in sched:
         total = total + resque_call_charge(b_i, T_i, n, delta / len(sched), radius_ratio=ratio,
                                            regularized=True, mode=mode)
@@ -222,6 +225,18 @@ def _plan_charge(beta, Ts, n_ls_calls, k7, n_iter, n, delta_rdp, ratio, mode, L,
         sp = sp + _alg5_charge(2.0 ** (-(j - 1) / 2.0) * beta, 2 ** (j - 1) * T3, n, dc, ratio,
                                mode, L, lam, r, d)
     return (ls + bo + sp).times(n_iter), n_calls, dc
+
+
+def _report(charge, delta, mode):
+    """The library's PrivacyReport of a composed charge (the accountant's Corollary 1 on its
+    order grid, the approximate-RDP slack included in delta), replace-one, with the mode; a
+    charge outside the proofs' conditions is always reported as heuristic."""
+    from ..privacy.events import NeighboringRelation
+    from ..privacy.report import PrivacyReport
+
+    return PrivacyReport.from_event(charge.guarantee.to_event(), delta=delta, accountant="rdp",
+                                    neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                                    mode="certified" if charge.certified else "heuristic")
 
 
 def resque_private_erm(data: Any, *, epsilon: float, delta: float, radius_bound: float,
@@ -393,7 +408,11 @@ def resque_private_erm(data: Any, *, epsilon: float, delta: float, radius_bound:
               "iterations_run": res.n_iter, "line_search_calls_per_iteration": n_ls,
               "line_search_runs": k7, "oracle_calls_charged": n_calls,
               "line_search": line_search}
-    privacy = {"mode": mode, "certified": charge.certified, "epsilon": eps_out,
+    report = _report(charge, dlt, mode)
+    # the accountant's conversion (its order grid and delta split) is at least as tight as the
+    # Corollary-1 point used to calibrate beta: report its epsilon
+    eps_out, delta_out = report.epsilon, report.delta
+    privacy = {"report": report, "mode": mode, "certified": charge.certified, "epsilon": eps_out,
                "delta": delta_out, "neighboring_relation": "replace_one",
                "accountant": "approximate RDP, linear in alpha (Lemma 3, Corollary 1)",
                "tau": charge.tau, "alpha_max": charge.alpha_max,

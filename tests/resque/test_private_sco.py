@@ -44,9 +44,21 @@ def test_report_recomputed_from_the_worst_case_charge(erm_run):
     assert res.charge.tau == pytest.approx(total.tau, rel=1e-12)
     assert res.charge.delta == pytest.approx(total.delta, rel=1e-12)
     # Corollary 1 at delta' = delta/2: the reported (epsilon, delta) meet the target
+    # the library's report recomputed from the accountant, and Corollary 1 at delta' = delta/2
+    # (the calibration's point) bounds it
+    from dpsco_core.privacy.events import NeighboringRelation
+    from dpsco_core.privacy.report import PrivacyReport
+    again = PrivacyReport.from_event(total.guarantee.to_event(), delta=1e-6,
+                                     neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                                     mode="heuristic")
+    # (the run composes in another order: equal up to the accountant's upward rounding)
+    assert res.epsilon == pytest.approx(again.epsilon, rel=1e-12)
+    assert res.delta == pytest.approx(again.delta, rel=1e-12)
+    assert res.privacy["report"].event == res.charge.guarantee.to_event()
     eps = total.tau + 2 * math.sqrt(total.tau * math.log(1 / (1e-6 / 2 * (1 - 1e-9))))
-    assert res.epsilon == pytest.approx(eps, rel=1e-9)
+    assert res.epsilon <= eps * (1 + 1e-9) and eps <= 1.0 + 1e-9
     assert res.epsilon <= 1.0 and res.delta <= 1e-6
+    assert again.mode == "heuristic" and not again.unconditional
     assert res.privacy["neighboring_relation"] == "replace_one"
     assert res.privacy["mode"] == "heuristic" and not res.certified
     assert "NOT CERTIFIED" in res.privacy["note"]
@@ -84,6 +96,7 @@ def test_certified_mode_runs_with_the_proofs_ratio():
                              mode="certified", line_search="constant", max_iter=1,
                              random_state=0)
     assert res.certified and res.privacy["certified"]
+    assert res.privacy["report"].mode == "certified" and res.privacy["report"].unconditional
     assert res.params["radius_ratio"] > 1e5         # note 000, 5.2: rho/r in the 1e5 range
     assert res.epsilon <= 1.0
 
