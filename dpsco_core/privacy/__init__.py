@@ -24,7 +24,7 @@ the solvers, so ``import dpsco_core.privacy`` works on an installation without a
 from .accountants import (DEFAULT_RDP_ORDERS, GdpAccountant, PldAccountant, PrivacyAccountant,
                           PureDpAccountant, RdpAccountant, rdp_slack_of, tree_depth)
 from .approximate_rdp import (DpConversion, LinearApproximateRdp, amplify_by_mixture,
-                              epsilon_for_delta, optimal_order, paper_order)
+                              calibrate_tau, epsilon_for_delta, optimal_order, paper_order)
 from .approximate_rdp import compose as compose_approximate_rdp
 from .budget import Budget, spend
 from .calibration import (
@@ -63,6 +63,7 @@ from .rdp import (
 )
 from .report import PrivacyReport
 from .with_replacement import (bdrs18_mixture_rdp, rdp_sampled_with_replacement_gaussian,
+                               with_replacement_count_tail,
                                with_replacement_inclusion_probability)
 
 __all__ = [
@@ -76,8 +77,9 @@ __all__ = [
     "DEFAULT_RDP_ORDERS", "tree_depth", "rdp_slack_of",
     # sampling with replacement, approximate RDP (ReSQue)
     "rdp_sampled_with_replacement_gaussian", "with_replacement_inclusion_probability",
+    "with_replacement_count_tail",
     "bdrs18_mixture_rdp", "LinearApproximateRdp", "DpConversion", "compose_approximate_rdp",
-    "amplify_by_mixture", "optimal_order", "paper_order", "epsilon_for_delta",
+    "amplify_by_mixture", "optimal_order", "paper_order", "epsilon_for_delta", "calibrate_tau",
     # RDP curves
     "rdp_gaussian", "rdp_laplace", "rdp_pure", "rdp_zcdp", "rdp_sampled_gaussian",
     "SampledGaussianRdp",

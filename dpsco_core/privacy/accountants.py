@@ -1030,6 +1030,12 @@ class PldAccountant(PrivacyAccountant):
                 else:
                     sink["sampled"][(q, s)] = sink["sampled"].get((q, s), 0) + count
             return
+        if isinstance(event, (SampledWithReplacementDpEvent, ApproximateRdpDpEvent)):
+            raise _Unsupported(
+                f"PldAccountant does not support {type(event).__name__}: {event!r} has no "
+                "privacy loss distribution here (dp-accounting has none for sampling with "
+                "replacement, and an approximate-RDP guarantee is not a PLD). Use "
+                "RdpAccountant.")
         raise _Unsupported(f"PldAccountant does not support {type(event).__name__}: {event!r}.")
 
     def _apply(self, event, count):

@@ -37,6 +37,26 @@ References
 Carmon, Jambulapati, Jin, Lee, Liu, Sidford and Tian, "ReSQueing parallel and private stochastic
 convex optimization", FOCS 2023 (arXiv:2301.00457): eq. (12), Corollary 1, Lemma 3,
 Proposition 7, Theorem 3. Notes: ``shared/notes/000_resque.md`` sections 5.1 and 6.
+
+Examples
+--------
+A Lemma-7-shaped pipeline: a pairwise bound, amplified by sampling 256 of 100000 with
+replacement (at most 8 copies of the differing record, the rest charged to the slack),
+composed over 500 calls and reported.
+
+>>> from dpsco_core.privacy import (NeighboringRelation, PrivacyReport, SelfComposedDpEvent,
+...     LinearApproximateRdp, amplify_by_mixture, with_replacement_count_tail,
+...     with_replacement_inclusion_probability)
+>>> pre = LinearApproximateRdp(tau=0.01, delta=1e-10)       # P, Q, R pairwise, every order
+>>> s = with_replacement_inclusion_probability(100_000, 256)
+>>> call = amplify_by_mixture(pre, s, extra_delta=with_replacement_count_tail(100_000, 256, 8))
+>>> call.max_order
+300.0
+>>> report = PrivacyReport.from_event(
+...     SelfComposedDpEvent(call.to_event(), 500), delta=1e-6,
+...     neighboring_relation=NeighboringRelation.REPLACE_ONE, mode="certified")
+>>> report.mode, report.unconditional, round(report.epsilon, 2), report.rdp_slack < 1e-7
+('certified', True, 0.12, True)
 """
 
 import math
@@ -52,7 +72,8 @@ from .events import ApproximateRdpDpEvent
 from .with_replacement import BDRS18_CONSTANT, BDRS18_MAX_TAU, BDRS18_MAX_WEIGHT
 
 __all__ = ["LinearApproximateRdp", "DpConversion", "compose", "amplify_by_mixture",
-           "optimal_order", "paper_order", "epsilon_for_delta", "PAPER_MAX_DELTA"]
+           "optimal_order", "paper_order", "epsilon_for_delta", "calibrate_tau",
+           "PAPER_MAX_DELTA"]
 
 #: Theorem 3 (and Lemma 7, Theorem 4) need ``delta in (0, 1/6)``.
 PAPER_MAX_DELTA = 1.0 / 6.0
@@ -275,9 +296,12 @@ def amplify_by_mixture(guarantee: LinearApproximateRdp, mixture_weight: float,
     modified together (the drift-bound failure of Lemma 5). Then the mixtures are
     ``(alpha, 13 s^2 tau alpha, delta + extra_delta)``-RDP for ``alpha in (1, 3 / tau)``.
     ``extra_delta`` is the probability of any conditioning event the caller discarded (Lemma
-    7's "more than ``b`` copies of the differing index", Chernoff). For sampling ``m`` of ``n``
-    with replacement, ``s = 1 - (1 - 1/n)^m``
-    (:func:`~dpsco_core.privacy.with_replacement.with_replacement_inclusion_probability`).
+    7's "more than ``b`` copies of the differing index":
+    :func:`~dpsco_core.privacy.with_replacement.with_replacement_count_tail`). Any upper
+    bound on the true weight ``s`` may be passed (the bound increases with ``s``): for
+    sampling ``m`` of ``n`` with replacement, ``1 - (1 - 1/n)^m``
+    (:func:`~dpsco_core.privacy.with_replacement.with_replacement_inclusion_probability`)
+    bounds both the unconditioned weight and Lemma 7's ``P[1 <= K <= b | K <= b]``.
 
     Parameters
     ----------
@@ -405,17 +429,14 @@ def epsilon_for_delta(guarantee: LinearApproximateRdp, delta: float, *,
         if order != "optimal":
             raise ValueError(f"order must be 'optimal' or a float; got {order!r}.")
         hi = guarantee.max_order if math.isfinite(guarantee.max_order) else 1e7
-        best = None
         # Minimise over log(alpha - 1); any order is valid, the search only tightens.
         res = optimize.minimize_scalar(
             lambda u: min(_split_at(guarantee, delta, 1.0 + math.exp(u)).epsilon, 1e300),
             bounds=(math.log(1e-6), math.log(hi - 1.0) - 1e-12), method="bounded",
             options={"xatol": 1e-6})
-        for alpha in (1.0 + math.exp(res.x), optimal_order(guarantee.tau, delta / 2,
-                                                           guarantee.max_order)):
-            cand = _split_at(guarantee, delta, alpha)
-            if best is None or cand.epsilon < best.epsilon:
-                best = cand
+        candidates = [_split_at(guarantee, delta, alpha) for alpha in (
+            1.0 + math.exp(res.x), optimal_order(guarantee.tau, delta / 2, guarantee.max_order))]
+        best = min(candidates, key=lambda c: c.epsilon)
         if not math.isfinite(best.epsilon):
             raise ValueError(_infeasible(guarantee, delta))
         return best
@@ -435,6 +456,8 @@ def _split_at(guarantee, delta, alpha):
     """Best Corollary-1 conversion at order ``alpha`` with total delta <= ``delta``."""
     tau, slack = guarantee.tau, guarantee.delta
     inf = DpConversion(math.inf, 1.0, alpha, delta, slack)
+    if not 1.0 < alpha < guarantee.max_order:      # the guarantee says nothing there
+        return inf
     if slack == 0.0:
         return _convert(tau, 0.0, alpha, delta)
 
@@ -462,3 +485,63 @@ def _split_at(guarantee, delta, alpha):
                 break
     conv = _convert(tau, slack, alpha, lo)
     return conv if conv.delta <= delta else inf
+
+
+def calibrate_tau(*, target_epsilon: float, target_delta: float, rdp_slack: float = 0.0,
+                  max_order: float = math.inf) -> float:
+    """Largest total slope ``tau`` whose Corollary-1 conversion meets ``(target_epsilon, target_delta)``.
+
+    The inverse of :meth:`LinearApproximateRdp.to_dp` at the optimal order, for a budget
+    split: with ``delta' = target_delta - (1 + e^{target_epsilon}) rdp_slack`` and
+    ``L = log(1/delta')``, ``tau + 2 sqrt(tau L) <= epsilon`` gives
+    ``tau = (sqrt(L + epsilon) - sqrt(L))^2`` when the optimal order ``1 + sqrt(L / tau)``
+    lies below ``max_order``; otherwise ``tau = (epsilon - L / (a - 1)) / a`` at the largest
+    valid order ``a``. The result is checked again through :meth:`LinearApproximateRdp.to_dp`
+    and lowered until the check passes (conservative, never above the budget).
+
+    Parameters
+    ----------
+    target_epsilon : float
+        In (0, inf).
+    target_delta : float
+        In (0, 1).
+    rdp_slack : float, default=0.0
+        The total-variation slack the composition will carry, in [0, 1).
+    max_order : float, default=inf
+        The (open) upper end of the orders the composed guarantee holds for.
+
+    Returns
+    -------
+    float
+        ``tau`` >= 0 (0 when the slack alone exhausts the budget: then ValueError).
+
+    Raises
+    ------
+    ValueError
+        If ``(1 + e^{target_epsilon}) rdp_slack >= target_delta`` (no room for ``delta'``), or
+        no positive ``tau`` fits below ``max_order``.
+    """
+    eps = check_scalar(target_epsilon, "target_epsilon", low=0.0)
+    delta = check_delta(target_delta, "target_delta")
+    slack = check_delta(rdp_slack, "rdp_slack", allow_zero=True)
+    max_order = _check_max_order(max_order)
+    dp = delta - (1.0 + math.exp(min(eps, 700.0))) * slack
+    if dp <= 0.0:
+        raise ValueError(f"target_delta={delta!r} leaves no room for the RDP conversion: the "
+                         f"slack {slack!r} costs (1 + e^epsilon) times itself (Corollary 1).")
+    dp *= 1.0 - 1e-12        # room for the upward rounding of the reported delta
+    log_inv = math.log(1.0 / dp)
+    tau = (math.sqrt(log_inv + eps) - math.sqrt(log_inv)) ** 2
+    if 1.0 + math.sqrt(log_inv / tau) >= max_order:
+        a = float(np.nextafter(max_order, 1.0))
+        tau = (eps - log_inv / (a - 1.0)) / a
+        if tau <= 0.0:
+            raise ValueError(f"no positive tau fits: at the largest order {max_order!r}, "
+                             f"log(1/delta')/(alpha - 1) = {log_inv / (a - 1.0)!r} already "
+                             f"exceeds target_epsilon={eps!r}.")
+    for i in range(60):
+        conv = LinearApproximateRdp(tau, max_order, slack).to_dp(dp)
+        if conv.epsilon <= eps and conv.delta <= delta:
+            return tau
+        tau *= 1.0 - 1e-12 * 2.0 ** i
+    raise RuntimeError("calibrate_tau could not certify its result; please report this.")

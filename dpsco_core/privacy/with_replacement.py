@@ -21,7 +21,12 @@ Count conditioning (always valid; this module's derivation)
         \\exp\\Big(\\frac{(\\alpha - 1)\\, \\alpha K^2}{2 s^2}\\Big).
 
     It amplifies only linearly in ``m/n`` for small orders (``~ (m/n) alpha / (2 s^2)``) but
-    needs no condition at all.
+    needs no condition at all. It pairs every count with its own worst case, so rare large
+    counts dominate it: with large batches and little noise (``m = 1000``, ``s = 1``) it is
+    valid but useless (epsilon in the hundreds of thousands), far above the true
+    divergence. A tighter analysis (a ternary-divergence bound in the style of Wang, Balle
+    and Kasiviswanathan 2019 for the with-replacement count, or a PLD of the count mixture)
+    is not implemented.
 Proposition 7 of the ReSQue paper ([BDRS18] Theorem 12)
     If ``P, Q, R`` pairwise satisfy ``D_alpha <= alpha tau`` for every ``alpha > 1``, with
     ``tau <= 1/3`` and ``s in (0, 1/40)``, then for ``alpha in (1, 3/tau)``,
@@ -53,7 +58,8 @@ from scipy import special, stats
 from .._validation import check_int, check_positive, check_scalar
 from ._checks import check_orders, round_up
 
-__all__ = ["with_replacement_inclusion_probability", "bdrs18_mixture_rdp",
+__all__ = ["with_replacement_inclusion_probability", "with_replacement_count_tail",
+           "bdrs18_mixture_rdp",
            "rdp_sampled_with_replacement_gaussian", "BDRS18_MAX_TAU", "BDRS18_MAX_WEIGHT",
            "BDRS18_CONSTANT"]
 
@@ -88,6 +94,37 @@ def with_replacement_inclusion_probability(source_dataset_size, sample_size):
     if n == 1:
         return 1.0
     return min(1.0, float(round_up(-math.expm1(m * math.log1p(-1.0 / n)))))
+
+
+def with_replacement_count_tail(source_dataset_size, sample_size, max_count):
+    """Probability that a given record is drawn more than ``max_count`` times, rounded up.
+
+    ``P[K > b]`` for ``K ~ Binomial(m, 1/n)``, computed exactly (``scipy.stats.binom.sf``):
+    the slack of the event "at most ``b`` copies of the differing index" that the proof of
+    Lemma 7 conditions on (the paper bounds it by Chernoff with ``b = 2 log(2/delta)``, for
+    ``m/n <= 1/60``; the exact tail is smaller and needs no condition). Pass it as
+    ``extra_delta`` to :func:`~dpsco_core.privacy.approximate_rdp.amplify_by_mixture`.
+
+    Parameters
+    ----------
+    source_dataset_size : int
+        ``n`` >= 1.
+    sample_size : int
+        ``m`` >= 1.
+    max_count : int
+        ``b`` >= 0.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+    """
+    n = check_int(source_dataset_size, "source_dataset_size", low=1)
+    m = check_int(sample_size, "sample_size", low=1)
+    b = check_int(max_count, "max_count", low=0)
+    if b >= m:
+        return 0.0
+    return min(1.0, float(round_up(stats.binom.sf(b, m, 1.0 / n))))
 
 
 def bdrs18_mixture_rdp(tau, mixture_weight, orders):
@@ -140,10 +177,14 @@ def _count_conditioning_rdp(n, m, s, orders):
         a = orders[start:start + rows, None]
         y = (a - 1.0) * a * (k * k) / (2.0 * s * s)        # exponent of each count
         logterm = logpmf + y
-        with np.errstate(over="ignore"):
-            # E[e^y] = 1 + E[e^y - 1]: expm1/log1p keep the small-order values accurate
-            # (they are ~ (alpha - 1) m/n, far below 1).
-            small = np.log1p(np.sum(np.exp(logpmf) * np.expm1(y), axis=1))
+        # E[e^y] = 1 + E[e^y - 1]: expm1/log1p keep the small-order values accurate (they
+        # are ~ (alpha - 1) m/n, far below 1). A count whose exponent y overflows expm1 but
+        # whose probability is tiny enters as e^(log pmf + y) (then e^y - 1 = e^y in
+        # floating point); once some log pmf + y reaches 600 the log-sum-exp form is used.
+        capped = np.minimum(y, 700.0)
+        terms = np.where(y < 700.0, np.exp(logpmf) * np.expm1(capped),
+                         np.exp(np.minimum(logterm, 700.0)))
+        small = np.log1p(np.sum(terms, axis=1))
         large = special.logsumexp(logterm, axis=1)
         use_small = np.max(logterm, axis=1) < 600.0
         out[start:start + rows] = np.where(use_small, small, large) / (a[:, 0] - 1.0)

@@ -279,3 +279,37 @@ def test_budget_charges_approximate_rdp_with_its_slack():
     with pytest.raises(PrivacyBudgetError):
         budget.charge(ApproximateRdpDpEvent(0.001, delta=5e-6),
                       neighboring_relation="replace_one")
+
+
+def test_without_slack_it_matches_dp_accounting_zcdp():
+    dpa = pytest.importorskip("dp_accounting")
+    orders = [1.5, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
+    ours = RdpAccountant(orders, REPLACE).compose(ApproximateRdpDpEvent(0.03), count=4)
+    theirs = dpa.rdp.RdpAccountant(orders, dpa.NeighboringRelation.REPLACE_ONE)
+    theirs.compose(dpa.dp_event.ZCDpEvent(rho=0.03, xi=0.0), count=4)
+    assert ours.get_epsilon(1e-6) == pytest.approx(theirs.get_epsilon(1e-6), rel=1e-9)
+
+
+@pytest.mark.parametrize("eps, delta, slack, max_order", [
+    (1.0, 1e-5, 0.0, math.inf), (0.5, 1e-6, 1e-8, math.inf), (1.0, 1e-5, 1e-7, 20.0),
+    (4.0, 1e-3, 1e-6, math.inf),
+])
+def test_calibrate_tau_is_the_inverse_of_the_conversion(eps, delta, slack, max_order):
+    from dpsco_core.privacy import calibrate_tau
+    tau = calibrate_tau(target_epsilon=eps, target_delta=delta, rdp_slack=slack,
+                        max_order=max_order)
+    dp = delta - (1 + math.exp(eps)) * slack
+    conv = LinearApproximateRdp(tau, max_order, slack).to_dp(dp * (1 - 1e-12))
+    assert conv.epsilon <= eps and conv.delta <= delta
+    assert conv.epsilon == pytest.approx(eps, rel=1e-6)       # tight: nothing left over
+    # and through the accountant's own split search, within the grid's slack
+    acc = RdpAccountant(None, REPLACE).compose(ApproximateRdpDpEvent(tau, max_order, slack))
+    assert acc.get_epsilon(delta) <= eps * 1.02
+
+
+def test_calibrate_tau_errors():
+    from dpsco_core.privacy import calibrate_tau
+    with pytest.raises(ValueError, match="no room"):
+        calibrate_tau(target_epsilon=1.0, target_delta=1e-6, rdp_slack=1e-6)
+    with pytest.raises(ValueError, match="no positive tau"):
+        calibrate_tau(target_epsilon=0.1, target_delta=1e-6, max_order=2.0)

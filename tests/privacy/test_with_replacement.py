@@ -27,6 +27,24 @@ def test_inclusion_probability():
         with_replacement_inclusion_probability(10, 0)
 
 
+def test_count_tail_is_the_binomial_tail():
+    from dpsco_core.privacy import with_replacement_count_tail
+    n, m = 1000, 16
+    for b in (0, 1, 3, 10):
+        exact = stats.binom.sf(b, m, 1 / n)
+        got = with_replacement_count_tail(n, m, b)
+        assert got == pytest.approx(exact, rel=1e-12) and got >= exact
+    assert with_replacement_count_tail(n, m, 0) == pytest.approx(
+        with_replacement_inclusion_probability(n, m), rel=1e-12)
+    assert with_replacement_count_tail(n, m, m) == 0.0
+    # the paper's Chernoff choice b = 2 log(2/delta) (m/n <= 1/60) keeps it below delta/2
+    delta = 1e-6
+    b = math.ceil(2 * math.log(2 / delta))
+    assert with_replacement_count_tail(600, 10, b) <= delta / 2
+    with pytest.raises(ValueError, match="max_count"):
+        with_replacement_count_tail(n, m, -1)
+
+
 def test_one_record_one_draw_is_the_gaussian():
     np.testing.assert_allclose(rdp_sampled_with_replacement_gaussian(1, 1, 1.7, ORDERS),
                                ORDERS / (2 * 1.7 ** 2), rtol=1e-12)
@@ -53,8 +71,20 @@ def test_binomial_closed_form_many_draws():
                                rtol=1e-10)
 
 
-def test_proposition_7_takes_over_where_it_applies():
-    n, m, s = 10000, 1, 4.0            # tau = 1/32, weight 1e-4 < 1/40, orders < 96
+@pytest.mark.parametrize("n, m, s", [(10 ** 6, 1000, 1.0), (10 ** 6, 1000, 30.0),
+                                     (10, 1, 0.01), (100, 3, 2.0)])
+def test_large_exponents_give_finite_or_inf_never_nan(n, m, s):
+    # counts whose exponent overflows expm1 but whose probability underflows (0 * inf) once
+    # gave NaN; the bound must stay a number, increasing in the order
+    from dpsco_core.privacy import DEFAULT_RDP_ORDERS
+    out = rdp_sampled_with_replacement_gaussian(n, m, s, DEFAULT_RDP_ORDERS)
+    assert not np.isnan(out).any() and np.all(out > 0)
+    assert np.all(np.diff(out) >= 0)
+
+
+@pytest.mark.parametrize("n, m, s", [(10000, 1, 4.0), (100000, 3, 12.0)])
+def test_proposition_7_takes_over_where_it_applies(n, m, s):
+    # tau = m^2/(2 s^2) = 1/32, weight ~ m/n < 1/40, orders < 96
     tau = m * m / (2 * s * s)
     w = with_replacement_inclusion_probability(n, m)
     prop7 = 13 * w * w * tau * ORDERS
