@@ -14,7 +14,8 @@ checks the conditions under which they are certified:
   :math:`b \le 2\log(2/\delta)` (Chernoff, failure ≤ δ/2), :math:`\tau_{pre} = 6000\beta^2
   \log^2(2/\delta)`, mixing weight :math:`s = 1 - (1 - 1/n)^T \le T/n`, and
   :math:`\tau = 13 s^2 \tau_{pre} = 78{,}000\,\beta^2\log^2(2/\delta)s^2` for
-  :math:`\alpha < 3/\tau_{pre}`; it needs :math:`\tau_{pre} \le 1/3` (i.e.
+  :math:`\alpha < 3/\tau_{pre}`, with the conditioning slack P[K > b] computed exactly
+  (:func:`~dpsco_core.privacy.with_replacement.with_replacement_count_tail`); it needs :math:`\tau_{pre} \le 1/3` (i.e.
   :math:`\beta^2\log^2(2/\delta) \le 1/18000`), :math:`s < 1/40` and :math:`T/n \le 1/60`.
 
 The generic calculus is the accountant's (:mod:`dpsco_core.privacy.approximate_rdp`):
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 
 from ..privacy.approximate_rdp import LinearApproximateRdp, amplify_by_mixture, compose
 from ..privacy.with_replacement import (BDRS18_CONSTANT, BDRS18_MAX_TAU, BDRS18_MAX_WEIGHT,
+                                        with_replacement_count_tail,
                                         with_replacement_inclusion_probability)
 
 __all__ = ["Charge", "certified_radius_ratio", "resque_call_charge", "MODES"]
@@ -183,7 +185,9 @@ def resque_call_charge(beta: float, n_steps: int, n_samples: int, delta: float, 
                          "change n, T, beta or the radii.")
     if not problems:
         pair = LinearApproximateRdp(tau_pre, math.inf, delta / 2.0)
-        return Charge._of(amplify_by_mixture(pair, s, extra_delta=delta / 2.0), True, 1)
+        # the conditioning slack P[K > b], b = 2 log(2/delta), exactly (Chernoff: <= delta/2)
+        tail = with_replacement_count_tail(n_samples, n_steps, math.floor(2.0 * log2d))
+        return Charge._of(amplify_by_mixture(pair, s, extra_delta=tail), True, 1)
     # heuristic mode outside the conditions: the same formula 13 s^2 tau_pre; Proposition 7's
     # order range (alpha < 3/tau_pre) is one of the failed conditions, so it is not imposed
     return Charge(BDRS18_CONSTANT * s * s * tau_pre, math.inf, delta, False, 1)
