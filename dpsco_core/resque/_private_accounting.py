@@ -15,7 +15,8 @@ checks the conditions under which they are certified:
   \log^2(2/\delta)`, mixing weight :math:`s = 1 - (1 - 1/n)^T \le T/n`, and
   :math:`\tau = 13 s^2 \tau_{pre} = 78{,}000\,\beta^2\log^2(2/\delta)s^2` for
   :math:`\alpha < 3/\tau_{pre}`, with the conditioning slack P[K > b] computed exactly
-  (:func:`~dpsco_core.privacy.with_replacement.with_replacement_count_tail`); it needs :math:`\tau_{pre} \le 1/3` (i.e.
+  (:func:`~dpsco_core.privacy.with_replacement.with_replacement_count_tail`); it needs
+  :math:`\tau_{pre} \le 1/3` (i.e.
   :math:`\beta^2\log^2(2/\delta) \le 1/18000`), :math:`s < 1/40` and :math:`T/n \le 1/60`.
 
 The generic calculus is the accountant's (:mod:`dpsco_core.privacy.approximate_rdp`):
