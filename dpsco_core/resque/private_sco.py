@@ -38,7 +38,8 @@ accounting formulas, and the report says ``certified: False``: **not a DP guaran
 :func:`resque_private_sco` (Proposition 11 / Theorem 4; the FKT20 phased-ERM reduction): the
 data are split into disjoint batches of sizes :math:`n_i = \lfloor n/2^i\rfloor`; phase i runs
 the private regularized ERM on batch i with :math:`\lambda_i = 1/(\eta_in_i)`,
-:math:`\eta_i = 4^{-i}\eta`, :math:`\eta = (R/L)\min(1/\sqrt n, \varepsilon/\sqrt{d\log(1/\delta)})`,
+:math:`\eta_i = 4^{-i}\eta`,
+:math:`\eta = (R/L)\min(1/\sqrt n, \varepsilon/\sqrt{d\log(1/\delta)})`,
 centred at the previous output. A replace-one neighbour differs in exactly one batch: the
 phases before it are identical, its phase is (ε, δ)-DP and the later ones are post-processing
 of its output and of identical data, so the whole run is (ε, δ)-DP with each phase at (ε, δ)
@@ -181,7 +182,8 @@ def _t_values(kappa, K, d, beta, n, delta, C, c_sc=2.0, c_ba=1.0):
     sc = math.sqrt(C)
     T1 = sc * (kappa * math.sqrt(d) / (math.sqrt(K) * beta * lk ** 2)
                + kappa ** 2 / (K * lk ** 3 * math.log(n / delta)))
-    T2 = sc * (kappa * math.sqrt(d) / (math.sqrt(K) * beta * math.sqrt(lk)) + kappa ** 2 / (K * lk))
+    T2 = sc * (kappa * math.sqrt(d) / (math.sqrt(K) * beta * math.sqrt(lk))
+               + kappa ** 2 / (K * lk))
     T3 = sc * (kappa * math.sqrt(d) / (math.sqrt(K) * beta) + kappa ** 2 / K)
     T3 = max(T3, 2.0 * c_sc * C_PRIV * c_ba ** 2 * kappa ** 2 * d / (n * beta * beta))
     t_cap = int(n // (2 * C_PRIV))
