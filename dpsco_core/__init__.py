@@ -39,7 +39,7 @@ _EXPORTS = {
     "localized_mirror_descent": "solvers.mirror_descent",
     "dp_srgd": "solvers.dp_srgd",
     "TreeAggregation": "tree",
-    "parallel_sco": "parallel.sco",
+    "parallel_sco": "resque.parallel_sco",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -49,13 +49,13 @@ if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for type checkers 
     from ._config import effective_n_threads as effective_n_threads
     from ._config import openmp_enabled as openmp_enabled
     from ._config import show_config as show_config
-    from .parallel.sco import parallel_sco as parallel_sco
     from .penalties import L1 as L1
     from .penalties import L2 as L2
     from .penalties import Box as Box
     from .penalties import ElasticNet as ElasticNet
     from .penalties import NoPenalty as NoPenalty
     from .problems import Problem as Problem
+    from .resque.parallel_sco import parallel_sco as parallel_sco
     from .result import Result as Result
     from .solvers.dp_cd import dp_cd as dp_cd
     from .solvers.dp_cd import dp_cd_grid as dp_cd_grid

@@ -7,10 +7,10 @@ import pytest
 
 from dpsco_core.mlmc.domains import L2Ball
 from dpsco_core.parallel import SerialExecutor, ThreadExecutor
-from dpsco_core.parallel.sco import (ReSQueACSA, ReSQueEpochSGD, ac_sa_schedule,
-                                     epoch_sgd_schedule, parallel_sco)
+from dpsco_core.resque.parallel_sco import (ReSQueACSA, ReSQueEpochSGD, ac_sa_schedule,
+                                            epoch_sgd_schedule, parallel_sco)
 from dpsco_core.resque import ReSQueBatch, ReSQueWarning
-from dpsco_core.smoothing import smoothed_absolute
+from dpsco_core.resque.smoothing import smoothed_absolute
 
 S = np.array([0.3, -0.2, 0.1])
 

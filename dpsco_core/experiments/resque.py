@@ -14,7 +14,7 @@ r"""ReSQue evaluation: ``python -m dpsco_core reproduce resque-parallel [--full]
    for the method's output; every number is the median over the seeds of the per-seed value,
    and a cell counts as reached only if every seed reaches.
 
-   - ``resque``: :func:`~dpsco_core.parallel.sco.parallel_sco` (Theorem 2: BallAccel with the
+   - ``resque``: :func:`~dpsco_core.resque.parallel_sco.parallel_sco` (Theorem 2: BallAccel with the
      AC-SA ball oracle, r = ρ = ε/(√d L), the ball and proximal batches of an iteration in one
      round), stopped at the first iteration whose output reaches ε
      (the first k iterations do not depend on the iteration cap, so this is the smallest cap
@@ -61,10 +61,10 @@ import warnings
 
 import numpy as np
 
-from ..parallel.sco import parallel_sco
-from ..resque import (ReSQueWarning, draw_resque_samples, resque_estimate,
-                      resque_log_weights)
-from ..smoothing import smoothed_absolute
+from ..resque.estimator import (ReSQueWarning, draw_resque_samples, resque_estimate,
+                                resque_log_weights)
+from ..resque.parallel_sco import parallel_sco
+from ..resque.smoothing import smoothed_absolute
 from . import resque_baselines as baselines
 from ._progress import Progress
 from .resque_problems import PROBLEMS

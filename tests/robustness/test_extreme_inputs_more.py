@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import dpsco_core as dp
 from dpsco_core import mirror_maps as mm
-from dpsco_core import smoothing as sm
+from dpsco_core.resque import smoothing as sm
 from dpsco_core.datasets import standardize
 
 from test_extreme_inputs import ANY, FINITE, MAX, _finite, run, vectors
@@ -266,7 +266,7 @@ def test_standardize_huge_entries_regression():
 
 from dpsco_core import mlmc  # noqa: E402
 from dpsco_core.parallel import SerialExecutor, ThreadExecutor  # noqa: E402
-from dpsco_core.parallel.sco import parallel_sco  # noqa: E402
+from dpsco_core.resque.parallel_sco import parallel_sco  # noqa: E402
 from test_extreme_inputs import problems  # noqa: E402
 
 MUS = st.sampled_from([1e-300, 1e-3, 1.0, 1e300, math.nan, 0.0])

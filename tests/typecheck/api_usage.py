@@ -13,7 +13,7 @@ from typing_extensions import assert_type
 
 import dpsco_core as dp
 from dpsco_core.estimators import DPElasticNet, DPLasso, DPLogisticRegression
-from dpsco_core.parallel.sco import ParallelSCOResult
+from dpsco_core.resque.parallel_sco import ParallelSCOResult
 from dpsco_core.privacy import PrivacyReport
 from dpsco_core.solvers.dp_cd import GridResult
 

@@ -40,10 +40,10 @@ import warnings
 
 import numpy as np
 
-from ._random import block_bit_generators, check_random_state, child_seed_sequences
-from ._validation import (all_finite, check_int, check_n_threads, check_positive,
+from .._random import block_bit_generators, check_random_state, child_seed_sequences
+from .._validation import (all_finite, check_int, check_n_threads, check_positive,
                           check_real_array, check_vector)
-from .exceptions import DPSCOWarning, external_stacklevel
+from ..exceptions import DPSCOWarning, external_stacklevel
 
 __all__ = ["ReSQueWarning", "draw_resque_samples", "resque_log_weights", "resque_estimate",
            "ReSQueBatch", "GLMReSQueBatch", "SAMPLE_BLOCK"]
@@ -57,7 +57,7 @@ class ReSQueWarning(DPSCOWarning):
 
 
 def _kernel():
-    from ._kernels import _resque
+    from .._kernels import _resque
     return _resque
 
 
@@ -271,7 +271,7 @@ class ReSQueBatch:
         -------
         ReSQueBatch
         """
-        from .parallel import SerialExecutor
+        from ..parallel import SerialExecutor
 
         center = check_vector(center, "center")
         rho = check_positive(smoothing_radius, "smoothing_radius")
@@ -335,8 +335,8 @@ class GLMReSQueBatch:
 
     def __init__(self, A, y, loss, center, smoothing_radius, n_samples, *, store_samples=True,
                  random_state=None, n_threads=None):
-        from .losses import check_loss
-        from .problems import _check_magnitude
+        from ..losses import check_loss
+        from ..problems import _check_magnitude
 
         # the checks Problem applies to (X, y), under this class's argument names
         self.loss = check_loss(loss)

@@ -1,0 +1,184 @@
+"""Theorem 3 / Proposition 11 pipelines, the baselines, their privacy reports recomputed from
+the accounting, the parameter validation, and ``reproduce resque-private --smoke``."""
+
+import csv
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpsco_core.exceptions import TheoryWarning
+from dpsco_core.resque import (GeometricMedianData, check_privacy_parameters,
+                               noisy_projected_gd, phased_erm, resque_private_erm,
+                               resque_private_sco)
+from dpsco_core.resque.private_sco import C_PRIV, _alg5_charge, _alg6_levels
+
+
+def _median(n=2000, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return GeometricMedianData(0.4 + 0.3 * rng.standard_normal((n, d)))
+
+
+@pytest.fixture(scope="module")
+def erm_run():
+    return resque_private_erm(_median(), epsilon=1.0, delta=1e-6, radius_bound=1.0,
+                              line_search="constant", max_iter=3, random_state=0)
+
+
+def test_report_recomputed_from_the_worst_case_charge(erm_run):
+    res, p = erm_run, erm_run.params
+    n, L, d = 2000, 1.0, 3
+    j_max, worst = _alg6_levels(n, p["T3"])
+    calls = p["iterations_cap"] * (1 + j_max + 2 * len(worst))       # no line search
+    assert p["oracle_calls_charged"] == calls
+    delta_rdp = 1e-6 / (2 * (1 + math.e)) * (1 - 1e-9)
+    dc = delta_rdp / calls
+    args = (n, dc, p["radius_ratio"], "heuristic", L, 1.0, p["r"], d)
+    one = _alg5_charge(p["beta"], p["T2"], *args)
+    sp = _alg5_charge(p["beta"], p["T3"], *args).times(j_max)
+    for j in worst:
+        sp = sp + _alg5_charge(2 ** (-j / 2) * p["beta"], 2 ** j * p["T3"], *args)
+        sp = sp + _alg5_charge(2 ** (-(j - 1) / 2) * p["beta"], 2 ** (j - 1) * p["T3"], *args)
+    total = (one + sp).times(p["iterations_cap"])
+    assert res.charge.tau == pytest.approx(total.tau, rel=1e-12)
+    assert res.charge.delta == pytest.approx(total.delta, rel=1e-12)
+    # Corollary 1 at delta' = delta/2: the reported (epsilon, delta) meet the target
+    # the library's report recomputed from the accountant, and Corollary 1 at delta' = delta/2
+    # (the calibration's point) bounds it
+    from dpsco_core.privacy.events import NeighboringRelation
+    from dpsco_core.privacy.report import PrivacyReport
+    again = PrivacyReport.from_event(total.guarantee.to_event(), delta=1e-6,
+                                     neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                                     mode="heuristic")
+    # (the run composes in another order: equal up to the accountant's upward rounding)
+    assert res.epsilon == pytest.approx(again.epsilon, rel=1e-12)
+    assert res.delta == pytest.approx(again.delta, rel=1e-12)
+    assert res.privacy["report"].event == res.charge.guarantee.to_event()
+    eps = total.tau + 2 * math.sqrt(total.tau * math.log(1 / (1e-6 / 2 * (1 - 1e-9))))
+    assert res.epsilon <= eps * (1 + 1e-9) and eps <= 1.0 + 1e-9
+    assert res.epsilon <= 1.0 and res.delta <= 1e-6
+    assert again.mode == "heuristic" and not again.unconditional
+    assert res.privacy["neighboring_relation"] == "replace_one"
+    assert res.privacy["mode"] == "heuristic" and not res.certified
+    assert "NOT CERTIFIED" in res.privacy["note"]
+    assert np.linalg.norm(res.x) <= 1.0 + 1e-12
+    assert p["T2"] <= n // (2 * C_PRIV)
+
+
+def test_line_search_calls_are_charged_at_their_worst_case():
+    data = _median()
+    a = resque_private_erm(data, epsilon=1.0, delta=1e-6, radius_bound=1.0,
+                           line_search="constant", max_iter=2, random_state=0)
+    b = resque_private_erm(data, epsilon=1.0, delta=1e-6, radius_bound=1.0,
+                           line_search="bisection", max_iter=2, failure_probability=0.5,
+                           random_state=0)
+    assert b.params["line_search_calls_per_iteration"] >= 1
+    extra = 2 * b.params["line_search_calls_per_iteration"] * b.params["line_search_runs"]
+    assert b.params["oracle_calls_charged"] == a.params["oracle_calls_charged"] + extra
+    assert b.params["beta"] < a.params["beta"]         # more calls: less budget per call
+
+
+def test_sco_phases_use_disjoint_batches_and_parallel_composition():
+    res = resque_private_sco(_median(n=4000), epsilon=1.0, delta=1e-6, radius_bound=1.0,
+                             line_search="constant", max_iter=2, random_state=0)
+    ns = [p["n"] for p in res.params["phases"]]
+    assert ns == [2000, 1000, 500] and sum(ns) <= 4000
+    assert res.epsilon == max(p["epsilon"] for p in res.params["phases"]) <= 1.0
+    paper = resque_private_sco(_median(n=4000), epsilon=1.0, delta=1e-6, radius_bound=1.0,
+                               phase_budget="paper", line_search="constant", max_iter=2,
+                               random_state=0)
+    assert paper.epsilon <= 1.0 and paper.privacy["composition"].startswith("sequential")
+
+
+def test_certified_mode_runs_with_the_proofs_ratio():
+    res = resque_private_erm(_median(), epsilon=1.0, delta=1e-6, radius_bound=1.0,
+                             mode="certified", line_search="constant", max_iter=1,
+                             random_state=0)
+    assert res.certified and res.privacy["certified"]
+    assert res.privacy["report"].mode == "certified" and res.privacy["report"].unconditional
+    assert res.params["radius_ratio"] > 1e5         # note 000, 5.2: rho/r in the 1e5 range
+    assert res.epsilon <= 1.0
+
+
+# ------------------------------------------------------------------ validation
+
+@pytest.mark.parametrize("delta", [0.0, 1 / 6, 0.3])
+def test_delta_outside_range(delta):
+    with pytest.raises(ValueError, match="delta"):
+        check_privacy_parameters(0.5, delta, "heuristic")
+    with pytest.raises(ValueError, match="delta"):
+        resque_private_erm(_median(), epsilon=0.5, delta=delta, radius_bound=1.0)
+
+
+def test_epsilon_outside_unit_interval():
+    with pytest.raises(ValueError, match="epsilon must be in \\(0, 1\\]"):
+        check_privacy_parameters(1.5, 1e-6, "certified")
+    with pytest.warns(TheoryWarning, match="outside \\(0, 1\\]"):
+        assert check_privacy_parameters(1.5, 1e-6, "heuristic") == (1.5, 1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert check_privacy_parameters(1.0, 1e-6, "certified") == (1.0, 1e-6)
+    for bad in (0.0, -1.0):
+        with pytest.raises(ValueError, match="epsilon"):
+            check_privacy_parameters(bad, 1e-6, "heuristic")
+    with pytest.raises(ValueError, match="mode"):
+        check_privacy_parameters(0.5, 1e-6, "loose")
+
+
+def test_too_few_records_and_bad_options():
+    with pytest.raises(ValueError, match="at least 480 records"):
+        resque_private_erm(_median(n=400), epsilon=0.5, delta=1e-6, radius_bound=1.0)
+    with pytest.raises(ValueError, match="line_search"):
+        resque_private_erm(_median(), epsilon=0.5, delta=1e-6, radius_bound=1.0,
+                           line_search="golden")
+    with pytest.raises(ValueError, match="phase_budget"):
+        resque_private_sco(_median(), epsilon=0.5, delta=1e-6, radius_bound=1.0,
+                           phase_budget="half")
+
+
+# ------------------------------------------------------------------ baselines
+
+def test_noisy_gd_report_from_the_accountant():
+    from dpsco_core.privacy.calibration import calibrate_gaussian
+    from dpsco_core.privacy.events import (GaussianDpEvent, NeighboringRelation,
+                                           SelfComposedDpEvent)
+    from dpsco_core.privacy.report import PrivacyReport
+
+    data = _median(n=300)
+    res = noisy_projected_gd(data, epsilon=0.8, delta=1e-6, radius_bound=1.0, n_steps=50,
+                             random_state=0)
+    s = calibrate_gaussian(target_epsilon=0.8, target_delta=1e-6, steps=50, accountant="gdp")
+    again = PrivacyReport.from_event(SelfComposedDpEvent(GaussianDpEvent(s), 50), delta=1e-6,
+                                     accountant="gdp",
+                                     neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    assert res.privacy.epsilon == again.epsilon <= 0.8 + 1e-6
+    assert res.privacy.neighboring_relation is NeighboringRelation.REPLACE_ONE
+    assert res.n_gradients == 300 * 50
+
+
+def test_baselines_reach_the_optimum():
+    data = _median(n=2000)
+    best = data.value(np.full(3, 0.4))
+    gd = noisy_projected_gd(data, epsilon=1.0, delta=1e-6, radius_bound=1.0, random_state=0)
+    ph = phased_erm(data, epsilon=1.0, delta=1e-6, radius_bound=1.0, random_state=0)
+    assert data.value(gd.x) < best + 0.01
+    assert data.value(ph.x) < best + 0.01
+    assert ph.epsilon <= 1.0 + 1e-9 and ph.n_gradients < gd.n_gradients
+
+
+# ------------------------------------------------------------------ reproduce --smoke
+
+def test_reproduce_smoke(tmp_path):
+    from dpsco_core.experiments import resque_private
+
+    assert resque_private.main(["--smoke", "--quiet", "--out", str(tmp_path)]) == 0
+    with open(tmp_path / "resque_private.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    runs = [r for r in rows if r["part"] == "run"]
+    assert {r["method"] for r in runs} == {"resque", "noisy_gd", "phased_erm"}
+    for r in runs:
+        assert float(r["epsilon_reported"]) <= 1.0 + 1e-6
+        assert math.isfinite(float(r["excess_risk"]))
+    text = (tmp_path / "resque_private.md").read_text()
+    assert "not certified" in text and "Certified mode" in text
