@@ -33,8 +33,9 @@ monotone factor 1 never applies). The run's guarantee is the maximum over the le
 
 * Pure DP (Theorem 6): basic composition; :math:`\lambda_t = \max_j 2^{t-j} 2\Delta_j /
   \varepsilon`, i.e. :math:`8 R L 2^t / (b \varepsilon)` with the Lipschitz bound (the paper's
-  ``"paper"`` calibration :math:`2 L D 2^t / (b\varepsilon)` uses :math:`\Delta = DL/|S|`,
-  2 to 4 times smaller than the replace-one bound; note 004, section 4 and errata 12).
+  ``"paper"`` calibration :math:`2 L D 2^t / (b\varepsilon)`, D the l1 diameter :math:`= 2R`,
+  i.e. :math:`4 R L 2^t/(b\varepsilon)`, uses :math:`\Delta = DL/|S|`, half the replace-one
+  bound; note 004, section 4 and errata 12).
 * Approximate DP (Theorem 7, Lemma 4.4): a level's :math:`k` releases compose to
   :math:`\varepsilon_0 = \min(k\varepsilon_\ell,\ \rho + 2\sqrt{\rho\ln(1/\delta_0)})` with
   :math:`\rho = k\varepsilon_\ell^2/2` (pure DP implies zCDP, Bun and Steinke 2016, Prop. 3.3
@@ -200,8 +201,8 @@ def vr_frank_wolfe_schedule(n, n_features, *, n_vertices=None, epsilon, delta=No
     ``D (L + beta D) sqrt(ln d / b) + beta D^2 / 2^T + noise`` with the noise term
     ``D L 2^T ln m / (b eps)`` (pure) or ``D L 2^(T/2) ln(n/delta) ln m / (b eps)`` (approximate);
     ``beta`` defaults to ``L / D`` when ``smoothness`` is not given. Only public quantities are
-    used. ``batch="paper"``: ``b = n / ln^2 n`` and T from Theorem 6 (pure) or 7 (approximate),
-    clamped to ``[1, log2 b]``. An int: that root batch, with ``n_phases`` (or the largest T
+    used. ``batch="paper"``: ``b = n / ln^2 n`` and T from Theorem 6 (pure) or 7 (approximate)
+    with the paper's D, the l1 diameter ``2 * radius``, clamped to ``[1, log2 b]``. An int: that root batch, with ``n_phases`` (or the largest T
     that fits).
 
     Parameters
@@ -249,11 +250,12 @@ def vr_frank_wolfe_schedule(n, n_features, *, n_vertices=None, epsilon, delta=No
     if isinstance(batch, str) and batch == "paper":
         b = max(2, int(n / math.log(n) ** 2))
         eps = epsilon if private else 1e12
+        Dp = 2.0 * D     # Theorems 6 and 7: D is the l1 diameter, twice the radius
         if approx:
-            T = (2.0 / 3.0) * math.log2(max(b * eps * beta * D / (L * math.log(n / delta) * logm),
-                                            2.0))
+            T = (2.0 / 3.0) * math.log2(max(b * eps * beta * Dp / (L * math.log(n / delta)
+                                                                   * logm), 2.0))
         else:
-            T = 0.5 * math.log2(max(b * eps * beta * D / (L * logm), 2.0))
+            T = 0.5 * math.log2(max(b * eps * beta * Dp / (L * logm), 2.0))
         T = max(1, min(int(T), int(math.log2(b))))
         while T > 1 and not fits(_round_batch(b, T), T):
             T -= 1
@@ -589,9 +591,13 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
         exponential: permute-and-flip); all :math:`2\Delta/\lambda`-DP per release.
     calibration : {"strict", "paper"}, default="strict"
         ``"strict"``: the replace-one sensitivities of the module docstring. ``"paper"``: the
-        paper's :math:`\lambda_t = 2 L D 2^t / (b\varepsilon)` (pure) or :math:`L D 2^{T/2}
-        \ln(n/\delta) / (b \varepsilon)` (approximate); the report then states the guarantee
-        the strict ledger proves for those scales (weaker than the target: a warning says so).
+        paper's :math:`\lambda_t = 2 L D 2^t / (b\varepsilon)` (pure, Theorem 6) or
+        :math:`L D 2^{T/2} \ln(n/\delta) / (b \varepsilon)` (approximate, Theorem 7), with the
+        paper's D the l1 **diameter** of the domain (:math:`2 \times` ``radius`` for the l1 ball
+        and the simplex; :math:`2\max_i\|c_i\|_1` for explicit vertices), so
+        :math:`\lambda_t = 4 R L 2^t / (b\varepsilon)` on the l1 ball of radius R; the report
+        then states the guarantee the strict ledger proves for those scales (pure: twice the
+        target, since strict is :math:`8 R L 2^t / (b\varepsilon)`; a warning says so).
     batch : "auto", "paper" or int, default="auto"
         Root batch b; see :func:`vr_frank_wolfe_schedule`.
     n_phases : int, optional
@@ -655,11 +661,13 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
             lambdas = [_calibrate_phase(t, _sensitivities(t, b, dom.vertex_norm, lipschitz,
                                                           sens_beta, dom.diameter),
                                         epsilon, delta) for t in range(1, T + 1)]
+        # The paper's D is the l1 diameter of X (Theorems 6 and 7 assume diam_1(X) <= D; the
+        # proof of Theorem 6 bounds one Frank-Wolfe move by eta D): twice the l1-ball radius.
         elif approx:
-            lam = lipschitz * dom.radius * 2 ** (T / 2) * math.log(n / delta) / (b * epsilon)
+            lam = lipschitz * dom.diameter * 2 ** (T / 2) * math.log(n / delta) / (b * epsilon)
             lambdas = [lam] * T
         else:
-            lambdas = [2.0 * lipschitz * dom.radius * 2 ** t / (b * epsilon)
+            lambdas = [2.0 * lipschitz * dom.diameter * 2 ** t / (b * epsilon)
                        for t in range(1, T + 1)]
 
         def ledger_event(lams):

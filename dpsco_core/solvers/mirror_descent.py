@@ -343,7 +343,8 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
 
     Phase i = 1..k with :math:`k = \lfloor \log_2(n / n_{min}) \rfloor`: :math:`n_i = n/2^i`,
     :math:`\varepsilon_i` by ``budget_schedule``, regularization scale
-    :math:`\eta_i = \eta / 16^i` with Theorem 4/13's :math:`\eta` (times ``reg_constant``),
+    :math:`\eta_i = \eta / 16^i` with Theorem 4/13's :math:`\eta` (times ``reg_constant``;
+    the theorems' D is the diameter of X, :math:`2\times` ``radius``),
     :math:`\lambda_i = 1/(\eta_i n_i)`, localization radius
     :math:`R_i = 2 c L (p-1)/\lambda_i` (Lemma 3.3 with h = ||.||_p^2 / (2(p-1)); c = c_d for
     l1), batch :math:`b_i = \min(n_i, \max(\lceil\sqrt{n_i/\ln d}\rceil,
@@ -359,7 +360,7 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
     epsilon, delta : float
         The target.
     radius, lipschitz : float, default=1.0
-        D and L.
+        The radius R of X (a ball; its diameter :math:`D = 2R` is the theorems' D) and L.
     geometry : "l1" or float, default="l1"
         l1, or p of an lp geometry.
     budget_schedule : str, default="paper"
@@ -381,7 +382,9 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
         raise ValueError(f"budget_schedule must be 'paper' or 'parallel'; got "
                          f"{budget_schedule!r}.")
     p, norm_p, cd = _geometry(geometry, d)
-    D, L = radius, lipschitz
+    # Theorems 4 and 13 assume diam(X) <= D (the proof of Theorem 4 bounds
+    # ||x* - x_0||^2 <= D^2 for two points of X): D is the diameter, twice the ball's radius.
+    D, L = 2.0 * radius, lipschitz
     logd = math.log(max(d, 2))
     eps_f = epsilon if math.isfinite(epsilon) else 1e12
     log_delta = math.log(1.0 / delta)

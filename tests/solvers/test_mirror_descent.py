@@ -204,3 +204,21 @@ def test_lp_geometry_and_strongly_convex_wrapper(lasso):
     assert sum(red.stats["round_sizes"]) == prob.n_samples
     assert red.privacy.epsilon == max(r.epsilon for r in red.stats["round_reports"])
     assert red.privacy.epsilon <= 0.5 + 1e-9
+
+
+@pytest.mark.parametrize("geometry", ["l1", 1.5])
+def test_schedule_eta_uses_the_diameter(geometry):
+    # Theorem 4 (l1): eta = (D/L) min(sqrt(ln d / n), eps / sqrt(d ln d ln(1/delta))), and
+    # Theorem 13 (lp): eta = (D/L) min(1/sqrt((p-1) n), eps / sqrt(d ln(1/delta)(1 + ln d))),
+    # with D >= diam(X) = 2 * radius; phase i's regularization scale is eta / 16^i.
+    n, d, eps, delta, R, L = 2 ** 12, 100, 0.5, 1e-6, 0.7, 2.0
+    ph = md.localized_schedule(n, d, epsilon=eps, delta=delta, radius=R, lipschitz=L,
+                               geometry=geometry)
+    D, logd, ld = 2 * R, math.log(d), math.log(1 / delta)
+    if geometry == "l1":
+        eta = (D / L) * min(math.sqrt(logd / n), eps / math.sqrt(d * logd * ld))
+    else:
+        eta = (D / L) * min(1 / math.sqrt(0.5 * n), eps / math.sqrt(d * ld * (1 + logd)))
+    for p in ph:
+        assert p["reg_scale"] == pytest.approx(eta / 16 ** p["phase"], rel=1e-12)
+        assert p["strong_convexity"] == pytest.approx(1 / (p["reg_scale"] * p["n"]), rel=1e-12)
