@@ -89,7 +89,7 @@ from ._common import check_problem, check_solver_epsilon, objective_or_inf
 from ._row_source import is_sign_stream, row_source
 
 if TYPE_CHECKING:
-    from .._typing import RandomStateLike
+    from .._typing import ArrayLike, RandomStateLike
     from ..problems import Problem
 
 __all__ = ["vr_frank_wolfe", "vr_frank_wolfe_ledger", "vr_frank_wolfe_schedule",
@@ -115,7 +115,15 @@ class PaperCalibrationWarning(DPSCOWarning):
 class _Domain:
     """The polytope: "l1" (vertices +-radius e_j), "simplex" (radius e_j) or explicit vertices."""
 
-    def __init__(self, domain, radius, d):
+    def __init__(self, domain, radius, d, center=None):
+        self.center = None
+        if center is not None:
+            if not (isinstance(domain, str) and domain == "l1"):
+                raise ValueError("center needs domain='l1'.")
+            c = np.array(center, dtype=np.float64)
+            if c.shape != (d,) or not np.all(np.isfinite(c)):
+                raise ValueError(f"center must be a finite vector of length {d}.")
+            self.center = c
         if d < 1:
             raise ValueError(f"the number of features must be at least 1; got {d}.")
         if isinstance(domain, str):
@@ -143,6 +151,8 @@ class _Domain:
         self.diameter = 2.0 * self.vertex_norm
 
     def start(self, d):
+        if self.center is not None:
+            return self.center.copy()
         if self.name == "l1":
             return np.zeros(d)
         if self.name == "simplex":
@@ -498,6 +508,12 @@ class _Stepper:
 
     def step(self, w, alpha, sel, eta):
         j, sign = sel
+        if self.dom.center is not None:
+            # x <- (1 - eta) x + eta (c + sign R e_j), kept unscaled (alpha = 1 throughout)
+            w *= alpha * (1.0 - eta)
+            w += eta * self.dom.center
+            w[j] += eta * sign * self.dom.radius
+            return 1.0
         if self.dom.vertices is not None:
             w *= alpha * (1.0 - eta)
             w += eta * self.dom.vertices[j]
@@ -547,7 +563,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
                    calibration: str = "strict", batch: int | str = "auto",
                    n_phases: int | None = None, random_state: RandomStateLike = None,
                    n_threads: int | None = None, record_history: bool = True,
-                   budget: Budget | None = None) -> Result:
+                   budget: Budget | None = None, center: ArrayLike | None = None) -> Result:
     r"""Private variance-reduced ("dyadic") Frank-Wolfe: Algorithm 3 of Asi et al. (2021).
 
     Minimizes :math:`F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over a polytope
@@ -613,6 +629,13 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
         before the data are read; refused runs read nothing. With ``delta`` the event is an
         (epsilon, delta) guarantee with no RDP curve: use
         ``Budget(..., accountant="basic-composition")``.
+    center : array of shape (n_features,), optional
+        l1 domain only: the ball :math:`\{\|x - c\|_1 \le R\}` around a **public** c (the
+        domain restriction of the strongly convex reduction, section 5; Algorithm 3 has no
+        starting point: its first step, :math:`\eta_1 = 1`, lands on a vertex). Its vertices
+        :math:`c \pm R e_j` score :math:`-\langle c, v\rangle \mp R v_j`; the common
+        term shifts every score alike, which leaves report-noisy-max's output distribution
+        unchanged, so the sensitivities and the ledger are those of the radius-R ball at 0.
 
     Returns
     -------
@@ -638,7 +661,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     if calibration not in ("strict", "paper"):
         raise ValueError(f"calibration must be 'strict' or 'paper'; got {calibration!r}.")
     n, d = problem.n_samples, problem.n_features
-    dom = _Domain(domain, radius, d)
+    dom = _Domain(domain, radius, d, center)
     if smoothness is not None:
         smoothness = check_scalar(smoothness, "smoothness", low=0.0)
     private = math.isfinite(epsilon)
@@ -722,9 +745,10 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     elapsed = time.perf_counter() - start
     coef = alpha * w
     if dom.name == "l1":      # final safety clamp (rounding only; note 004, section 9.3)
-        norm = np.abs(coef).sum()
+        c = dom.center if dom.center is not None else 0.0
+        norm = np.abs(coef - c).sum()
         if norm > dom.radius:
-            coef *= dom.radius / norm
+            coef = c + (coef - c) * (dom.radius / norm)
     if calibration == "paper" and private:
         assumptions.append("calibration='paper': noise scales from the paper's formulas; "
                            "epsilon is what the strict replace-one ledger proves for them")
