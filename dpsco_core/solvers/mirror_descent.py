@@ -63,6 +63,7 @@ from ..penalties import PENALTY_NONE
 from ..privacy.budget import Budget, spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
+from ..privacy.report import PrivacyReport
 from ..problems import Problem
 from ..result import History, Result
 from ._common import (check_problem, check_relation, check_solver_epsilon, normaliser,
@@ -72,7 +73,7 @@ if TYPE_CHECKING:
     from .._typing import ArrayLike, RandomStateLike
 
 __all__ = ["noisy_mirror_descent", "localized_mirror_descent", "localized_schedule",
-           "strongly_convex_reduction"]
+           "strongly_convex_reduction", "entropic_mirror_descent"]
 
 _PARALLEL = ("every sample is used by at most one phase (independent phase assignment); "
              "phases compose in parallel, later phases see earlier data only through the "
@@ -207,7 +208,8 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
                          step: float | None = None, clip: float | None = None,
                          mirror_map: str = "pnorm", neighboring_relation: str = "zero_out",
                          public_n: int | None = None, random_state: RandomStateLike = None,
-                         budget: Budget | None = None, accountant: str = "rdp") -> Result:
+                         budget: Budget | None = None, accountant: str = "rdp",
+                         strong_convexity: float | None = None) -> Result:
     r"""Noisy stochastic mirror descent (Algorithm 1; Algorithm 5 for lp): DP-ERM over a ball.
 
     Minimizes :math:`\hat F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over
@@ -257,6 +259,13 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
         pessimistic privacy loss distributions (tighter: less noise for the same budget,
         seconds of calibration; needs ``pip install 'dpsco-core[pld]'``); see
         :func:`~dpsco_core.solvers.dp_sgd.dp_sgd`.
+    strong_convexity : float, optional
+        :math:`\lambda > 0` with :math:`\hat F` :math:`\lambda`-strongly convex relative to
+        h (a declared public constant): Theorem 3's strongly convex version, steps
+        :math:`\eta_k = 2/(\lambda (k+1))` (``step`` must then be None) and the weighted
+        average :math:`\hat x_T = \frac{2}{T(T+1)}\sum_k k x_k` as output, for which
+        Lemma 3.2 gives :math:`E[\hat F(\hat x_T) - \hat F^*] \le 2 G^2/(\lambda(T+1))`
+        with :math:`G^2 \ge E\|\tilde g_k\|_*^2`. None (default): the convex version.
 
     Returns
     -------
@@ -265,7 +274,8 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
     Raises
     ------
     ValueError
-        For D <= 0, p outside (1, 2], d = 0, a bad budget.
+        For D <= 0, p outside (1, 2], d = 0, a bad budget, ``step`` with
+        ``strong_convexity``.
 
     Notes
     -----
@@ -306,10 +316,20 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
                                                                               low=0.0)
     q = b / n
     sigma = _calibrate(epsilon, delta, q, T, _check_accountant(accountant))
-    if step is None:
+    if strong_convexity is not None:
+        strong_convexity = check_scalar(strong_convexity, "strong_convexity", low=0.0)
+        if step is not None:
+            raise ValueError("step must be None with strong_convexity (the steps are "
+                             "2 / (strong_convexity (k + 1))).")
+        if mirror_map == "entropic":
+            raise ValueError("strong_convexity needs mirror_map='pnorm'.")
+    if strong_convexity is not None:
+        step = None
+    elif step is None:
         sm = sigma * C / b
         step = cd * radius / math.sqrt(T) / math.sqrt(lipschitz ** 2 + 2 * sm ** 2 * logd)
-    step = check_scalar(step, "step", low=0.0)
+    if step is not None:
+        step = check_scalar(step, "step", low=0.0)
     event = _event(sigma, q, T)
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split={"optimization": 1.0},
@@ -324,13 +344,100 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
     coef = _run_md(problem, np.arange(problem.n_samples), x_start=np.zeros(d), p=p,
                    scale=1.0 / (p - 1.0),
                    center=np.zeros(d), reg=0.0, ball=ball, l1_radius=l1, steps=T, q=q,
-                   expected_batch=b, sigma=sigma, clip=C, step=step, strongly_convex=0.0,
-                   mirror_map=mirror_map, radius=radius, rng=rng)
+                   expected_batch=b, sigma=sigma, clip=C, step=step,
+                   strongly_convex=strong_convexity or 0.0, mirror_map=mirror_map,
+                   radius=radius, rng=rng)
     stats = {"time": time.perf_counter() - start, "steps": T, "batch": b, "p": p,
              "noise_multiplier": sigma, "clip": C, "step": step,
+             "strong_convexity": strong_convexity,
              "gradient_evaluations": int(round(T * b))}
     history = History(np.array([0.0, T * b / n]), np.array([np.nan, problem.objective(coef)]))
     return Result(coef=coef, privacy=report, history=history, stats=stats)
+
+
+def entropic_mirror_descent(problem: Problem, *, step: float, rounds: int = 1,
+                            start: ArrayLike | None = None,
+                            random_state: RandomStateLike = None) -> Result:
+    r"""Entropic stochastic mirror descent on the simplex: Algorithm 4 (appendix A), non-private.
+
+    The appendix's algorithm, kept as the paper states it for its two lemmas: R rounds, each a
+    fresh uniform permutation :math:`\pi` of the n samples; step k uses the single sample
+    :math:`z_{\pi(i)}`,
+
+    .. math:: x_{k+1} = \arg\min_{x \in \Delta_{d-1}} \langle g_k, x - x_k\rangle +
+              \frac1\eta D_h(x, x_k) = \frac{x_k e^{-\eta g_k}}{\|x_k e^{-\eta g_k}\|_1}
+              \qquad (1)
+
+    with :math:`h(x) = \sum_j x_j \log x_j` (:math:`D_h` = KL), computed on log-weights with
+    a log-sum-exp normalization (note 004, section 9.6, as in
+    :func:`dpsco_core.mirror_maps.entropic_step`); returns
+    :math:`\bar x_T = \frac1T \sum_{k=1}^T x_k`, :math:`T = Rn`. Lemma A.1: the update is
+    not a contraction in l1 or KL; Lemma A.2: for linear losses with
+    :math:`\|z\|_\infty \le L`, neighbouring data sets give
+    :math:`\|x_T - y_T\|_1^2 \le KL(x_T\|y_T) + KL(y_T\|x_T) \le 4\eta^2L^2R^2`.
+
+    Parameters
+    ----------
+    problem : Problem
+        A (sub)differentiable loss, no penalty.
+    step : float
+        :math:`\eta > 0`.
+    rounds : int, default=1
+        R.
+    start : array of shape (n_features,), optional
+        :math:`x_0` in the relative interior of the simplex (default the uniform
+        :math:`\mathbf 1/d`, as in Lemma A.2).
+    random_state : None, int, SeedSequence or Generator
+        Seeds the permutations.
+
+    Returns
+    -------
+    Result
+        ``coef`` :math:`\bar x_T`; ``stats["last"]`` :math:`x_T`.
+
+    Notes
+    -----
+    **Privacy guarantee.** None: Algorithm 4 is the appendix's non-private counterexample (the
+    report is non-private). Neighbouring relation: not applicable.
+
+    References
+    ----------
+    Asi, Feldman, Koren and Talwar (2021), appendix A, Algorithm 4, Lemmas A.1 and A.2.
+    """
+    problem = _check_problem(problem)
+    step = check_scalar(step, "step", low=0.0)
+    rounds = check_int(rounds, "rounds", low=1)
+    n, d = problem.n_samples, problem.n_features
+    if start is None:
+        x0 = np.full(d, 1.0 / d)
+    else:
+        x0 = np.array(start, dtype=np.float64)
+        if x0.shape != (d,) or np.any(x0 <= 0) or abs(x0.sum() - 1.0) > 1e-9:
+            raise ValueError(f"start must be a positive vector of length {d} summing to 1.")
+    rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
+    X, y = problem.X, problem.y
+    logw, x, avg = np.log(x0), x0.copy(), np.zeros(d)
+    start_time, k = time.perf_counter(), 0
+    for _ in range(rounds):
+        for i in rng.permutation(n):
+            a = X[i]
+            a = a.toarray().ravel() if hasattr(a, "toarray") else np.asarray(a, dtype=float)
+            g = float(problem.loss._deriv(np.array([a @ x]), y[i:i + 1])[0]) * a
+            logw = logw - step * g
+            top = logw.max()
+            logw = (logw - top) - math.log(float(np.sum(np.exp(logw - top))))
+            x = np.exp(logw)
+            k += 1
+            avg += (x - avg) / k
+    report = PrivacyReport.from_event(NonPrivateDpEvent(), delta=0.0,
+                                      accountant="basic-composition",
+                                      neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                                      assumptions=("non-private: appendix A's algorithm",))
+    stats = {"time": time.perf_counter() - start_time, "steps": k, "rounds": rounds,
+             "step": step, "last": x, "gradient_evaluations": k}
+    history = History(np.array([0.0, float(rounds)]),
+                      np.array([problem.objective(x0), problem.objective(avg)]))
+    return Result(coef=avg, privacy=report, history=history, stats=stats)
 
 
 # --------------------------------------------------------------------------------------------

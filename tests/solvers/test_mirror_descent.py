@@ -301,3 +301,96 @@ def test_vr_frank_wolfe_center_is_a_shift():
     np.testing.assert_allclose(a.coef, c + b.coef, atol=1e-12)
     assert np.abs(a.coef - c).sum() <= 0.5 * (1 + 1e-12)
     assert a.stats["lambdas"] == b.stats["lambdas"]
+
+
+def test_noisy_mirror_descent_strongly_convex_version_matches_theorem_3():
+    # p = 2: h = ||x||^2/2, so lambda-strong convexity relative to h is the usual one and the
+    # mirror step is a projected gradient step. Full batch (b = n, q = 1), no noise: the
+    # iterates are x_{k+1} = Proj(x_k - 2/(lam (k+1)) grad F(x_k)), the output the weighted
+    # average 2/(T(T+1)) sum_k k x_{k+1} (x_1 = x_0 = 0; Algorithm 1 with fix 2).
+    rng = np.random.default_rng(0)
+    n, d, T, R = 200, 5, 60, 0.8
+    X = rng.normal(size=(n, d))
+    y = X @ rng.uniform(-0.3, 0.3, d) + 0.1 * rng.normal(size=n)
+    prob = dp.Problem(X, y, loss="half_squared")
+    H = X.T @ X / n
+    lam = float(np.linalg.eigvalsh(H).min())
+    res = md.noisy_mirror_descent(prob, epsilon=math.inf, delta=1e-5, radius=R, geometry=2.0,
+                                  lipschitz=1e6, batch_size=n, steps=T, strong_convexity=lam,
+                                  random_state=0)
+    x, avg = np.zeros(d), np.zeros(d)
+    for k in range(1, T + 1):
+        x = x - 2.0 / (lam * (k + 1)) * (X.T @ (X @ x - y) / n)
+        nx = np.linalg.norm(x)
+        x = x if nx <= R else x * (R / nx)
+        avg += 2.0 * k / (T * (T + 1)) * x
+    np.testing.assert_allclose(res.coef, avg, atol=1e-9)
+    with pytest.raises(ValueError, match="step"):
+        md.noisy_mirror_descent(prob, epsilon=1.0, delta=1e-5, step=0.1, strong_convexity=lam)
+
+
+def test_noisy_mirror_descent_strongly_convex_lemma_3_2_rate():
+    # Lemma 3.2: E[F(x_hat_T) - F*] <= 2 G^2 / (lam (T + 1)), G^2 >= E||g_k||_2^2 (p = 2).
+    rng = np.random.default_rng(1)
+    n, d, T, b = 2000, 5, 400, 20
+    X = rng.uniform(-1, 1, size=(n, d)) * math.sqrt(3)
+    xt = rng.uniform(-0.2, 0.2, d)
+    y = X @ xt + 0.1 * rng.uniform(-1, 1, n)
+    prob = dp.Problem(X, y, loss="half_squared")
+    lam = float(np.linalg.eigvalsh(X.T @ X / n).min())
+    xs = np.linalg.lstsq(X, y, rcond=None)[0]
+    fstar = prob.objective(xs)
+    gaps = []
+    for seed in range(5):
+        res = md.noisy_mirror_descent(prob, epsilon=4.0, delta=1e-5, radius=1.0, geometry=2.0,
+                                      lipschitz=5.0, batch_size=b, steps=T,
+                                      strong_convexity=lam, random_state=seed)
+        gaps.append(prob.objective(res.coef) - fstar)
+        sm = res.stats["noise_multiplier"] * res.stats["clip"] / b
+    # G^2: the clipped batch mean's second moment (<= L^2 = clip^2) plus the noise d sm^2
+    G2 = res.stats["clip"] ** 2 + d * sm ** 2
+    assert np.mean(gaps) <= 2 * G2 / (lam * (T + 1))
+    assert np.mean(gaps) >= 0
+
+
+def _linear(Z, c=10.0):
+    # f(x; z) = c - <z, x> through the absolute loss |<z, x> - c| (c > ||z||_inf, x in the
+    # simplex): a linear loss with gradient -z.
+    return dp.Problem(np.asarray(Z, dtype=float), np.full(len(Z), c), loss="absolute")
+
+
+@pytest.mark.parametrize("eta", [0.1, 0.5, 1.0])
+def test_entropic_md_lemma_a1_expansion(eta):
+    # Lemma A.1: f = -x_2 - x_3, x0 = (1-3/n, 1/n, 2/n), y0 = (1-3/n, 2/n, 1/n): one step
+    # multiplies the l1 distance and the KL divergence by e^eta / c, c = 1 + 3(e^eta - 1)/n.
+    n = math.ceil(100 * (math.exp(eta) - 1) / eta)
+    prob = _linear([[0.0, 1.0, 1.0]])
+    x0 = np.array([1 - 3 / n, 1 / n, 2 / n])
+    y0 = np.array([1 - 3 / n, 2 / n, 1 / n])
+    x1 = md.entropic_mirror_descent(prob, step=eta, start=x0, random_state=0).stats["last"]
+    y1 = md.entropic_mirror_descent(prob, step=eta, start=y0, random_state=0).stats["last"]
+    ratio = math.exp(eta) / (1 + 3 * (math.exp(eta) - 1) / n)
+
+    def kl(a, b):
+        return float(np.sum(a * np.log(a / b)))
+    assert np.abs(x1 - y1).sum() == pytest.approx(ratio * 2 / n, rel=1e-9)
+    assert kl(x1, y1) == pytest.approx(ratio * kl(x0, y0), rel=1e-9)
+    assert ratio >= 1 + eta / 4
+
+
+def test_entropic_md_lemma_a2_stability():
+    # Lemma A.2: linear losses, ||z||_inf <= L, neighbouring data sets (the first sample
+    # replaced), same permutations: ||x_T - y_T||_1^2 <= KL + KL <= 4 eta^2 L^2 R^2.
+    rng = np.random.default_rng(0)
+    n, d, L, eta, R = 50, 6, 1.0, 0.3, 3
+    Z = rng.uniform(-L, L, (n, d))
+    Z2 = Z.copy()
+    Z2[0] = -np.sign(Z[0]) * L
+    x = md.entropic_mirror_descent(_linear(Z), step=eta, rounds=R, random_state=5)
+    y = md.entropic_mirror_descent(_linear(Z2), step=eta, rounds=R, random_state=5)
+    xT, yT = x.stats["last"], y.stats["last"]
+    sym = float(np.sum((xT - yT) * np.log(xT / yT)))
+    assert np.abs(xT - yT).sum() ** 2 <= sym * (1 + 1e-12)
+    assert sym <= 4 * eta ** 2 * L ** 2 * R ** 2
+    assert x.stats["steps"] == R * n and np.isclose(x.coef.sum(), 1.0)
+    assert math.isinf(x.privacy.epsilon)
