@@ -161,7 +161,8 @@ class _Domain:
 
     def contains(self, x, tol=1e-9):
         if self.name == "l1":
-            return np.abs(x).sum() <= self.radius * (1 + tol)
+            c = 0.0 if self.center is None else self.center
+            return np.abs(x - c).sum() <= self.radius * (1 + tol)
         if self.name == "simplex":
             return x.min() >= -tol * self.radius and abs(x.sum() - self.radius) <= tol * max(
                 1.0, self.radius) * x.size
