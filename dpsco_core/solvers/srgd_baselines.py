@@ -47,6 +47,27 @@ INDEPENDENT_ASSUMPTION = ("each example enters exactly one round: the run is one
                           "no amplification by shuffling claimed)")
 
 
+def _calibration(epsilon, delta, relation, clip, B, T, *, tree):
+    """(mu, noise multiplier s, absolute noise std, event) of a single-epoch run.
+
+    A record enters one round's clipped batch mean: l2 sensitivity ``factor C / B``. With tree
+    noise its leaf lies in ``bit_length(T)`` nodes (``s = sqrt(levels) / mu``); with
+    independent noise the run is one Gaussian mechanism (``s = 1 / mu``).
+    """
+    sensitivity = sensitivity_factor(relation) * clip / B
+    levels = T.bit_length()
+    if not math.isfinite(epsilon):
+        return math.inf, 0.0, 0.0, NonPrivateDpEvent()
+    mu = gdp_mu(epsilon, delta)
+    if tree:
+        s = math.sqrt(levels) / mu * (1.0 + _CALIBRATION_SLACK)
+        event = SingleEpochTreeAggregationDpEvent(s, T)
+    else:
+        s = 1.0 / mu * (1.0 + _CALIBRATION_SLACK)
+        event = GaussianDpEvent(s)
+    return mu, s, check_noise_scale(s * sensitivity, epsilon), event
+
+
 def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, preset, clip,
               radius, z_step_scale, neighboring_relation, random_state, n_threads,
               record_history, solver, output="last", budget=None):
@@ -54,19 +75,8 @@ def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, p
         problem, epsilon=epsilon, delta=delta, batch_size=batch_size, preset=preset, beta=beta,
         clip=clip, radius=radius, neighboring_relation=neighboring_relation, solver=solver)
     n_threads = effective_n_threads(n_threads)
-    sensitivity = sensitivity_factor(relation) * clip / B
-    levels = T.bit_length()
-    if math.isfinite(epsilon):
-        mu = gdp_mu(epsilon, delta)
-        if estimator == "srg":
-            s = math.sqrt(levels) / mu * (1.0 + _CALIBRATION_SLACK)
-            event = SingleEpochTreeAggregationDpEvent(s, T)
-        else:
-            s = 1.0 / mu * (1.0 + _CALIBRATION_SLACK)
-            event = GaussianDpEvent(s)
-        noise_scale = check_noise_scale(s * sensitivity, epsilon)
-    else:
-        mu, s, noise_scale, event = math.inf, 0.0, 0.0, NonPrivateDpEvent()
+    mu, s, noise_scale, event = _calibration(epsilon, delta, relation, clip, B, T,
+                                             tree=estimator == "srg")
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
     start = time.perf_counter()
     run = run_single_epoch(problem, B=B, T=T, beta=beta, clip=clip, radius=radius,
@@ -230,16 +240,8 @@ def dp_ftrl(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", cl
         problem, epsilon=epsilon, delta=delta, batch_size=batch_size, preset=preset, beta=beta,
         clip=clip, radius=radius, neighboring_relation=neighboring_relation, solver="dp_ftrl")
     n_threads = effective_n_threads(n_threads)
-    sensitivity = sensitivity_factor(relation) * clip / B
-    levels = T.bit_length()
-    if math.isfinite(epsilon):
-        mu = gdp_mu(epsilon, delta)
-        # one leaf per example, in bit_length(T) nodes: sqrt(levels) sensitivity / sigma GDP
-        s = math.sqrt(levels) / mu * (1.0 + _CALIBRATION_SLACK)
-        event = SingleEpochTreeAggregationDpEvent(s, T)
-        noise_scale = check_noise_scale(s * sensitivity, epsilon)
-    else:
-        mu, s, noise_scale, event = math.inf, 0.0, 0.0, NonPrivateDpEvent()
+    # one leaf per example, in bit_length(T) nodes: sqrt(levels) sensitivity / sigma GDP
+    mu, s, noise_scale, event = _calibration(epsilon, delta, relation, clip, B, T, tree=True)
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
     start = time.perf_counter()
     run = _run_ftrl(problem, B=B, T=T, beta=beta, clip=clip, radius=radius,
