@@ -63,6 +63,16 @@ iterations ``{1/64, 1/16, 1/4} x`` its default ``(n epsilon)^(2/3)`` (a first ru
 :class:`L1Problem` (data maker, L, domain, trivial baseline) passed to the same runner and
 tuning as problem A.
 
+Sweep ``fidelity`` (issue 22; problem A at n = 4e3, d = 100 by default, n = 1e4 and
+d in {100, 1000} with ``--full``): the paper's own versions beside the library's defaults, each
+with its theorem's rate (O(.) constants set to 1, :func:`theorem_bound`): ``alg3`` (Theorem
+7) and ``alg3_pure`` (pure epsilon-DP, Theorem 6), ``alg2`` (parallel budget) and
+``alg2_paper`` (the paper's epsilon/2^i, Theorem 4), ``alg6`` (Algorithm 6 in l_p geometry,
+p = 1.5, over the unit l_p ball, Theorem 13), and the strongly convex reduction of section 5
+around Algorithm 3 (``sc_alg3``, Theorem 9) and Algorithm 2 (``sc_alg2``, Theorem 8) with the
+LASSO's strong convexity 1/d in l1. The new methods tune only the clip factor (their second
+parameter is fixed at the middle of the matching grid).
+
 Writes ``l1.csv``, ``l1.md`` and PNG plots (for the sweeps of problem A).
 """
 
@@ -80,7 +90,7 @@ import numpy as np
 from ._cli import parse_experiment_args
 
 __all__ = ["main", "grid", "run_sweeps", "report", "fit_slope", "crossover", "alg3_phases",
-           "L1Problem", "LASSO", "CLIP_FACTORS", "SECOND"]
+           "L1Problem", "LASSO", "CLIP_FACTORS", "SECOND", "FIDELITY", "theorem_bound"]
 
 NOISE = 0.5
 LIPSCHITZ = 2.0 + NOISE         # |<a, x> - y| <= 2D + s on the ball; ||grad f||_inf <= L
@@ -88,7 +98,17 @@ CLIP_FACTORS = (0.5, 0.125, 0.03125)
 SECOND = {"alg3": ("phase_offset", (-1, 0, 1)),
           "dp_sgd_proj": ("step_factor", (1.0, 8.0, 64.0)),
           "alg2": ("reg_constant", (4.0, 16.0, 64.0)),
-          "ttz": ("iter_factor", (1 / 64, 1 / 16, 1 / 4))}
+          "ttz": ("iter_factor", (1 / 64, 1 / 16, 1 / 4)),
+          # the sweep "fidelity" (the paper's own versions; one value of the second
+          # parameter, the middle of the matching method's grid, to keep the runtime modest)
+          "alg3_pure": ("phase_offset", (0,)),
+          "alg2_paper": ("reg_constant", (16.0,)),
+          "alg6": ("reg_constant", (16.0,)),
+          "sc_alg3": ("rate_constant", (1.0,)),
+          "sc_alg2": ("rate_constant", (1.0,))}
+FIDELITY = ("alg3", "alg3_pure", "alg2", "alg2_paper", "alg6", "sc_alg3", "sc_alg2")
+LP = 1.5                        # the l_p geometry of Algorithm 6 in the sweep "fidelity"
+SC_REG = 16.0                   # Algorithm 2's reg_constant inside the reduction
 SPARSITY = 5
 TARGET_D_FROM = 100             # the issue's target: growth from d = 100 to d = 100,000
 
@@ -152,10 +172,35 @@ def _run(method, stream, epsilon, kappa, second, seed, n_threads=None, problem=N
                                    batch_size=BATCH,
                                    step=second * _dp_sgd_default_step(n, d, epsilon, delta, clip),
                                    random_state=seed, n_threads=n_threads).coef
-    if method == "alg2":
+    if method in ("alg2", "alg2_paper"):
+        schedule = "paper" if method == "alg2_paper" else "parallel"
         return localized_mirror_descent(_dense(stream), epsilon=epsilon, delta=delta,
-                                        lipschitz=lip, budget_schedule="parallel",
+                                        lipschitz=lip, budget_schedule=schedule,
                                         reg_constant=second, random_state=seed).coef
+    if method == "alg3_pure":
+        return vr_frank_wolfe(stream, epsilon=epsilon, lipschitz=lip, domain=problem.domain,
+                              n_phases=alg3_phases(n, d, epsilon, kappa, second,
+                                                   lipschitz=problem.lipschitz,
+                                                   n_vertices=_vertices(problem, d), pure=True),
+                              random_state=seed, record_history=False,
+                              n_threads=n_threads).coef
+    if method == "alg6":
+        # Algorithm 6 over the unit l_p ball (it contains the l1 ball and x_true); L is the
+        # dual (q-norm) bound, ||g||_q <= d^(1/q) ||g||_inf
+        q = LP / (LP - 1.0)
+        return localized_mirror_descent(_dense(stream), epsilon=epsilon, delta=delta,
+                                        lipschitz=lip * d ** (1.0 / q), geometry=LP,
+                                        budget_schedule="parallel", reg_constant=second,
+                                        random_state=seed).coef
+    if method in ("sc_alg3", "sc_alg2"):
+        # Theorems 8 and 9: the LASSO's F = ||x - x_true||_2^2 / 2 + c is (1/d)-strongly
+        # convex in l1 (||u||_2^2 >= ||u||_1^2 / d)
+        from dpsco_core.solvers.mirror_descent import strongly_convex_reduction
+        kw = (dict(solver=vr_frank_wolfe) if method == "sc_alg3" else
+              dict(reg_constant=SC_REG, budget_schedule="parallel"))
+        return strongly_convex_reduction(_dense(stream), strong_convexity=1.0 / d,
+                                         rate_constant=second, epsilon=epsilon, delta=delta,
+                                         lipschitz=lip, random_state=seed, **kw).coef
     raise ValueError(f"unknown method {method!r}")
 
 
@@ -167,7 +212,8 @@ BATCH = 256
 _SIGMA: dict = {}
 
 
-def alg3_phases(n, d, epsilon, kappa, offset, *, lipschitz=LIPSCHITZ, n_vertices=None):
+def alg3_phases(n, d, epsilon, kappa, offset, *, lipschitz=LIPSCHITZ, n_vertices=None,
+                pure=False):
     """Algorithm 3's phase count T for a tuning offset: the schedule's own T (note 004
     section 8, which uses all n samples) plus ``offset``, lowered until (b, T) fits in n.
     The clip is ``kappa lipschitz``; ``n_vertices`` is the polytope's (default 2d, the ball).
@@ -176,7 +222,7 @@ def alg3_phases(n, d, epsilon, kappa, offset, *, lipschitz=LIPSCHITZ, n_vertices
     (1 at n = 1e3, 5 at n = 1e6 here) and a fixed grid cuts it off at one end.
     """
     from dpsco_core.solvers.frank_wolfe import vr_frank_wolfe_schedule
-    delta = 1.0 / n ** 1.1
+    delta = None if pure else 1.0 / n ** 1.1
     lip = kappa * lipschitz
     T = max(1, vr_frank_wolfe_schedule(n, d, n_vertices=n_vertices, epsilon=epsilon,
                                        delta=delta, lipschitz=lip)[1] + int(offset))
@@ -251,10 +297,10 @@ def run_sweeps(points, methods, eval_seeds, tuning_seeds, *, clip_factors=CLIP_F
             chosen[(sweep, n, d, epsilon, m)] = {
                 "clip_factor": best[0], _configs(m, clip_factors, second)[1]: best[1],
                 "tuning_excess": float(np.mean(tuning[m][best]))}
-            if m == "alg3":
+            if m in ("alg3", "alg3_pure"):
                 chosen[(sweep, n, d, epsilon, m)]["n_phases"] = alg3_phases(
                     n, d, epsilon, best[0], best[1], lipschitz=prob.lipschitz,
-                    n_vertices=_vertices(prob, d))
+                    n_vertices=_vertices(prob, d), pure=m == "alg3_pure")
             if m == "ttz":
                 chosen[(sweep, n, d, epsilon, m)]["n_iter"] = _ttz_iters(n, epsilon, best[1])
         for seed in eval_seeds:
@@ -326,6 +372,62 @@ _THEORY = {  # predicted log-log slopes of the excess loss (note 004 sections 1,
     ("epsilon", "alg3"): "-2/3", ("epsilon", "dp_sgd_proj"): "-1 (private)",
 }
 _VAR = {"d": 2, "crossover": 2, "n": 1, "epsilon": 3}
+
+_FIDELITY_LABELS = {
+    "alg3": "Algorithm 3, (eps, delta), shuffled (Theorem 7)",
+    "alg3_pure": "Algorithm 3, pure eps-DP (Theorem 6)",
+    "alg2": "Algorithm 2, library's parallel eps_i = eps (Theorem 4)",
+    "alg2_paper": "Algorithm 2, paper's eps_i = eps / 2^i (Theorem 4)",
+    "alg6": f"Algorithm 6, l_p geometry p = {LP} (Theorem 13)",
+    "sc_alg3": "section 5 reduction + Algorithm 3, lambda = 1/d (Theorem 9)",
+    "sc_alg2": "section 5 reduction + Algorithm 2, lambda = 1/d (Theorem 8)",
+}
+
+
+def theorem_bound(method, n, d, epsilon, *, lipschitz=LIPSCHITZ, smoothness=1.0):
+    """The paper's rate for ``method`` with every O(.) constant 1 (D = diam_1 = 2, L, beta,
+    delta = n^-1.1, m = 2d): a reference for the fidelity table, not a certified bound."""
+    D, L, beta, delta = 2.0, lipschitz, smoothness, 1.0 / n ** 1.1
+    ld, ln, lm, l1d = math.log(d), math.log(n), math.log(2 * d), math.log(1.0 / delta)
+    stat3 = D * (L + beta * D) * math.sqrt(ld * ln / n)
+    if method == "alg3":
+        return stat3 + (math.sqrt(beta) * L * D * D * l1d * lm * ln ** 2 / (n * epsilon)) ** (2 / 3)
+    if method == "alg3_pure":
+        return stat3 + math.sqrt(beta * L * D ** 3 * ld * ln / (n * epsilon))
+    if method in ("alg2", "alg2_paper"):
+        return L * D * (math.sqrt(ld / n) + math.sqrt(d * ld ** 3 * l1d) / (n * epsilon))
+    if method == "alg6":
+        q = LP / (LP - 1.0)
+        Lq, Dp = L * d ** (1.0 / q), 2.0
+        return Lq * Dp * (1.0 / math.sqrt((LP - 1.0) * n) + math.sqrt(d * l1d * (1.0 + ld))
+                          / ((LP - 1.0) * n * epsilon))
+    if method == "sc_alg2":
+        return L * D * (ld / n + d * ld ** 3 * l1d / (n * epsilon) ** 2)
+    if method == "sc_alg3":
+        return L * D * ld * ln ** 2 / n + L * D * (l1d * lm * ln ** 2 / (n * epsilon)) ** (4 / 3)
+    raise ValueError(f"no theorem for {method!r}")
+
+
+def _fidelity_report(summ, chosen, points):
+    lines = ["### the paper's own versions (sweep 'fidelity')", "",
+             "Excess population loss ||x - x_true||^2 / 2, mean +- standard error; the "
+             "theorem's rate with every O(.) constant set to 1 (D = 2, L = 2.5, beta = 1) "
+             "as a reference; configurations tuned per point on separate seeds.", "",
+             "| n | d | epsilon | method | excess | chosen | theorem rate (constants 1) |",
+             "|---|---|---|---|---|---|---|"]
+    for _, n, d, e in points:
+        for m in FIDELITY:
+            if ("fidelity", m, n, d, e) not in summ:
+                continue
+            mu, se, _ = summ[("fidelity", m, n, d, e)]
+            cfg = chosen.get(("fidelity", n, d, e, m), {})
+            extra = ", ".join(f"{k}={v:g}" for k, v in cfg.items() if k != "tuning_excess")
+            lines.append(f"| {n} | {d} | {e:g} | {_FIDELITY_LABELS[m]} | {mu:.3g} +- {se:.1g}"
+                         f" | {extra} | {theorem_bound(m, n, d, e):.3g} |")
+        zero = summ.get(("fidelity", "zero", n, d, e))
+        if zero:
+            lines.append(f"| {n} | {d} | {e:g} | x = 0 | {zero[0]:.3g} | | |")
+    return lines + [""]
 
 
 def _table_row(summ, chosen, sweep, methods, point):
@@ -399,6 +501,9 @@ def report(rows, chosen, points):
                          f"; predicted d ~ (n epsilon)^(2/3) = {(n * e) ** (2 / 3):.0f} "
                          f"(n={n}, epsilon={e}; constants and log factors unknown).")
             lines.append("")
+    fid = [p for p in points if p[0] == "fidelity"]
+    if fid:
+        lines += _fidelity_report(summ, chosen, fid)
     if any(p[0] in SWEEPS for p in points):
         lines += ["Problems B, C, D (sweep 'problems'): excess population loss, mean +- "
                   "standard error over the evaluation seeds; 'zero' is x = 0, 'uniform' x = 1/d. "
@@ -470,8 +575,13 @@ def grid(full):
                   + [("crossover", 10_000, d, 1.0) for d in (10, 100, 1000)]
                   + [("epsilon", 20_000, 1000, e) for e in (0.3, 1.0, 3.0)])
         eval_seeds, tuning_seeds = [0, 1, 2], [1000]
+    # the paper's own versions: n = 1e4 (d = 100 took 20 min on the loaded 2-core machine,
+    # Algorithm 2 and the reduction dominate), a quarter of it by default
+    points += ([("fidelity", 10_000, d, 1.0) for d in (100, 1000)] if full
+               else [("fidelity", 4_000, 100, 1.0)])
     methods = {"d": ("alg3", "dp_sgd_proj"), "crossover": ("alg2", "alg3"),
-               "n": ("alg3", "dp_sgd_proj"), "epsilon": ("alg3", "dp_sgd_proj")}
+               "n": ("alg3", "dp_sgd_proj"), "epsilon": ("alg3", "dp_sgd_proj"),
+               "fidelity": FIDELITY}
     from .l1_problems import grid as problem_grid
     more_points, more_methods = problem_grid(full)
     return points + more_points, {**methods, **more_methods}, eval_seeds, tuning_seeds
@@ -495,7 +605,7 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=None,
                         help="kernel threads (default: all cores; results do not depend on it)")
     parser.add_argument("--only", nargs="+",
-                        choices=("d", "crossover", "n", "epsilon", "problems"),
+                        choices=("d", "crossover", "n", "epsilon", "problems", "fidelity"),
                         help="run only these sweeps (same seeds, hence the same numbers); "
                              "'problems': problems B, C, D (module l1_problems)")
     args = parse_experiment_args(parser, argv)    # checks --threads, --out

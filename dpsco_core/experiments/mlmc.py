@@ -1,7 +1,9 @@
 r"""Evaluation of the MLMC optimum estimator (paper 001, Asi et al. 2021): note 001 section 6.2.
 
 ``python -m dpsco_core reproduce mlmc [--full] [--out DIR] [--threads N]``. The paper has no
-experiments (its section 1.5); these are the proposed experiments E1-E6, E9 and E10 of the note:
+experiments (its section 1.5); these are the proposed experiments E1-E10 of the note, a
+min-max experiment and Algorithm 7 (E7, E8, min-max and Algorithm 7: module
+:mod:`.mlmc_applications`, each beside the rate the paper states):
 
 * **E1 bias.** :math:`\|\bar{\hat x} - x^*\|` against ``j_max``, next to EpochSGD at the top
   level (the largest budget: the two means must agree, :math:`E\hat x = E x_{j_{\max}}`), next to
@@ -21,6 +23,10 @@ experiments (its section 1.5); these are the proposed experiments E1-E6, E9 and 
 * **E6 MORGRADEST** against the closed-form Moreau gradient of :math:`f = \|x - a\|_1` (a GLM
   with the absolute loss, kernel path) over lambda and j_max, with the paper's constants for one
   (delta, sigma) target, and of :math:`f = G_0\|x - a\|_2` (P4, Python path).
+* **E6b MORGRADEST at the paper's constants** (c = 32, bias 0.1 and MSE 0.05 of the
+  gradient: about 1e6 copies) on the same l1 function with every copy in the compiled batch
+  kernel, timed.
+* **E7, E8, min-max, Algorithm 7**: see :mod:`.mlmc_applications`.
 * **E9 DP.** The clipped DP-SCO skeleton of Algorithm 6
   (:func:`dpsco_core.mlmc.dp_sco.mlmc_dp_sco`) against Poisson and shuffled DP-SGD on a
   Lipschitz logistic problem, excess population risk against n and epsilon (see
@@ -331,6 +337,42 @@ def moreau_sweep(lams, j_maxes, n_copies, n_reps, paper_targets, norm_copies, th
     return rows
 
 
+def moreau_paper_constants(lam, delta, sigma, d=2, threads=None, seed=0):
+    """MORGRADEST at the paper's constants (c = 32; Corollary 2's j_max and copies for bias
+    ``delta`` and MSE ``sigma^2`` of the gradient) on ``f = ||x - a||_1`` in ``d`` dimensions
+    (G = d), every copy through the compiled batch kernel (``GLMOracle``): one estimate, its
+    error against the closed form, the copies, gradients and wall time."""
+    from dpsco_core.mlmc import moreau_gradient
+    oracle, a, G = _l1_moreau_problem(d)
+    signs = np.resize([2.0, 0.5, -0.5, -2.0], d)
+    y = a + signs / lam
+    exact = _l1_moreau_gradient(y, a, lam)
+    t0 = time.perf_counter()
+    res = moreau_gradient(oracle, y, lam, bias=delta, mse=sigma ** 2, lipschitz=G,
+                          random_state=_seed(63, d, seed), n_threads=threads)
+    elapsed = time.perf_counter() - t0
+    return {"function": f"l1 (d = {d}, paper constants)", "lam": lam, "delta": delta,
+            "sigma": sigma, "j_max": res.draws.j_max, "n_copies": res.draws.samples.shape[0],
+            "gradients": int(res.draws.n_gradients.sum()),
+            "error": float(np.linalg.norm(res.gradient - exact)), "time": elapsed,
+            "threads": threads}
+
+
+def _paper_constants_table(rows):
+    lines = ["## E6b: MORGRADEST at the paper's constants (compiled batch path)", "",
+             "Corollary 2 with c = 32: j_max and copies from the bias delta and MSE sigma^2 "
+             "targets of the gradient; f = ||x - a||_1 (G = d) as a GLM, every copy run by the "
+             "batch kernel. One estimate: its error ||g_hat - grad f_lam(y)|| should be about "
+             "sigma or less.", "",
+             "| function | lambda | delta | sigma^2 | j_max | copies | gradients | error | "
+             "time (s) |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['function']} | {r['lam']:g} | {r['delta']:g} | {r['sigma'] ** 2:g}"
+                     f" | {r['j_max']} | {r['n_copies']} | {r['gradients']:.3g} | "
+                     f"{r['error']:.3g} | {r['time']:.1f} |")
+    return lines
+
+
 def _bench_oracle(n=2_000, d=100):
     """The benchmark's logistic GLM (bench/bench_mlmc.py)."""
     from dpsco_core import Problem
@@ -570,7 +612,9 @@ CONFIGS = {
                   speed_configs=[("paper", 6), ("epoch", 3)],
                   dp=dict(ns=[600], n_eps=600, epsilons=[1.0, 4.0], seeds=[0], d=3,
                           mlmc_steps=[1.0], mlmc_decays=[16.0], sgd_passes=[1],
-                          sgd_steps=[1.0], sgd_clips=[1.0])),
+                          sgd_steps=[1.0], sgd_clips=[1.0]),
+                  apps=dict(e7=[0.8], e8=[0.2], minmax=[0.4], seeds=[0], minmax_iter=1,
+                            alg7_copies=50, paper_constants=[(2.0, 0.5, 2.0, 2)])),
     "default": dict(epoch_j=[2, 4, 6, 8, 10, 12], paper_j=[4, 6, 8, 10, 12, 14, 16],
                     n_copies=400_000, n_top=1_000, moreau_lams=[0.5, 2.0, 8.0],
                     moreau_j=[4, 8], moreau_copies=4_000, moreau_reps=8,
@@ -582,7 +626,10 @@ CONFIGS = {
                             mlmc_steps=[1 / 16, 1 / 4, 1.0, 4.0, 16.0],
                             mlmc_decays=[4.0, 16.0],
                             sgd_passes=[1, 5], sgd_steps=[1 / 256, 1 / 64, 1 / 16, 1 / 4],
-                            sgd_clips=[0.25, 1.0])),
+                            sgd_clips=[0.25, 1.0]),
+                    apps=dict(e7=[0.2, 0.1], e8=[0.05, 0.02, 0.01], minmax=[0.4, 0.2],
+                              seeds=[0, 1, 2], minmax_iter=8, alg7_copies=1500,
+                              paper_constants=[(2.0, 0.1, math.sqrt(0.05), 2)])),
     "full": dict(epoch_j=[2, 4, 6, 8, 10, 12, 14], paper_j=[4, 6, 8, 10, 12, 14, 16, 18, 20],
                  n_copies=2_000_000, n_top=2_000, moreau_lams=[0.5, 2.0, 8.0],
                  moreau_j=[4, 8, 12], moreau_copies=10_000, moreau_reps=16,
@@ -593,7 +640,12 @@ CONFIGS = {
                          epsilons=[1.0, 0.25, 0.5, 2.0, 4.0, 16.0], seeds=[0, 1, 2, 3, 4],
                          d=10, mlmc_steps=[1 / 64, 1 / 16, 1 / 4, 1.0, 4.0, 16.0],
                          mlmc_decays=[4.0, 16.0], sgd_passes=[1, 5, 20],
-                         sgd_steps=[1 / 256, 1 / 64, 1 / 16, 1 / 4], sgd_clips=[0.25, 1.0])),
+                         sgd_steps=[1 / 256, 1 / 64, 1 / 16, 1 / 4], sgd_clips=[0.25, 1.0]),
+                 apps=dict(e7=[0.2, 0.1, 0.05], e8=[0.05, 0.02, 0.01, 0.005],
+                           minmax=[0.4, 0.2, 0.1], seeds=[0, 1, 2, 3, 4], minmax_iter=8,
+                           alg7_copies=6000,
+                           paper_constants=[(2.0, 0.1, math.sqrt(0.05), 2),
+                                            (2.0, 0.1, math.sqrt(0.05), 4)])),
 }
 
 
@@ -943,6 +995,15 @@ def run(out, kind="default", threads=None, stream=None):
                                    n_copies=cfg["speed_copies"], reps=cfg["threads_reps"],
                                    progress=bar)
         dp_rows, dp_failures = run_dp(cfg["dp"], threads, bar)
+    apps = cfg["apps"]
+    phases.start("E7, E8, min-max, Algorithm 7 and MORGRADEST at the paper's constants")
+    from . import mlmc_applications as ma
+    e7 = ma.moreau_experiment(apps["e7"], apps["seeds"])
+    e8 = ma.composite_experiment(apps["e8"], apps["seeds"])
+    mm = ma.minmax_experiment(apps["minmax"], apps["seeds"][:1], max_iter=apps["minmax_iter"])
+    a7 = ma.exact_experiment(apps["alg7_copies"])
+    paper_rows = [moreau_paper_constants(lam, delta, sigma, d, threads)
+                  for lam, delta, sigma, d in apps["paper_constants"]]
     phases.start("tables and CSV files")
     lines = [f"# MLMC optimum estimator (paper 001): {kind} grid", "",
              f"Copies per MLMC point: {cfg['n_copies']}; EpochSGD runs per point: "
@@ -950,7 +1011,9 @@ def run(out, kind="default", threads=None, stream=None):
     lines += _efficiency_summary(level_rows) + [""]
     lines += _levels_tables(level_rows) + [""] + _moreau_table(moreau_rows) + [""]
     lines += _dp_table(dp_rows, dp_failures) + [""]
-    lines += _speedup_table(speed_rows, sims)
+    lines += _speedup_table(speed_rows, sims) + [""]
+    lines += _paper_constants_table(paper_rows) + [""]
+    lines += ma.applications_tables(e7, e8, mm, a7)
     lines += ["", f"Total time {time.perf_counter() - start:.0f} s."]
     text = "\n".join(lines)
     with open(os.path.join(out, "mlmc.md"), "w") as fh:
@@ -959,6 +1022,11 @@ def run(out, kind="default", threads=None, stream=None):
     _write_csv(os.path.join(out, "mlmc_moreau.csv"), moreau_rows)
     _write_csv(os.path.join(out, "mlmc_speedup.csv"), speed_rows)
     _write_csv(os.path.join(out, "mlmc_dp.csv"), dp_rows)
+    app_rows = e7 + e8 + mm + a7
+    keys = list(dict.fromkeys(k for r in app_rows for k in r))      # the union, in order
+    _write_csv(os.path.join(out, "mlmc_applications.csv"),
+               [{k: r.get(k, "") for k in keys} for r in app_rows])
+    _write_csv(os.path.join(out, "mlmc_paper_constants.csv"), paper_rows)
     phases.start("plots")
     _plots(level_rows, tails, moreau_rows, speed_rows, dp_rows, out, log=phases.step)
     print(text)

@@ -16,8 +16,10 @@ Problems with exactly computable excess population risk:
 
 ``||x_dagger|| = 2`` and ``C = B(0, 3)`` (realizable). Methods at equal ``B`` and ``T``
 (``preset``): Accelerated-DP-SRGD (presets "sqrt" and "quarter"), single-epoch DP-SGD
-(Polyak average and last iterate, one run), accelerated DP-SGD with independent noise, and
-unaccelerated SRG with tree noise; non-private SRGD and DP-SGD as the statistical floor.
+(Polyak average and last iterate, one run), accelerated DP-SGD with independent noise,
+unaccelerated SRG with tree noise, and DP-FTRL (the binary tree on the gradients themselves,
+lazy projected FTRL; the method of the paper's section 2.2); non-private SRGD and DP-SGD as
+the statistical floor.
 ``beta`` (``M 2^k``) and ``clip`` (multiples of the Lipschitz bound ``L`` on the ball) are
 oracle-tuned per (method, n, epsilon) on a separate tuning seed, then evaluated on fresh seeds
 (tuning on the private data is not accounted; see note 003 section 10.2). Every run reports T
@@ -57,6 +59,7 @@ METHODS = {
     "dp_sgd_last": ("dp_sgd_single_epoch", {"preset": "sqrt"}, "x_last"),
     "acc_dp_sgd": ("accelerated_dp_sgd", {"preset": "sqrt"}, "coef"),
     "srg": ("dp_srg", {"preset": "sqrt"}, "coef"),
+    "dp_ftrl": ("dp_ftrl", {"preset": "sqrt"}, "coef"),
 }
 NON_PRIVATE = ("srgd_sqrt", "dp_sgd_avg")
 

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
     from ..privacy.events import NeighboringRelation
     from ..problems import Problem
 
-__all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants"]
+__all__ = ["dp_cd", "dp_cd_grid", "GridResult", "dp_cd_schedule", "dp_cd_constants",
+           "dp_cd_theorem_schedule"]
 
 EXACT_SMOOTHNESS_CONDITION = ("the coordinate smoothness constants M_j (steps and clip "
                               "thresholds) are computed from the data and not accounted (as in "
@@ -91,6 +92,81 @@ def dp_cd_schedule(n_features, *, passes=None, n_outer=None, n_inner=None, avera
     if n_outer is None or n_inner is None:
         raise ValueError("give passes, or both n_outer and n_inner.")
     return check_int(n_outer, "n_outer", low=1), check_int(n_inner, "n_inner", low=1)
+
+
+def dp_cd_theorem_schedule(preset: str, *, n_samples: int, epsilon: float, delta: float,
+                           lipschitz: ArrayLike, smoothness: ArrayLike,
+                           distance: float | None = None, strong_convexity: float | None = None,
+                           initial_gap: float | None = None) -> tuple[int, int]:
+    r"""Theorem 3.3's (T, K) of Mangold et al. (2022), from public constants.
+
+    ``preset="convex"`` (Theorem 3.3.1, eq. 68): :math:`T = 1` and
+    :math:`K = R_M \sqrt p\, n\varepsilon / (\|L\|_{M^{-1}} \sqrt{8\log(1/\delta)})`, for
+    which eq. (67) gives :math:`F(w^{priv}) - F^* \le 9\sqrt{p}\|L\|_{M^{-1}} R_M
+    \sqrt{\log(1/\delta)}/(n\varepsilon)`. ``preset="strongly_convex"`` (Theorem 3.3.2,
+    eq. 70): :math:`K = 2p(1 + 1/\mu_M)` and :math:`T = \log_2\big((F(\bar w^0) - F^*)
+    n^2\varepsilon^2 / (24 p (1 + 1/\mu_M)\|L\|_{M^{-1}}^2 \log(1/\delta))\big)`, the proof's
+    value (the statement prints 32 in place of 1/24; note 002, section 6.1), for which eq. (70)
+    gives :math:`(1 + T)\, 24 p (1+1/\mu_M) \|L\|^2_{M^{-1}} \log(1/\delta)/(n^2\varepsilon^2)`.
+    Here :math:`\|L\|_{M^{-1}}^2 = \sum_j L_j^2 / M_j`. K and T are rounded up (at least 1).
+    Pass the result to :func:`dp_cd` as ``n_outer, n_inner`` (with ``average=True``).
+
+    Parameters
+    ----------
+    preset : {"convex", "strongly_convex"}
+        Which case of Theorem 3.3.
+    n_samples : int
+        Public n.
+    epsilon, delta : float
+        The target.
+    lipschitz : array-like of shape (p,)
+        Component-Lipschitz constants :math:`L_j > 0` (public).
+    smoothness : array-like of shape (p,)
+        Component smoothness constants :math:`M_j > 0` (public).
+    distance : float, optional
+        :math:`R_M \ge \max(\|\bar w^0 - w^*\|_M, \sqrt{F(\bar w^0) - F^*})`, a public bound;
+        required by ``"convex"``.
+    strong_convexity : float, optional
+        :math:`\mu_M`, strong convexity w.r.t. :math:`\|\cdot\|_M`; required by
+        ``"strongly_convex"``.
+    initial_gap : float, optional
+        A public bound on :math:`F(\bar w^0) - F^*`; required by ``"strongly_convex"``.
+
+    Returns
+    -------
+    tuple of int
+        (T, K).
+    """
+    if preset not in ("convex", "strongly_convex"):
+        raise ValueError(f"preset must be 'convex' or 'strongly_convex'; got {preset!r}.")
+    n = check_int(n_samples, "n_samples", low=1)
+    eps = check_scalar(epsilon, "epsilon", low=0.0)
+    delta = check_scalar(delta, "delta", low=0.0, high=1.0, high_open=True)
+    L = np.asarray(lipschitz, dtype=np.float64)
+    M = np.asarray(smoothness, dtype=np.float64)
+    if L.ndim != 1 or L.shape != M.shape or L.size < 1:
+        raise ValueError(f"lipschitz and smoothness must be vectors of the same length; got "
+                         f"shapes {L.shape} and {M.shape}.")
+    if not (np.all(np.isfinite(L)) and np.all(L > 0) and np.all(np.isfinite(M))
+            and np.all(M > 0)):
+        raise ValueError("lipschitz and smoothness must be finite and > 0.")
+    p = L.size
+    norm_l = math.sqrt(float(np.sum(L * L / M)))
+    log_d = math.log(1.0 / delta)
+    if preset == "convex":
+        if distance is None:
+            raise ValueError("preset='convex' needs distance= (R_M).")
+        R = check_scalar(distance, "distance", low=0.0)
+        K = R * math.sqrt(p) * n * eps / (norm_l * math.sqrt(8.0 * log_d))
+        return 1, max(1, math.ceil(K))
+    if strong_convexity is None or initial_gap is None:
+        raise ValueError("preset='strongly_convex' needs strong_convexity= and initial_gap=.")
+    mu = check_scalar(strong_convexity, "strong_convexity", low=0.0)
+    gap = check_scalar(initial_gap, "initial_gap", low=0.0)
+    K = 2.0 * p * (1.0 + 1.0 / mu)
+    T = math.log2(max(gap * n * n * eps * eps / (24.0 * p * (1.0 + 1.0 / mu) * norm_l ** 2
+                                                 * log_d), 1.0))
+    return max(1, math.ceil(T)), max(1, math.ceil(K))
 
 
 def dp_cd_constants(M, *, step, clip):
@@ -273,6 +349,20 @@ def _check_options(selection, calibration):
         raise ValueError(f"calibration must be 'rdp' or 'theorem'; got {calibration!r}.")
 
 
+def _check_clips(clip, epsilon, p):
+    """A scalar clip scale, or public per-coordinate clips: (scale, array or None)."""
+    if np.ndim(clip) == 0:
+        return _check_clip(clip, epsilon), None
+    clips = np.array(clip, dtype=np.float64)
+    if clips.shape != (p,) or np.any(np.isnan(clips)) or np.any(clips < 0):
+        raise ValueError(f"clip must be a number or an array of shape ({p},) of values in "
+                         f"[0, inf]; got shape {clips.shape}.")
+    if math.isfinite(epsilon) and not np.all(np.isfinite(clips)):
+        raise ValueError("clip must be finite for a private run (an unbounded gradient has "
+                         "infinite sensitivity); clip=inf needs epsilon=inf.")
+    return 1.0, clips
+
+
 def _check_clip(clip, epsilon, name="clip"):
     clip = check_scalar(clip, name, low=0.0, allow_inf=True)
     if math.isinf(clip) and math.isfinite(epsilon):
@@ -283,7 +373,7 @@ def _check_clip(clip, epsilon, name="clip"):
 
 def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | None = None,
           n_outer: int | None = None, n_inner: int | None = None, step: float = 1.0,
-          clip: float = 1.0, average: bool = True, selection: str = "random",
+          clip: float | ArrayLike = 1.0, average: bool = True, selection: str = "random",
           calibration: str = "rdp", smoothness: str | ArrayLike = "auto",
           smoothness_share: float = 0.1, smoothness_bounds: str | ArrayLike = "auto",
           neighboring_relation: str | NeighboringRelation = "replace_one",
@@ -325,8 +415,14 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         T and K of Algorithm 1 (the strongly convex variant restarts T times).
     step : float, default=1.0
         Step scale :math:`\gamma` (theory: 1).
-    clip : float, default=1.0
-        Clip scale :math:`C` in (0, inf]; inf only with ``epsilon=inf``.
+    clip : float or array-like of shape (n_features,), default=1.0
+        Clip scale :math:`C` in (0, inf]; inf only with ``epsilon=inf``. An array: public
+        per-coordinate thresholds :math:`C_j` used as given (no split by :math:`M_j`), for
+        instance Theorem 3.1's component-Lipschitz constants :math:`L_j`: when
+        :math:`|\nabla_j \ell| \le L_j` holds clipping never binds and
+        :math:`\sigma_j = s \Delta_j \propto L_j`; with ``calibration="theorem"`` under
+        replace-one this is exactly :math:`\sigma_j^2 = 12 L_j^2 T K \log(1/\delta) /
+        (n^2\varepsilon^2)`.
     average : bool, default=True
         Output the average of the inner iterates (Algorithm 1) or the last iterate.
     selection : {"random", "cyclic"}, default="random"
@@ -457,7 +553,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
     n_outer, n_inner = dp_cd_schedule(p, passes=passes, n_outer=n_outer, n_inner=n_inner,
                                       average=average)
     step = check_scalar(step, "step", low=0.0)
-    clip = _check_clip(clip, epsilon)
+    clip, coord_clips = _check_clips(clip, epsilon, p)
     _check_options(selection, calibration)
     coef = _check_coef(coef_init, p)
     if problem.loss.lipschitz_in_margin is None and problem.loss.smoothness is None:
@@ -475,6 +571,8 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         problem, smoothness, smoothness_share, smoothness_bounds, epsilon, smoothness_seq, m)
     assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
     steps, clips = dp_cd_constants(M, step=step, clip=clip)
+    if coord_clips is not None:
+        clips = coord_clips
     noise_scales = check_noise_scale(_noise_scales(s, relation, clips, m), epsilon)
     _check_step_noise(steps, noise_scales)
 

@@ -33,8 +33,9 @@ monotone factor 1 never applies). The run's guarantee is the maximum over the le
 
 * Pure DP (Theorem 6): basic composition; :math:`\lambda_t = \max_j 2^{t-j} 2\Delta_j /
   \varepsilon`, i.e. :math:`8 R L 2^t / (b \varepsilon)` with the Lipschitz bound (the paper's
-  ``"paper"`` calibration :math:`2 L D 2^t / (b\varepsilon)` uses :math:`\Delta = DL/|S|`,
-  2 to 4 times smaller than the replace-one bound; note 004, section 4 and errata 12).
+  ``"paper"`` calibration :math:`2 L D 2^t / (b\varepsilon)`, D the l1 diameter :math:`= 2R`,
+  i.e. :math:`4 R L 2^t/(b\varepsilon)`, uses :math:`\Delta = DL/|S|`, half the replace-one
+  bound; note 004, section 4 and errata 12).
 * Approximate DP (Theorem 7, Lemma 4.4): a level's :math:`k` releases compose to
   :math:`\varepsilon_0 = \min(k\varepsilon_\ell,\ \rho + 2\sqrt{\rho\ln(1/\delta_0)})` with
   :math:`\rho = k\varepsilon_\ell^2/2` (pure DP implies zCDP, Bun and Steinke 2016, Prop. 3.3
@@ -88,7 +89,7 @@ from ._common import check_problem, check_solver_epsilon, objective_or_inf
 from ._row_source import is_sign_stream, row_source
 
 if TYPE_CHECKING:
-    from .._typing import RandomStateLike
+    from .._typing import ArrayLike, RandomStateLike
     from ..problems import Problem
 
 __all__ = ["vr_frank_wolfe", "vr_frank_wolfe_ledger", "vr_frank_wolfe_schedule",
@@ -114,7 +115,15 @@ class PaperCalibrationWarning(DPSCOWarning):
 class _Domain:
     """The polytope: "l1" (vertices +-radius e_j), "simplex" (radius e_j) or explicit vertices."""
 
-    def __init__(self, domain, radius, d):
+    def __init__(self, domain, radius, d, center=None):
+        self.center = None
+        if center is not None:
+            if not (isinstance(domain, str) and domain == "l1"):
+                raise ValueError("center needs domain='l1'.")
+            c = np.array(center, dtype=np.float64)
+            if c.shape != (d,) or not np.all(np.isfinite(c)):
+                raise ValueError(f"center must be a finite vector of length {d}.")
+            self.center = c
         if d < 1:
             raise ValueError(f"the number of features must be at least 1; got {d}.")
         if isinstance(domain, str):
@@ -142,6 +151,8 @@ class _Domain:
         self.diameter = 2.0 * self.vertex_norm
 
     def start(self, d):
+        if self.center is not None:
+            return self.center.copy()
         if self.name == "l1":
             return np.zeros(d)
         if self.name == "simplex":
@@ -150,7 +161,8 @@ class _Domain:
 
     def contains(self, x, tol=1e-9):
         if self.name == "l1":
-            return np.abs(x).sum() <= self.radius * (1 + tol)
+            c = 0.0 if self.center is None else self.center
+            return np.abs(x - c).sum() <= self.radius * (1 + tol)
         if self.name == "simplex":
             return x.min() >= -tol * self.radius and abs(x.sum() - self.radius) <= tol * max(
                 1.0, self.radius) * x.size
@@ -200,8 +212,8 @@ def vr_frank_wolfe_schedule(n, n_features, *, n_vertices=None, epsilon, delta=No
     ``D (L + beta D) sqrt(ln d / b) + beta D^2 / 2^T + noise`` with the noise term
     ``D L 2^T ln m / (b eps)`` (pure) or ``D L 2^(T/2) ln(n/delta) ln m / (b eps)`` (approximate);
     ``beta`` defaults to ``L / D`` when ``smoothness`` is not given. Only public quantities are
-    used. ``batch="paper"``: ``b = n / ln^2 n`` and T from Theorem 6 (pure) or 7 (approximate),
-    clamped to ``[1, log2 b]``. An int: that root batch, with ``n_phases`` (or the largest T
+    used. ``batch="paper"``: ``b = n / ln^2 n`` and T from Theorem 6 (pure) or 7 (approximate)
+    with the paper's D, the l1 diameter ``2 * radius``, clamped to ``[1, log2 b]``. An int: that root batch, with ``n_phases`` (or the largest T
     that fits).
 
     Parameters
@@ -249,11 +261,12 @@ def vr_frank_wolfe_schedule(n, n_features, *, n_vertices=None, epsilon, delta=No
     if isinstance(batch, str) and batch == "paper":
         b = max(2, int(n / math.log(n) ** 2))
         eps = epsilon if private else 1e12
+        Dp = 2.0 * D     # Theorems 6 and 7: D is the l1 diameter, twice the radius
         if approx:
-            T = (2.0 / 3.0) * math.log2(max(b * eps * beta * D / (L * math.log(n / delta) * logm),
-                                            2.0))
+            T = (2.0 / 3.0) * math.log2(max(b * eps * beta * Dp / (L * math.log(n / delta)
+                                                                   * logm), 2.0))
         else:
-            T = 0.5 * math.log2(max(b * eps * beta * D / (L * logm), 2.0))
+            T = 0.5 * math.log2(max(b * eps * beta * Dp / (L * logm), 2.0))
         T = max(1, min(int(T), int(math.log2(b))))
         while T > 1 and not fits(_round_batch(b, T), T):
             T -= 1
@@ -496,6 +509,12 @@ class _Stepper:
 
     def step(self, w, alpha, sel, eta):
         j, sign = sel
+        if self.dom.center is not None:
+            # x <- (1 - eta) x + eta (c + sign R e_j), kept unscaled (alpha = 1 throughout)
+            w *= alpha * (1.0 - eta)
+            w += eta * self.dom.center
+            w[j] += eta * sign * self.dom.radius
+            return 1.0
         if self.dom.vertices is not None:
             w *= alpha * (1.0 - eta)
             w += eta * self.dom.vertices[j]
@@ -545,7 +564,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
                    calibration: str = "strict", batch: int | str = "auto",
                    n_phases: int | None = None, random_state: RandomStateLike = None,
                    n_threads: int | None = None, record_history: bool = True,
-                   budget: Budget | None = None) -> Result:
+                   budget: Budget | None = None, center: ArrayLike | None = None) -> Result:
     r"""Private variance-reduced ("dyadic") Frank-Wolfe: Algorithm 3 of Asi et al. (2021).
 
     Minimizes :math:`F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over a polytope
@@ -589,9 +608,13 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
         exponential: permute-and-flip); all :math:`2\Delta/\lambda`-DP per release.
     calibration : {"strict", "paper"}, default="strict"
         ``"strict"``: the replace-one sensitivities of the module docstring. ``"paper"``: the
-        paper's :math:`\lambda_t = 2 L D 2^t / (b\varepsilon)` (pure) or :math:`L D 2^{T/2}
-        \ln(n/\delta) / (b \varepsilon)` (approximate); the report then states the guarantee
-        the strict ledger proves for those scales (weaker than the target: a warning says so).
+        paper's :math:`\lambda_t = 2 L D 2^t / (b\varepsilon)` (pure, Theorem 6) or
+        :math:`L D 2^{T/2} \ln(n/\delta) / (b \varepsilon)` (approximate, Theorem 7), with the
+        paper's D the l1 **diameter** of the domain (:math:`2 \times` ``radius`` for the l1 ball
+        and the simplex; :math:`2\max_i\|c_i\|_1` for explicit vertices), so
+        :math:`\lambda_t = 4 R L 2^t / (b\varepsilon)` on the l1 ball of radius R; the report
+        then states the guarantee the strict ledger proves for those scales (pure: twice the
+        target, since strict is :math:`8 R L 2^t / (b\varepsilon)`; a warning says so).
     batch : "auto", "paper" or int, default="auto"
         Root batch b; see :func:`vr_frank_wolfe_schedule`.
     n_phases : int, optional
@@ -607,6 +630,13 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
         before the data are read; refused runs read nothing. With ``delta`` the event is an
         (epsilon, delta) guarantee with no RDP curve: use
         ``Budget(..., accountant="basic-composition")``.
+    center : array of shape (n_features,), optional
+        l1 domain only: the ball :math:`\{\|x - c\|_1 \le R\}` around a **public** c (the
+        domain restriction of the strongly convex reduction, section 5; Algorithm 3 has no
+        starting point: its first step, :math:`\eta_1 = 1`, lands on a vertex). Its vertices
+        :math:`c \pm R e_j` score :math:`-\langle c, v\rangle \mp R v_j`; the common
+        term shifts every score alike, which leaves report-noisy-max's output distribution
+        unchanged, so the sensitivities and the ledger are those of the radius-R ball at 0.
 
     Returns
     -------
@@ -632,7 +662,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     if calibration not in ("strict", "paper"):
         raise ValueError(f"calibration must be 'strict' or 'paper'; got {calibration!r}.")
     n, d = problem.n_samples, problem.n_features
-    dom = _Domain(domain, radius, d)
+    dom = _Domain(domain, radius, d, center)
     if smoothness is not None:
         smoothness = check_scalar(smoothness, "smoothness", low=0.0)
     private = math.isfinite(epsilon)
@@ -655,11 +685,13 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
             lambdas = [_calibrate_phase(t, _sensitivities(t, b, dom.vertex_norm, lipschitz,
                                                           sens_beta, dom.diameter),
                                         epsilon, delta) for t in range(1, T + 1)]
+        # The paper's D is the l1 diameter of X (Theorems 6 and 7 assume diam_1(X) <= D; the
+        # proof of Theorem 6 bounds one Frank-Wolfe move by eta D): twice the l1-ball radius.
         elif approx:
-            lam = lipschitz * dom.radius * 2 ** (T / 2) * math.log(n / delta) / (b * epsilon)
+            lam = lipschitz * dom.diameter * 2 ** (T / 2) * math.log(n / delta) / (b * epsilon)
             lambdas = [lam] * T
         else:
-            lambdas = [2.0 * lipschitz * dom.radius * 2 ** t / (b * epsilon)
+            lambdas = [2.0 * lipschitz * dom.diameter * 2 ** t / (b * epsilon)
                        for t in range(1, T + 1)]
 
         def ledger_event(lams):
@@ -714,9 +746,10 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     elapsed = time.perf_counter() - start
     coef = alpha * w
     if dom.name == "l1":      # final safety clamp (rounding only; note 004, section 9.3)
-        norm = np.abs(coef).sum()
+        c = dom.center if dom.center is not None else 0.0
+        norm = np.abs(coef - c).sum()
         if norm > dom.radius:
-            coef *= dom.radius / norm
+            coef = c + (coef - c) * (dom.radius / norm)
     if calibration == "paper" and private:
         assumptions.append("calibration='paper': noise scales from the paper's formulas; "
                            "epsilon is what the strict replace-one ledger proves for them")

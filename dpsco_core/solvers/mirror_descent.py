@@ -47,9 +47,10 @@ T_i)``); ``stats["phases"]`` lists every phase's event, and a test recomputes th
 
 from __future__ import annotations
 
+import inspect
 import math
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -62,6 +63,7 @@ from ..penalties import PENALTY_NONE
 from ..privacy.budget import Budget, spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
+from ..privacy.report import PrivacyReport
 from ..problems import Problem
 from ..result import History, Result
 from ._common import (check_problem, check_relation, check_solver_epsilon, normaliser,
@@ -71,7 +73,7 @@ if TYPE_CHECKING:
     from .._typing import ArrayLike, RandomStateLike
 
 __all__ = ["noisy_mirror_descent", "localized_mirror_descent", "localized_schedule",
-           "strongly_convex_reduction"]
+           "strongly_convex_reduction", "entropic_mirror_descent"]
 
 _PARALLEL = ("every sample is used by at most one phase (independent phase assignment); "
              "phases compose in parallel, later phases see earlier data only through the "
@@ -206,7 +208,8 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
                          step: float | None = None, clip: float | None = None,
                          mirror_map: str = "pnorm", neighboring_relation: str = "zero_out",
                          public_n: int | None = None, random_state: RandomStateLike = None,
-                         budget: Budget | None = None, accountant: str = "rdp") -> Result:
+                         budget: Budget | None = None, accountant: str = "rdp",
+                         strong_convexity: float | None = None) -> Result:
     r"""Noisy stochastic mirror descent (Algorithm 1; Algorithm 5 for lp): DP-ERM over a ball.
 
     Minimizes :math:`\hat F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over
@@ -256,6 +259,13 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
         pessimistic privacy loss distributions (tighter: less noise for the same budget,
         seconds of calibration; needs ``pip install 'dpsco-core[pld]'``); see
         :func:`~dpsco_core.solvers.dp_sgd.dp_sgd`.
+    strong_convexity : float, optional
+        :math:`\lambda > 0` with :math:`\hat F` :math:`\lambda`-strongly convex relative to
+        h (a declared public constant): Theorem 3's strongly convex version, steps
+        :math:`\eta_k = 2/(\lambda (k+1))` (``step`` must then be None) and the weighted
+        average :math:`\hat x_T = \frac{2}{T(T+1)}\sum_k k x_k` as output, for which
+        Lemma 3.2 gives :math:`E[\hat F(\hat x_T) - \hat F^*] \le 2 G^2/(\lambda(T+1))`
+        with :math:`G^2 \ge E\|\tilde g_k\|_*^2`. None (default): the convex version.
 
     Returns
     -------
@@ -264,7 +274,8 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
     Raises
     ------
     ValueError
-        For D <= 0, p outside (1, 2], d = 0, a bad budget.
+        For D <= 0, p outside (1, 2], d = 0, a bad budget, ``step`` with
+        ``strong_convexity``.
 
     Notes
     -----
@@ -305,10 +316,20 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
                                                                               low=0.0)
     q = b / n
     sigma = _calibrate(epsilon, delta, q, T, _check_accountant(accountant))
-    if step is None:
+    if strong_convexity is not None:
+        strong_convexity = check_scalar(strong_convexity, "strong_convexity", low=0.0)
+        if step is not None:
+            raise ValueError("step must be None with strong_convexity (the steps are "
+                             "2 / (strong_convexity (k + 1))).")
+        if mirror_map == "entropic":
+            raise ValueError("strong_convexity needs mirror_map='pnorm'.")
+    if strong_convexity is not None:
+        step = None
+    elif step is None:
         sm = sigma * C / b
         step = cd * radius / math.sqrt(T) / math.sqrt(lipschitz ** 2 + 2 * sm ** 2 * logd)
-    step = check_scalar(step, "step", low=0.0)
+    if step is not None:
+        step = check_scalar(step, "step", low=0.0)
     event = _event(sigma, q, T)
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split={"optimization": 1.0},
@@ -323,13 +344,100 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
     coef = _run_md(problem, np.arange(problem.n_samples), x_start=np.zeros(d), p=p,
                    scale=1.0 / (p - 1.0),
                    center=np.zeros(d), reg=0.0, ball=ball, l1_radius=l1, steps=T, q=q,
-                   expected_batch=b, sigma=sigma, clip=C, step=step, strongly_convex=0.0,
-                   mirror_map=mirror_map, radius=radius, rng=rng)
+                   expected_batch=b, sigma=sigma, clip=C, step=step,
+                   strongly_convex=strong_convexity or 0.0, mirror_map=mirror_map,
+                   radius=radius, rng=rng)
     stats = {"time": time.perf_counter() - start, "steps": T, "batch": b, "p": p,
              "noise_multiplier": sigma, "clip": C, "step": step,
+             "strong_convexity": strong_convexity,
              "gradient_evaluations": int(round(T * b))}
     history = History(np.array([0.0, T * b / n]), np.array([np.nan, problem.objective(coef)]))
     return Result(coef=coef, privacy=report, history=history, stats=stats)
+
+
+def entropic_mirror_descent(problem: Problem, *, step: float, rounds: int = 1,
+                            start: ArrayLike | None = None,
+                            random_state: RandomStateLike = None) -> Result:
+    r"""Entropic stochastic mirror descent on the simplex: Algorithm 4 (appendix A), non-private.
+
+    The appendix's algorithm, kept as the paper states it for its two lemmas: R rounds, each a
+    fresh uniform permutation :math:`\pi` of the n samples; step k uses the single sample
+    :math:`z_{\pi(i)}`,
+
+    .. math:: x_{k+1} = \arg\min_{x \in \Delta_{d-1}} \langle g_k, x - x_k\rangle +
+              \frac1\eta D_h(x, x_k) = \frac{x_k e^{-\eta g_k}}{\|x_k e^{-\eta g_k}\|_1}
+              \qquad (1)
+
+    with :math:`h(x) = \sum_j x_j \log x_j` (:math:`D_h` = KL), computed on log-weights with
+    a log-sum-exp normalization (note 004, section 9.6, as in
+    :func:`dpsco_core.mirror_maps.entropic_step`); returns
+    :math:`\bar x_T = \frac1T \sum_{k=1}^T x_k`, :math:`T = Rn`. Lemma A.1: the update is
+    not a contraction in l1 or KL; Lemma A.2: for linear losses with
+    :math:`\|z\|_\infty \le L`, neighbouring data sets give
+    :math:`\|x_T - y_T\|_1^2 \le KL(x_T\|y_T) + KL(y_T\|x_T) \le 4\eta^2L^2R^2`.
+
+    Parameters
+    ----------
+    problem : Problem
+        A (sub)differentiable loss, no penalty.
+    step : float
+        :math:`\eta > 0`.
+    rounds : int, default=1
+        R.
+    start : array of shape (n_features,), optional
+        :math:`x_0` in the relative interior of the simplex (default the uniform
+        :math:`\mathbf 1/d`, as in Lemma A.2).
+    random_state : None, int, SeedSequence or Generator
+        Seeds the permutations.
+
+    Returns
+    -------
+    Result
+        ``coef`` :math:`\bar x_T`; ``stats["last"]`` :math:`x_T`.
+
+    Notes
+    -----
+    **Privacy guarantee.** None: Algorithm 4 is the appendix's non-private counterexample (the
+    report is non-private). Neighbouring relation: not applicable.
+
+    References
+    ----------
+    Asi, Feldman, Koren and Talwar (2021), appendix A, Algorithm 4, Lemmas A.1 and A.2.
+    """
+    problem = _check_problem(problem)
+    step = check_scalar(step, "step", low=0.0)
+    rounds = check_int(rounds, "rounds", low=1)
+    n, d = problem.n_samples, problem.n_features
+    if start is None:
+        x0 = np.full(d, 1.0 / d)
+    else:
+        x0 = np.array(start, dtype=np.float64)
+        if x0.shape != (d,) or np.any(x0 <= 0) or abs(x0.sum() - 1.0) > 1e-9:
+            raise ValueError(f"start must be a positive vector of length {d} summing to 1.")
+    rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
+    X, y = problem.X, problem.y
+    logw, x, avg = np.log(x0), x0.copy(), np.zeros(d)
+    start_time, k = time.perf_counter(), 0
+    for _ in range(rounds):
+        for i in rng.permutation(n):
+            a = X[i]
+            a = a.toarray().ravel() if hasattr(a, "toarray") else np.asarray(a, dtype=float)
+            g = float(problem.loss._deriv(np.array([a @ x]), y[i:i + 1])[0]) * a
+            logw = logw - step * g
+            top = logw.max()
+            logw = (logw - top) - math.log(float(np.sum(np.exp(logw - top))))
+            x = np.exp(logw)
+            k += 1
+            avg += (x - avg) / k
+    report = PrivacyReport.from_event(NonPrivateDpEvent(), delta=0.0,
+                                      accountant="basic-composition",
+                                      neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                                      assumptions=("non-private: appendix A's algorithm",))
+    stats = {"time": time.perf_counter() - start_time, "steps": k, "rounds": rounds,
+             "step": step, "last": x, "gradient_evaluations": k}
+    history = History(np.array([0.0, float(rounds)]),
+                      np.array([problem.objective(x0), problem.objective(avg)]))
+    return Result(coef=avg, privacy=report, history=history, stats=stats)
 
 
 # --------------------------------------------------------------------------------------------
@@ -338,12 +446,13 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
 
 def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1.0,
                        geometry="l1", budget_schedule="paper", reg_constant=1.0, n_min=16,
-                       max_steps=None):
+                       max_steps=None, distance=None):
     r"""The phases of Algorithm 2/6 (note 2.3 and section 8): a list of dicts.
 
     Phase i = 1..k with :math:`k = \lfloor \log_2(n / n_{min}) \rfloor`: :math:`n_i = n/2^i`,
     :math:`\varepsilon_i` by ``budget_schedule``, regularization scale
-    :math:`\eta_i = \eta / 16^i` with Theorem 4/13's :math:`\eta` (times ``reg_constant``),
+    :math:`\eta_i = \eta / 16^i` with Theorem 4/13's :math:`\eta` (times ``reg_constant``;
+    the theorems' D is the diameter of X, :math:`2\times` ``radius``),
     :math:`\lambda_i = 1/(\eta_i n_i)`, localization radius
     :math:`R_i = 2 c L (p-1)/\lambda_i` (Lemma 3.3 with h = ||.||_p^2 / (2(p-1)); c = c_d for
     l1), batch :math:`b_i = \min(n_i, \max(\lceil\sqrt{n_i/\ln d}\rceil,
@@ -359,7 +468,7 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
     epsilon, delta : float
         The target.
     radius, lipschitz : float, default=1.0
-        D and L.
+        The radius R of X (a ball; its diameter :math:`D = 2R` is the theorems' D) and L.
     geometry : "l1" or float, default="l1"
         l1, or p of an lp geometry.
     budget_schedule : str, default="paper"
@@ -370,6 +479,10 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
         Smallest phase.
     max_steps : int, optional
         Cap on :math:`T_i`.
+    distance : float, optional
+        A public bound on :math:`\|x^* - x_0\|` used as Theorem 4/13's D in place of the
+        diameter :math:`2R` (the proof of Theorem 4 uses D only to bound the distance from the
+        start to the optimum): the strongly convex reduction's shrinking radius.
 
     Returns
     -------
@@ -381,7 +494,11 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
         raise ValueError(f"budget_schedule must be 'paper' or 'parallel'; got "
                          f"{budget_schedule!r}.")
     p, norm_p, cd = _geometry(geometry, d)
-    D, L = radius, lipschitz
+    # Theorems 4 and 13 assume diam(X) <= D (the proof of Theorem 4 bounds
+    # ||x* - x_0||^2 <= D^2 for two points of X): D is the diameter, twice the ball's radius.
+    D, L = 2.0 * radius, lipschitz
+    if distance is not None:
+        D = check_scalar(distance, "distance", low=0.0)
     logd = math.log(max(d, 2))
     eps_f = epsilon if math.isfinite(epsilon) else 1e12
     log_delta = math.log(1.0 / delta)
@@ -419,7 +536,8 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
                              max_steps: int | None = None, clip: float | None = None,
                              start: ArrayLike | None = None, neighboring_relation: str = "zero_out",
                              public_n: int | None = None, random_state: RandomStateLike = None,
-                             budget: Budget | None = None, accountant: str = "rdp") -> Result:
+                             budget: Budget | None = None, accountant: str = "rdp",
+                             distance: float | None = None) -> Result:
     r"""Localized noisy mirror descent (Algorithm 2; Algorithm 6 for lp): private SCO.
 
     Phase i runs Algorithm 1 on its own chunk of :math:`\approx n_i = n/2^i` samples on the
@@ -469,6 +587,10 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
         pessimistic privacy loss distributions (tighter: less noise for the same budget,
         seconds of calibration; needs ``pip install 'dpsco-core[pld]'``); see
         :func:`~dpsco_core.solvers.dp_sgd.dp_sgd`.
+    distance : float, optional
+        A public bound on :math:`\|x^* - \mathrm{start}\|` replacing the diameter 2R as
+        Theorem 4's D (:func:`localized_schedule`); used by
+        :func:`strongly_convex_reduction`.
 
     Returns
     -------
@@ -502,7 +624,7 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     phases = localized_schedule(n, d, epsilon=epsilon, delta=delta, radius=radius,
                                 lipschitz=lipschitz, geometry=geometry,
                                 budget_schedule=budget_schedule, reg_constant=reg_constant,
-                                n_min=n_min, max_steps=max_steps)
+                                n_min=n_min, max_steps=max_steps, distance=distance)
     C = _default_clip(lipschitz, d, norm_p) if clip is None else check_scalar(clip, "clip",
                                                                               low=0.0)
     x = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
@@ -554,32 +676,95 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
 # Section 5: the strongly convex reduction
 # --------------------------------------------------------------------------------------------
 
-def strongly_convex_reduction(problem, *, solver=localized_mirror_descent, rounds=None,
-                              random_state=None, **solver_kwargs):
-    r"""The reduction of section 5 (Feldman, Koren and Talwar 2020, Thm 5.1) as a thin wrapper.
+def _round_bound(style, n_i, R, lipschitz, d, epsilon, delta, kw, constant):
+    """The convex solver's theorem bound on E[F(x) - F*] over a ball of radius R (D = 2R).
 
-    Runs ``solver`` (a private convex solver taking ``start=``) for
-    :math:`k = \lceil \log_2 \log n\rceil` rounds; round i starts from round i-1's output and
-    uses its own chunk of :math:`n_i \propto 2^{i}` fresh samples (sizes
-    :math:`2^{i-2} n/\log n` rescaled to use all n; each sample draws its round independently
-    with these proportions). The domain shrinking of FKT20 is done by the solver's own localization.
+    Localized mirror descent: Theorem 4 (l1) or 13 (lp). Algorithm 3: Theorem 6 (pure) or 7
+    (approximate), with beta the declared smoothness (default L / D). The O(.) constants are
+    not stated in the paper: ``constant`` multiplies the expression.
+    """
+    D, L = 2.0 * R, lipschitz
+    logd = math.log(max(d, 2))
+    private = math.isfinite(epsilon)
+    n_i = max(n_i, 2.0)
+    if style == "fw":
+        beta = kw.get("smoothness") or L / D
+        m = 2 * d
+        logn = math.log(n_i)
+        stat = D * (L + beta * D) * math.sqrt(logd * logn / n_i)
+        if private and delta is None:
+            stat += math.sqrt(beta * L * D ** 3 * logd * logn / (n_i * epsilon))
+        elif private:
+            stat += (math.sqrt(beta) * L * D * D * math.log(1.0 / delta) * math.log(m)
+                     * logn ** 2 / (n_i * epsilon)) ** (2.0 / 3.0)
+        return constant * stat
+    geometry = kw.get("geometry", "l1")
+    p, norm_p, _ = _geometry(geometry, d)
+    ld = math.log(1.0 / delta)
+    if norm_p == 1.0:
+        stat = math.sqrt(logd / n_i)
+        priv = math.sqrt(d * logd ** 3 * ld) / (n_i * epsilon) if private else 0.0
+    else:
+        stat = 1.0 / math.sqrt((p - 1.0) * n_i)
+        extra = 1.0 + (logd if p < 2 else 0.0)
+        priv = math.sqrt(d * ld * extra) / ((p - 1.0) * n_i * epsilon) if private else 0.0
+    return constant * L * D * (stat + priv)
+
+
+def strongly_convex_reduction(problem: Problem, *, solver: Any = localized_mirror_descent,
+                              rounds: int | None = None, random_state: RandomStateLike = None,
+                              strong_convexity: float | None = None, rate_constant: float = 1.0,
+                              **solver_kwargs: Any) -> Result:
+    r"""The reduction of section 5 (Feldman, Koren and Talwar 2020, Thm 5.1): Theorems 8 and 9.
+
+    Runs ``solver`` for :math:`k = \lceil \log_2 \log n\rceil` rounds; round i starts from
+    round i-1's output and uses its own chunk of :math:`n_i \propto 2^{i}` fresh samples
+    (sizes :math:`2^{i-2} n/\log n` rescaled to use all n; each sample draws its round
+    independently with these proportions).
+
+    With ``strong_convexity`` :math:`\lambda` (w.r.t. the geometry's norm, l1 by default) the
+    domain shrinks as in FKT20: round 1 runs on X (radius :math:`R_1` = ``radius``); round i's
+    theorem bound :math:`\Delta_i` (Theorem 4/13 for :func:`localized_mirror_descent`,
+    Theorem 6/7 for :func:`~dpsco_core.solvers.vr_frank_wolfe`, at the round's public count
+    and diameter :math:`2R_i`, times ``rate_constant``) gives, by strong convexity,
+    :math:`\|x_i - x^*\|^2 \le 2\Delta_i/\lambda`, hence
+    :math:`R_{i+1} = \min(R_i, \sqrt{2\Delta_i/\lambda})`. The radii use public
+    quantities only. How each solver gets its ball:
+
+    * :func:`~dpsco_core.solvers.vr_frank_wolfe` (Theorem 9): Algorithm 3 has no starting
+      point (its first step, :math:`\eta_1 = 1`, lands on a vertex), so round i runs on the
+      ball :math:`\{\|x - x_{i-1}\|_1 \le R_i\}` (``center=``, ``radius=``). Deviation:
+      this ball contains :math:`X \cap B` but is not intersected with X (that intersection is
+      not the hull of known vertices); the loss is clipped, hence L-Lipschitz, everywhere, and
+      the optimum over X lies in the ball, so a round's output may leave X by at most its
+      distance to :math:`x^*`.
+    * :func:`localized_mirror_descent` (Theorem 8): ``start=`` :math:`x_{i-1}` and
+      ``distance=`` :math:`R_i` (Theorem 4's proof uses D only to bound
+      :math:`\|x^* - x_0\|`); the iterates stay in X and the phases' own localization balls.
+    * any other solver: ``start=`` only (no shrinking; ``strong_convexity`` is refused).
 
     Parameters
     ----------
     problem : Problem
         Data and a loss.
     solver : callable, default=localized_mirror_descent
-        A private convex solver taking ``start=``.
+        A private convex solver: :func:`localized_mirror_descent`,
+        :func:`~dpsco_core.solvers.vr_frank_wolfe` or one taking ``start=``.
     rounds : int, optional
         k (default :math:`\lceil \log_2 \log n\rceil`).
     random_state : None, int, SeedSequence or Generator
         None (default): fresh OS entropy.
+    strong_convexity : float, optional
+        :math:`\lambda > 0`, a declared public constant (required for vr_frank_wolfe).
+    rate_constant : float, default=1.0
+        Multiplies the theorems' O(.) bounds in the radii.
     **solver_kwargs
-        Passed to ``solver`` (epsilon, delta, ...).
+        Passed to ``solver`` (epsilon, delta, radius, lipschitz, ...).
 
     Returns
     -------
     Result
+        ``stats["radii"]``: the rounds' radii :math:`R_i`.
 
     Notes
     -----
@@ -589,8 +774,13 @@ def strongly_convex_reduction(problem, *, solver=localized_mirror_descent, round
     size, so each sample draws its round independently (as in
     :func:`localized_mirror_descent`), and the rounds and each round's public count
     (``public_n`` times the round's proportion, passed to ``solver``) come from the caller's
-    ``public_n`` in ``solver_kwargs``, never from the private n. The report is the worst
-    round's report.
+    ``public_n`` in ``solver_kwargs``, never from the private n. The radii depend on public
+    constants and counts only. The report is the worst round's report.
+
+    References
+    ----------
+    Asi, Feldman, Koren and Talwar (2021), section 5, Theorems 8 and 9; Feldman, Koren and
+    Talwar (2020), Theorem 5.1.
     """
     problem = _check_problem(problem)
     relation = check_relation(solver_kwargs.get("neighboring_relation", "zero_out"))
@@ -604,6 +794,23 @@ def strongly_convex_reduction(problem, *, solver=localized_mirror_descent, round
     assign_seq, run_seq = child_seed_sequences(seed, 2)
     u = np.random.Generator(block_bit_generators(assign_seq, 1)[0]).random(problem.n_samples)
     label = np.minimum(np.searchsorted(np.cumsum(probs), u, side="right"), k - 1)
+    params = inspect.signature(solver).parameters
+    style = "fw" if "center" in params else ("md" if "distance" in params else "start")
+    if strong_convexity is not None:
+        strong_convexity = check_scalar(strong_convexity, "strong_convexity", low=0.0)
+        rate_constant = check_scalar(rate_constant, "rate_constant", low=0.0)
+        if style == "start":
+            raise ValueError("strong_convexity needs a solver with center= (vr_frank_wolfe) "
+                             "or distance= (localized_mirror_descent).")
+    elif style == "fw":
+        raise ValueError("vr_frank_wolfe has no starting point: pass strong_convexity= so "
+                         "that each round runs on a ball around the previous output.")
+    given_radius = "radius" in solver_kwargs
+    R = radius = float(solver_kwargs.pop("radius", 1.0))
+    lipschitz = float(solver_kwargs.get("lipschitz", 1.0))
+    epsilon = float(solver_kwargs.get("epsilon", math.inf))
+    delta = solver_kwargs.get("delta")
+    radii = []
     x, results = solver_kwargs.pop("start", None), []
     for i in range(k):
         rows = np.flatnonzero(label == i)
@@ -611,12 +818,25 @@ def strongly_convex_reduction(problem, *, solver=localized_mirror_descent, round
         if relation is NeighboringRelation.ADD_OR_REMOVE_ONE:
             # the round's public count: its expected size under the public n
             solver_kwargs["public_n"] = max(2, int(round(probs[i] * n)))
-        res = solver(sub, start=x, random_state=child_seed_sequences(run_seq, 1, offset=i)[0],
-                     **solver_kwargs)
+        seed_i = child_seed_sequences(run_seq, 1, offset=i)[0]
+        radii.append(R)
+        if style == "fw":
+            res = solver(sub, center=x if i > 0 else None, radius=R, random_state=seed_i,
+                         **solver_kwargs)
+        elif style == "md" and strong_convexity is not None:
+            res = solver(sub, start=x, radius=radius, distance=R if i > 0 else None,
+                         random_state=seed_i, **solver_kwargs)
+        else:
+            extra = {"radius": radius} if given_radius else {}
+            res = solver(sub, start=x, random_state=seed_i, **extra, **solver_kwargs)
         x = res.coef
         results.append(res)
+        if strong_convexity is not None:
+            bound = _round_bound(style, probs[i] * n, R, lipschitz, problem.n_features, epsilon, delta,
+                                 solver_kwargs, rate_constant)
+            R = min(R, math.sqrt(2.0 * bound / strong_convexity))
     worst = max(results, key=lambda r: r.privacy.epsilon)
-    stats = {"rounds": k, "round_stats": [r.stats for r in results],
+    stats = {"rounds": k, "radii": radii, "round_stats": [r.stats for r in results],
              "round_reports": [r.privacy for r in results]}
     if relation is not NeighboringRelation.ADD_OR_REMOVE_ONE:
         # public under zero-out and replace-one (n public, data-independent assignment); under

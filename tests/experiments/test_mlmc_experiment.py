@@ -10,7 +10,8 @@ from dpsco_core.__main__ import main
 from dpsco_core.experiments import mlmc
 
 OUTPUTS_CSV = {"mlmc_levels.csv": "agreement_z", "mlmc_moreau.csv": "rmse",
-               "mlmc_speedup.csv": "speedup", "mlmc_dp.csv": "excess"}
+               "mlmc_speedup.csv": "speedup", "mlmc_dp.csv": "excess",
+               "mlmc_paper_constants.csv": "error"}
 PLOTS = ("mlmc_bias.png", "mlmc_variance.png", "mlmc_cost.png", "mlmc_tail.png",
          "mlmc_moreau.png", "mlmc_speedup.png", "mlmc_dp.png")
 
@@ -39,7 +40,8 @@ def test_reproduce_mlmc_smoke(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "Where the estimator is less efficient than SGD" in text
     md = (out / "mlmc.md").read_text()
-    for section in ("## E1", "## E2", "## E4", "## E5", "## E6", "## E9", "## E10"):
+    for section in ("## E1", "## E2", "## E4", "## E5", "## E6", "## E9", "## E10", "## E6b",
+                    "## E7", "## E8", "## Min-max", "## Algorithm 7"):
         assert section in md, section
     for name, column in OUTPUTS_CSV.items():
         with open(out / name) as fh:

@@ -204,3 +204,193 @@ def test_lp_geometry_and_strongly_convex_wrapper(lasso):
     assert sum(red.stats["round_sizes"]) == prob.n_samples
     assert red.privacy.epsilon == max(r.epsilon for r in red.stats["round_reports"])
     assert red.privacy.epsilon <= 0.5 + 1e-9
+
+
+@pytest.mark.parametrize("geometry", ["l1", 1.5])
+def test_schedule_eta_uses_the_diameter(geometry):
+    # Theorem 4 (l1): eta = (D/L) min(sqrt(ln d / n), eps / sqrt(d ln d ln(1/delta))), and
+    # Theorem 13 (lp): eta = (D/L) min(1/sqrt((p-1) n), eps / sqrt(d ln(1/delta)(1 + ln d))),
+    # with D >= diam(X) = 2 * radius; phase i's regularization scale is eta / 16^i.
+    n, d, eps, delta, R, L = 2 ** 12, 100, 0.5, 1e-6, 0.7, 2.0
+    ph = md.localized_schedule(n, d, epsilon=eps, delta=delta, radius=R, lipschitz=L,
+                               geometry=geometry)
+    D, logd, ld = 2 * R, math.log(d), math.log(1 / delta)
+    if geometry == "l1":
+        eta = (D / L) * min(math.sqrt(logd / n), eps / math.sqrt(d * logd * ld))
+    else:
+        eta = (D / L) * min(1 / math.sqrt(0.5 * n), eps / math.sqrt(d * ld * (1 + logd)))
+    for p in ph:
+        assert p["reg_scale"] == pytest.approx(eta / 16 ** p["phase"], rel=1e-12)
+        assert p["strong_convexity"] == pytest.approx(1 / (p["reg_scale"] * p["n"]), rel=1e-12)
+
+
+def _thm9_bound(n, d, L, D, eps, delta):
+    # Theorem 9 with every O(.) constant 1: LD log d log^2 n / n
+    # + LD (log(1/delta) log m log^2 n / (n eps))^(4/3), m = 2d.
+    ln = math.log(n)
+    return (L * D * math.log(d) * ln ** 2 / n
+            + L * D * (math.log(1 / delta) * math.log(2 * d) * ln ** 2 / (n * eps)) ** (4 / 3))
+
+
+def test_strongly_convex_reduction_runs_vr_frank_wolfe_at_theorem_9_rate():
+    # F(x) = 1/2 ||x - x_true||_2^2 + const (Rademacher LASSO): 1/d-strongly convex in l1.
+    d, L, R, eps = 4, 3.0, 1.0, 1.0
+    means = {}
+    for n in (4000, 64000):
+        delta = n ** -1.1
+        exc = []
+        for seed in range(4):
+            X, y, xt = make_rademacher_lasso(n, d, 2, radius=R, noise=0.5, random_state=seed)
+            prob = dp.Problem(X, y, loss="half_squared")
+            res = md.strongly_convex_reduction(prob, solver=dp.solvers.vr_frank_wolfe,
+                                               strong_convexity=1.0 / d, epsilon=eps,
+                                               delta=delta, lipschitz=L, radius=R,
+                                               random_state=seed)
+            exc.append(0.5 * np.sum((res.coef - xt) ** 2))
+            assert res.privacy.epsilon <= eps * (1 + 1e-9)
+            assert res.stats["rounds"] == math.ceil(math.log2(math.log(n)))
+        means[n] = np.mean(exc)
+        assert means[n] <= _thm9_bound(n, d, L, 2 * R, eps, delta)
+    # 16 times the data: the bound's ratio is about 1/21; measured about 1/9 (a 1/n^0.8 slope)
+    assert means[64000] < means[4000] / 4
+
+
+def test_strongly_convex_reduction_radii_follow_strong_convexity():
+    # R_1 = radius; R_{i+1} = min(R_i, sqrt(2 Delta_i / lambda)) with Theorem 4's bound
+    # Delta_i = L D_i (sqrt(ln d / n_i) + sqrt(d ln^3 d ln(1/delta)) / (n_i eps)), D_i = 2 R_i.
+    X, y, _ = make_rademacher_lasso(3000, 10, 2, radius=1.0, noise=0.5, random_state=0)
+    prob = dp.Problem(X, y, loss="half_squared")
+    lam, L, eps, delta = 50.0, 2.0, 1.0, 1e-5
+    res = md.strongly_convex_reduction(prob, strong_convexity=lam, epsilon=eps, delta=delta,
+                                       lipschitz=L, radius=1.0, max_steps=10, random_state=0)
+    k = res.stats["rounds"]
+    w = np.array([2.0 ** i for i in range(1, k + 1)])
+    n_i = 3000 * w / w.sum()
+    R, d = 1.0, 10
+    for i, r in enumerate(res.stats["radii"]):
+        assert r == pytest.approx(R, rel=1e-12)
+        bound = L * 2 * R * (math.sqrt(math.log(d) / n_i[i])
+                             + math.sqrt(d * math.log(d) ** 3 * math.log(1 / delta))
+                             / (n_i[i] * eps))
+        R = min(R, math.sqrt(2 * bound / lam))
+    assert res.stats["radii"][-1] < 1.0
+    # each round after the first gets Theorem 4's D = R_i as its distance bound
+    for st, r, m in zip(res.stats["round_stats"][1:], res.stats["radii"][1:],
+                        res.stats["round_sizes"][1:]):
+        eta = (r / L) * min(math.sqrt(math.log(d) / m),
+                            eps / math.sqrt(d * math.log(d) * math.log(1 / delta)))
+        assert st["phases"][0]["reg_scale"] == pytest.approx(eta / 16, rel=1e-12)
+
+
+def test_strongly_convex_reduction_refuses_frank_wolfe_without_lambda(lasso):
+    prob, _ = lasso
+    with pytest.raises(ValueError, match="strong_convexity"):
+        md.strongly_convex_reduction(prob, solver=dp.solvers.vr_frank_wolfe, epsilon=1.0)
+
+
+def test_vr_frank_wolfe_center_is_a_shift():
+    # FW over {||x - c||_1 <= R} on y equals c + FW over {||u||_1 <= R} on y - X c (squared
+    # loss): the same residuals, gradients and selections.
+    X, y, _ = make_rademacher_lasso(2000, 12, 2, radius=1.0, noise=0.5, random_state=4)
+    c = np.zeros(12)
+    c[:3] = [0.2, -0.1, 0.05]
+    a = dp.solvers.vr_frank_wolfe(dp.Problem(X, y, loss="half_squared"), epsilon=2.0,
+                                  lipschitz=3.0, radius=0.5, center=c, random_state=1)
+    b = dp.solvers.vr_frank_wolfe(dp.Problem(X, y - X @ c, loss="half_squared"), epsilon=2.0,
+                                  lipschitz=3.0, radius=0.5, random_state=1)
+    np.testing.assert_allclose(a.coef, c + b.coef, atol=1e-12)
+    assert np.abs(a.coef - c).sum() <= 0.5 * (1 + 1e-12)
+    assert a.stats["lambdas"] == b.stats["lambdas"]
+
+
+def test_noisy_mirror_descent_strongly_convex_version_matches_theorem_3():
+    # p = 2: h = ||x||^2/2, so lambda-strong convexity relative to h is the usual one and the
+    # mirror step is a projected gradient step. Full batch (b = n, q = 1), no noise: the
+    # iterates are x_{k+1} = Proj(x_k - 2/(lam (k+1)) grad F(x_k)), the output the weighted
+    # average 2/(T(T+1)) sum_k k x_{k+1} (x_1 = x_0 = 0; Algorithm 1 with fix 2).
+    rng = np.random.default_rng(0)
+    n, d, T, R = 200, 5, 60, 0.8
+    X = rng.normal(size=(n, d))
+    y = X @ rng.uniform(-0.3, 0.3, d) + 0.1 * rng.normal(size=n)
+    prob = dp.Problem(X, y, loss="half_squared")
+    H = X.T @ X / n
+    lam = float(np.linalg.eigvalsh(H).min())
+    res = md.noisy_mirror_descent(prob, epsilon=math.inf, delta=1e-5, radius=R, geometry=2.0,
+                                  lipschitz=1e6, batch_size=n, steps=T, strong_convexity=lam,
+                                  random_state=0)
+    x, avg = np.zeros(d), np.zeros(d)
+    for k in range(1, T + 1):
+        x = x - 2.0 / (lam * (k + 1)) * (X.T @ (X @ x - y) / n)
+        nx = np.linalg.norm(x)
+        x = x if nx <= R else x * (R / nx)
+        avg += 2.0 * k / (T * (T + 1)) * x
+    np.testing.assert_allclose(res.coef, avg, atol=1e-9)
+    with pytest.raises(ValueError, match="step"):
+        md.noisy_mirror_descent(prob, epsilon=1.0, delta=1e-5, step=0.1, strong_convexity=lam)
+
+
+def test_noisy_mirror_descent_strongly_convex_lemma_3_2_rate():
+    # Lemma 3.2: E[F(x_hat_T) - F*] <= 2 G^2 / (lam (T + 1)), G^2 >= E||g_k||_2^2 (p = 2).
+    rng = np.random.default_rng(1)
+    n, d, T, b = 2000, 5, 400, 20
+    X = rng.uniform(-1, 1, size=(n, d)) * math.sqrt(3)
+    xt = rng.uniform(-0.2, 0.2, d)
+    y = X @ xt + 0.1 * rng.uniform(-1, 1, n)
+    prob = dp.Problem(X, y, loss="half_squared")
+    lam = float(np.linalg.eigvalsh(X.T @ X / n).min())
+    xs = np.linalg.lstsq(X, y, rcond=None)[0]
+    fstar = prob.objective(xs)
+    gaps = []
+    for seed in range(5):
+        res = md.noisy_mirror_descent(prob, epsilon=4.0, delta=1e-5, radius=1.0, geometry=2.0,
+                                      lipschitz=5.0, batch_size=b, steps=T,
+                                      strong_convexity=lam, random_state=seed)
+        gaps.append(prob.objective(res.coef) - fstar)
+        sm = res.stats["noise_multiplier"] * res.stats["clip"] / b
+    # G^2: the clipped batch mean's second moment (<= L^2 = clip^2) plus the noise d sm^2
+    G2 = res.stats["clip"] ** 2 + d * sm ** 2
+    assert np.mean(gaps) <= 2 * G2 / (lam * (T + 1))
+    assert np.mean(gaps) >= 0
+
+
+def _linear(Z, c=10.0):
+    # f(x; z) = c - <z, x> through the absolute loss |<z, x> - c| (c > ||z||_inf, x in the
+    # simplex): a linear loss with gradient -z.
+    return dp.Problem(np.asarray(Z, dtype=float), np.full(len(Z), c), loss="absolute")
+
+
+@pytest.mark.parametrize("eta", [0.1, 0.5, 1.0])
+def test_entropic_md_lemma_a1_expansion(eta):
+    # Lemma A.1: f = -x_2 - x_3, x0 = (1-3/n, 1/n, 2/n), y0 = (1-3/n, 2/n, 1/n): one step
+    # multiplies the l1 distance and the KL divergence by e^eta / c, c = 1 + 3(e^eta - 1)/n.
+    n = math.ceil(100 * (math.exp(eta) - 1) / eta)
+    prob = _linear([[0.0, 1.0, 1.0]])
+    x0 = np.array([1 - 3 / n, 1 / n, 2 / n])
+    y0 = np.array([1 - 3 / n, 2 / n, 1 / n])
+    x1 = md.entropic_mirror_descent(prob, step=eta, start=x0, random_state=0).stats["last"]
+    y1 = md.entropic_mirror_descent(prob, step=eta, start=y0, random_state=0).stats["last"]
+    ratio = math.exp(eta) / (1 + 3 * (math.exp(eta) - 1) / n)
+
+    def kl(a, b):
+        return float(np.sum(a * np.log(a / b)))
+    assert np.abs(x1 - y1).sum() == pytest.approx(ratio * 2 / n, rel=1e-9)
+    assert kl(x1, y1) == pytest.approx(ratio * kl(x0, y0), rel=1e-9)
+    assert ratio >= 1 + eta / 4
+
+
+def test_entropic_md_lemma_a2_stability():
+    # Lemma A.2: linear losses, ||z||_inf <= L, neighbouring data sets (the first sample
+    # replaced), same permutations: ||x_T - y_T||_1^2 <= KL + KL <= 4 eta^2 L^2 R^2.
+    rng = np.random.default_rng(0)
+    n, d, L, eta, R = 50, 6, 1.0, 0.3, 3
+    Z = rng.uniform(-L, L, (n, d))
+    Z2 = Z.copy()
+    Z2[0] = -np.sign(Z[0]) * L
+    x = md.entropic_mirror_descent(_linear(Z), step=eta, rounds=R, random_state=5)
+    y = md.entropic_mirror_descent(_linear(Z2), step=eta, rounds=R, random_state=5)
+    xT, yT = x.stats["last"], y.stats["last"]
+    sym = float(np.sum((xT - yT) * np.log(xT / yT)))
+    assert np.abs(xT - yT).sum() ** 2 <= sym * (1 + 1e-12)
+    assert sym <= 4 * eta ** 2 * L ** 2 * R ** 2
+    assert x.stats["steps"] == R * n and np.isclose(x.coef.sum(), 1.0)
+    assert math.isinf(x.privacy.epsilon)

@@ -156,19 +156,23 @@ def test_pure_strict_ledger_and_report(lasso):
 
 def test_paper_calibration_reproduces_formula_and_warns(lasso):
     prob, _ = lasso
-    L, D, eps = 3.0, 1.0, 1.0
+    # Theorems 6 and 7 assume diam_1(X) <= D, and the proof of Theorem 6 bounds one
+    # Frank-Wolfe move by eta D: D is the l1 diameter, twice the ball's radius.
+    L, radius, eps = 3.0, 0.75, 1.0
+    D = 2 * radius
     with pytest.warns(fw.PaperCalibrationWarning):
-        res = fw.vr_frank_wolfe(prob, epsilon=eps, lipschitz=L, calibration="paper",
-                                random_state=0)
+        res = fw.vr_frank_wolfe(prob, epsilon=eps, lipschitz=L, radius=radius,
+                                calibration="paper", random_state=0)
     b, T = res.stats["batch"], res.stats["n_phases"]
     np.testing.assert_allclose(res.stats["lambdas"], [2 * L * D * 2 ** t / (b * eps)
                                                       for t in range(1, T + 1)], rtol=1e-12)
-    assert res.privacy.epsilon == pytest.approx(4 * eps, rel=1e-9)   # strict ledger: 4x
+    # strict replace-one ledger: 8 R L 2^t / (b eps) against the paper's 4 R L 2^t / (b eps)
+    assert res.privacy.epsilon == pytest.approx(2 * eps, rel=1e-9)
     n = prob.n_samples
     delta = 1.0 / n ** 1.1
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", fw.PaperCalibrationWarning)
-        res = fw.vr_frank_wolfe(prob, epsilon=eps, delta=delta, lipschitz=L,
+        res = fw.vr_frank_wolfe(prob, epsilon=eps, delta=delta, lipschitz=L, radius=radius,
                                 calibration="paper", random_state=0)
     b, T = res.stats["batch"], res.stats["n_phases"]
     lam = L * D * 2 ** (T / 2) * math.log(n / delta) / (b * eps)
@@ -332,3 +336,20 @@ def test_stream_history_and_rejections(stream_pair):
     with pytest.raises(TypeError, match="Problem"):
         fw.ttz_frank_wolfe(stream, epsilon=1.0, lipschitz=1.0)
 
+
+
+def test_paper_batch_phases_use_the_diameter():
+    # Theorem 6: b = n / ln^2 n and T = (1/2) log2(b eps beta D / (L ln m)), D = diam_1 = 2R.
+    n, d, eps, L, beta, R = 10 ** 6, 1000, 1.0, 1.0, 1.0, 1.0
+    b0 = int(n / math.log(n) ** 2)
+    T = int(0.5 * math.log2(b0 * eps * beta * 2 * R / (L * math.log(2 * d))))
+    b, Tp = fw.vr_frank_wolfe_schedule(n, d, epsilon=eps, radius=R, lipschitz=L,
+                                       smoothness=beta, batch="paper")
+    assert Tp == T and b == (b0 >> T) << T
+    # Theorem 7 (approximate DP): T = (2/3) log2(b eps beta D / (L ln(n/delta) ln m)).
+    delta = n ** -1.1
+    T7 = int(2 / 3 * math.log2(b0 * eps * beta * 2 * R / (L * math.log(n / delta)
+                                                          * math.log(2 * d))))
+    _, Tp = fw.vr_frank_wolfe_schedule(n, d, epsilon=eps, delta=delta, radius=R, lipschitz=L,
+                                       smoothness=beta, batch="paper")
+    assert Tp == max(1, T7)
