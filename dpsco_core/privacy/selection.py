@@ -40,6 +40,7 @@ nothing). If every run is :math:`(\\lambda, \\varepsilon)`-RDP and
 :math:`3\\varepsilon`, where it is smaller than Theorem 2 (``shape = 1`` and a pure run).
 """
 
+import functools
 import math
 
 import numpy as np
@@ -116,8 +117,13 @@ def gamma_for_mean(mean, shape):
     float
         gamma in (0, 1].
     """
-    mean = check_scalar(mean, "mean", low=1.0, low_open=False)
-    shape = check_scalar(shape, "shape", low=0.0, low_open=False)
+    return _gamma_for_mean(check_scalar(mean, "mean", low=1.0, low_open=False),
+                           check_scalar(shape, "shape", low=0.0, low_open=False))
+
+
+@functools.lru_cache(maxsize=64)
+def _gamma_for_mean(mean, shape):
+    """Memoized bisection of :func:`gamma_for_mean` (the sampler calls it once per draw)."""
     if mean == 1.0:
         return 1.0
     if shape == 1.0:
