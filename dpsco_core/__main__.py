@@ -173,7 +173,7 @@ def _solvers_section(X_cal, y_cal, X_el, y_el):
 
 # "python -m dpsco_core reproduce <name>" -> dpsco_core.experiments.<module>.main(argv)
 _REPRODUCTIONS = {"dpcd": "dpcd", "l1": "l1", "srgd": "srgd", "resque-parallel": "resque",
-                  "mlmc": "mlmc"}
+                  "mlmc": "mlmc", "tuning": "tuning"}
 
 
 CONSOLE_SCRIPT = "dpsco-core"
@@ -194,6 +194,7 @@ _PAPERS = {
     "srgd": "accelerated DP-SRGD (Choquette-Choo et al.): single-epoch tree noise",
     "resque-parallel": "ReSQue (Carmon et al. 2023): parallel ball-oracle optimization",
     "mlmc": "MLMC optimum estimator (Asi et al.): bias-reduced estimators",
+    "tuning": "private hyperparameter selection (issue 19): defaults, selection, diffprivlib",
 }
 
 

@@ -276,7 +276,9 @@ def test_history_reconstruction_fails_by_default(solver):
     # The issue's attack: F(0) = sum(y^2) / (2n); knowing the other rows gives back y_0.
     X, y = _diabetes()
     n = len(y)
-    kw = dict(alpha=0.1, solver=solver, passes=1, batch_size=64, random_state=0)
+    # One fit with given hyperparameters (a selection without refit keeps no history).
+    kw = dict(alpha=0.1, solver=solver, passes=1, batch_size=64, random_state=0, step=1.0,
+              clip=1.0)
     model = DPLasso(**kw).fit(X, y)
     assert not hasattr(model, "history_")
     assert dp.result.HISTORY_OBJECTIVE_CONDITION not in model.privacy_.conditions
@@ -524,3 +526,66 @@ def test_public_methods_have_numpydoc_docstrings(name):
     for method in methods:
         errors = validate(f"dpsco_core.estimators.{name}{method}")["errors"]
         assert not [e for e in errors if e[0] in codes], (method, errors)
+
+
+# -- issue 19: private hyperparameter selection inside the budget ------------------------------
+
+def _standardized_regression(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    y = X @ [1.0, -2.0, 0.0, 0.5] + 0.5 * rng.normal(size=n)
+    return X, y
+
+
+def test_default_fit_selects_hyperparameters_inside_the_budget():
+    from dpsco_core.privacy.events import RepeatAndSelectDpEvent
+    from dpsco_core.tuning.search import SELECTION_ASSUMPTION
+
+    X, y = _standardized_regression()
+    kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-4.0, 4.0), label_bound=10.0, passes=5,
+              random_state=0)
+    model = DPLasso(**kw).fit(X, y)
+    report = model.privacy_
+    assert isinstance(report.event, RepeatAndSelectDpEvent)
+    assert report.event.mean == 20.0 and report.event.shape == 1.0
+    assert 0.95 < report.epsilon <= 1.0 and report.unconditional
+    assert SELECTION_ASSUMPTION in report.assumptions
+    acc = dp.privacy.RdpAccountant(None, report.neighboring_relation)
+    assert acc.compose(report.event).get_epsilon(report.delta) == pytest.approx(report.epsilon)
+    again = DPLasso(**kw).fit(X, y)                    # reproducible from the seed
+    np.testing.assert_array_equal(model.coef_, again.coef_)
+    assert model.score(X, y) > 0.5
+
+
+def test_fixed_hyperparameters_spend_nothing_on_selection():
+    from dpsco_core.privacy.events import RepeatAndSelectDpEvent
+
+    X, y = _standardized_regression()
+    model = DPLasso(alpha=1e-3, epsilon=1.0, bounds=(-4.0, 4.0), label_bound=10.0, passes=5,
+                    step=1.0, clip=3.0, random_state=0).fit(X, y)
+    assert not isinstance(model.privacy_.event, RepeatAndSelectDpEvent)
+
+
+def test_selection_with_refit_composes_both():
+    from dpsco_core.privacy.events import ComposedDpEvent, RepeatAndSelectDpEvent
+
+    X, y = _standardized_regression()
+    budget = dp.privacy.Budget(1.0, 1e-6)
+    model = DPLogisticRegression(epsilon=1.0, delta=1e-6, bounds=(-4.0, 4.0), passes=3,
+                                 selection_share=0.3, n_trials=5, random_state=0,
+                                 budget=budget).fit(X, np.where(y > 0, 1, 0))
+    event = model.privacy_.event
+    assert isinstance(event, ComposedDpEvent)
+    assert isinstance(event.events[0], RepeatAndSelectDpEvent)
+    assert budget.ledger == (event,) and model.privacy_.epsilon <= 1.0
+    assert model.score(X, np.where(y > 0, 1, 0)) > 0.8
+
+
+def test_selection_without_bounds_warns_and_is_conditional():
+    from dpsco_core.estimators import GRID_FROM_DATA_CONDITION
+
+    X, y = _standardized_regression(500)
+    with pytest.warns(dp.exceptions.PrivacyLeakWarning, match="grid"):
+        model = DPLasso(alpha=1e-3, passes=2, random_state=0).fit(X, y)
+    assert GRID_FROM_DATA_CONDITION in model.privacy_.conditions
+    assert not model.privacy_.unconditional

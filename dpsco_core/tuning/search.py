@@ -42,6 +42,10 @@ __all__ = ["TuningResult", "tune_solver", "trial_epsilon"]
 #: Relative accuracy of the bisection on the trial's epsilon.
 TRIAL_EPSILON_TOLERANCE = 1e-3
 DEFAULT_RELATION = {"cd": "replace_one", "sgd": "zero_out"}
+#: The assumption the selection adds to the report.
+SELECTION_ASSUMPTION = ("hyperparameters selected privately (random stopping, Papernot and "
+                        "Steinke 2022): the candidates and split sizes are public, the number "
+                        "of trials and the other trials stay secret")
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,8 @@ class TuningResult:
         The whole search (and refit), from its event tree.
     trial_epsilon : float
         The epsilon each trial's solver is calibrated to (at the selection's delta).
+    history : History or None
+        The refit's history (exact objective values, not private; None without refit).
     """
 
     coef: Any
@@ -67,6 +73,7 @@ class TuningResult:
     score: float
     privacy: PrivacyReport
     trial_epsilon: float
+    history: Any = None
 
 
 def _split_problem(problem, index):
@@ -143,7 +150,7 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
     relation : NeighboringRelation
     batch_size : int, default=256
     average : bool, default=False
-    score_share : float, default=0.1
+    score_share : float, default=0.5
 
     Returns
     -------
@@ -181,9 +188,9 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
 
 
 def tune_solver(problem, *, epsilon, delta, solver="cd", passes=20.0, candidates=None,
-                mean=10.0, shape=1.0, validation_fraction=0.2, loss_clip=None, score_share=0.1,
-                refit=True, selection_share=0.3, neighboring_relation=None, batch_size=256,
-                average=False, random_state=None, budget=None):
+                mean=10.0, shape=1.0, validation_fraction=0.2, loss_clip=None, score_share=0.5,
+                refit=False, selection_share=0.3, neighboring_relation=None, batch_size=256,
+                average=False, random_state=None, budget=None, conditions=()):
     """Train privately with hyperparameters selected privately (module docstring).
 
     Parameters
@@ -208,9 +215,9 @@ def tune_solver(problem, *, epsilon, delta, solver="cd", passes=20.0, candidates
         Public clip B of each record's validation loss (default: 2 log 2 for the logistic
         loss, twice the loss of w = 0; the loss of w = 0 at ``|y| = label_bound`` for
         regression).
-    score_share : float, default=0.1
+    score_share : float, default=0.5
         Share of each trial's zCDP rho spent on its score, in (0, 1).
-    refit : bool, default=True
+    refit : bool, default=False
         Refit on all the data with the selected hyperparameters (module docstring).
     selection_share : float, default=0.3
         With ``refit``: the share of epsilon spent on the selection, in (0, 1).
@@ -225,6 +232,9 @@ def tune_solver(problem, *, epsilon, delta, solver="cd", passes=20.0, candidates
         seed.
     budget : Budget, optional
         Charged with the whole event before the data are read.
+    conditions : tuple of str, default=()
+        Data-dependent conditions of the caller (for example a grid scale read from the
+        data), added to the report with the runs' own assumptions and conditions.
 
     Returns
     -------
@@ -298,16 +308,18 @@ def tune_solver(problem, *, epsilon, delta, solver="cd", passes=20.0, candidates
     s_event = t_event.events[1]
     s_score = s_event.noise_multiplier
 
-    def run(problem_, cand, eps_, delta_, seed):
+    def run(problem_, cand, eps_, delta_, seed, record_history=False):
         return _run_solver(solver, problem_, cand, eps_, delta_, passes, batch_size, average,
-                           relation, seed)
+                           relation, seed, record_history)
 
     def trial(cand, seed):
         s_run, s_sc = child_seed_sequences(seed, 2)
         result = run(train, cand, e_solver, sel_delta, s_run)
         score = validation_score(val, result.coef, loss_clip=B, noise_multiplier=s_score,
                                  public_n=n_val, random_state=s_sc)
-        return Trial(score, result.coef, ComposedDpEvent((result.privacy.event, s_event)))
+        facts = (result.privacy.assumptions, result.privacy.conditions)
+        return Trial(score, (result.coef, facts),
+                     ComposedDpEvent((result.privacy.event, s_event)))
 
     selected = private_selection(trial, candidates, trial_event=t_event, mean=mean,
                                  shape=shape, random_state=seed_sel)
@@ -315,32 +327,39 @@ def tune_solver(problem, *, epsilon, delta, solver="cd", passes=20.0, candidates
         from .grids import default_hyperparameters
         cand = default_hyperparameters(problem, solver) if problem.public_bounds is not None \
             else candidates[0]
-        coef = np.zeros(p)
+        coef, facts = np.zeros(p), ((), ())
     else:
-        cand, coef = selected.candidate, selected.output
+        cand, (coef, facts) = selected.candidate, selected.output
+    assumptions, conds = list(facts[0]), list(facts[1]) + list(conditions)
+    history = None
     if refit:
-        result = run(problem, cand, final_eps, final_delta, seed_final)
+        result = run(problem, cand, final_eps, final_delta, seed_final, record_history=True)
         if result.privacy.event != events[1]:
             raise RuntimeError("the refit reported another event than the one charged.")
-        coef = result.coef
-    report = PrivacyReport.from_event(event, delta=delta, neighboring_relation=relation)
+        coef, history = result.coef, result.history
+        assumptions += result.privacy.assumptions
+        conds += result.privacy.conditions
+    assumptions.append(SELECTION_ASSUMPTION)
+    report = PrivacyReport.from_event(
+        event, delta=delta, neighboring_relation=relation,
+        assumptions=tuple(dict.fromkeys(assumptions)), conditions=tuple(dict.fromkeys(conds)))
     if report.epsilon > epsilon * (1.0 + 1e-9):
         raise RuntimeError(f"privacy calibration error: the search's epsilon "
                            f"{report.epsilon!r} exceeds the target {epsilon!r}.")
-    return TuningResult(np.asarray(coef), cand, selected.score, report, e_trial)
+    return TuningResult(np.asarray(coef), cand, selected.score, report, e_trial, history)
 
 
 def _run_solver(solver, problem, cand, epsilon, delta, passes, batch_size, average, relation,
-                seed):
+                seed, record_history=False):
     if solver == "cd":
         from ..solvers.dp_cd import dp_cd
 
         return dp_cd(problem, epsilon=epsilon, delta=delta, passes=passes, step=cand.step,
                      clip=cand.clip, average=average, neighboring_relation=relation,
-                     random_state=seed, record_history=False)
+                     random_state=seed, record_history=record_history)
     from ..solvers.dp_sgd import dp_sgd
 
     return dp_sgd(problem, epsilon=epsilon, delta=delta, passes=passes,
                   batch_size=min(batch_size, problem.n_samples), step=cand.step, clip=cand.clip,
-                  neighboring_relation=relation, random_state=seed, record_history=False,
-                  conversion="improved")
+                  neighboring_relation=relation, random_state=seed,
+                  record_history=record_history, conversion="improved")
