@@ -532,8 +532,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
                  batch_size: int = 256, average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
                  row_norm: float | None = None, diagnostics: bool = False,
-                 budget: Budget | None = None, label_bound: float | None = None,
-                 n_trials: float = 20.0, selection_share: float = 1.0) -> None:
+                 budget: Budget | None = None, n_trials: float = 20.0,
+                 selection_share: float = 1.0, label_bound: float | None = None) -> None:
         self.n_trials = n_trials
         self.selection_share = selection_share
         self.bounds = bounds
@@ -675,8 +675,8 @@ class DPElasticNet(DPLasso):
                  step: float | None = None, clip: float | None = None, batch_size: int = 256,
                  average: bool = False, random_state: RandomStateLike = None,
                  bounds: Any = None, row_norm: float | None = None, diagnostics: bool = False,
-                 budget: Budget | None = None, label_bound: float | None = None,
-                 n_trials: float = 20.0, selection_share: float = 1.0) -> None:
+                 budget: Budget | None = None, n_trials: float = 20.0,
+                 selection_share: float = 1.0, label_bound: float | None = None) -> None:
         super().__init__(alpha, epsilon=epsilon, delta=delta, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, solver=solver, passes=passes,
                          step=step, clip=clip, batch_size=batch_size, average=average,

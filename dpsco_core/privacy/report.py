@@ -22,6 +22,7 @@ from .events import (
     NonPrivateDpEvent,
     NoOpDpEvent,
     PoissonSampledDpEvent,
+    RepeatAndSelectDpEvent,
     SelfComposedDpEvent,
     SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
@@ -260,6 +261,11 @@ def _describe(event):
             return walk(e.event, True)
         if isinstance(e, NoOpDpEvent):
             return 0
+        if isinstance(e, RepeatAndSelectDpEvent):
+            # One release (the best run); the runs' mechanisms are listed.
+            add(names, "random-stopping selection")
+            walk(e.event, sampled)
+            return 1
         if isinstance(e, GaussianDpEvent):
             add(names, "Poisson-sampled Gaussian" if sampled else "Gaussian")
             add(multipliers, float(e.noise_multiplier))
