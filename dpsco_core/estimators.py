@@ -160,6 +160,8 @@ def _data_scale(problem: Problem, solver: str) -> tuple[float, float]:
     values and labels in place of the public bounds."""
     import scipy.sparse as sp
 
+    from .tuning.search import CLASSIFICATION_LOSS_CLIP
+
     X = problem.X
     absX = abs(X) if sp.issparse(X) else np.abs(X)
     big = np.asarray(absX.max(axis=0).todense() if sp.issparse(X) else absX.max(axis=0)).ravel()
@@ -170,7 +172,7 @@ def _data_scale(problem: Problem, solver: str) -> tuple[float, float]:
     scale = lam * (float(np.linalg.norm(big)) if solver == "cd" else float(rows.max()))
     loss_clip = float(np.max(problem.loss.value(np.zeros_like(y), y)))
     if problem.loss.kind in _CLASSIFICATION_KINDS:
-        loss_clip *= 2.0
+        loss_clip *= CLASSIFICATION_LOSS_CLIP
     return max(scale, 1e-12), max(loss_clip, 1e-12)
 
 
@@ -528,7 +530,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
 
     def __init__(self, alpha: float = 1.0, *, epsilon: float = 1.0, delta: float | None = None,
                  fit_intercept: bool = True, intercept_scaling: float = 1.0,
-                 solver: str = "cd", passes: float = 20, step: float | None = None, clip: float | None = None,
+                 solver: str = "cd", passes: float = 20, step: float | None = None,
+                 clip: float | None = None,
                  batch_size: int = 256, average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
                  row_norm: float | None = None, diagnostics: bool = False,

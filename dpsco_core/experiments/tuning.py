@@ -9,8 +9,8 @@ error (F(w) - F*) / F* of DP-CD and DP-SGD (Poisson, expected batch 256) with
 (a) the defaults of :func:`dpsco_core.tuning.grids.default_hyperparameters` (step 1, clip
     kappa times the gradient scale);
 (b) private selection, :func:`dpsco_core.tuning.search.tune_solver` at the problem's total
-    epsilon **including the search** (geometric stopping, E[K] = 10, 30% of epsilon on the
-    selection, a refit on all records with the rest; scores on a 20% held-out split);
+    epsilon **including the search** (geometric stopping, E[K] = 20, the whole budget on the
+    selection, the selected trial's model released; scores on a 20% held-out split);
 (c) the best configuration of the same grid chosen on the exact objective (not private: the
     paper's protocol), its mean over the seeds.
 
@@ -68,8 +68,10 @@ def _loss_clip(problem):
     y = np.asarray(problem.y, dtype=float)
     value = float(np.max(problem.loss.value(np.zeros_like(y), y)))
     from ..problems import _CLASSIFICATION_KINDS
+    from ..tuning.search import CLASSIFICATION_LOSS_CLIP
 
-    return 2.0 * value if problem.loss.kind in _CLASSIFICATION_KINDS else value
+    return CLASSIFICATION_LOSS_CLIP * value if problem.loss.kind in _CLASSIFICATION_KINDS \
+        else value
 
 
 def _run(setting, solver, cand, passes, seed):

@@ -42,7 +42,7 @@ def test_report_is_the_accountants_and_within_target(problem, solver, refit):
     event = res.privacy.event
     selection = event.events[0] if refit else event
     assert isinstance(selection, RepeatAndSelectDpEvent)
-    assert (selection.mean, selection.shape) == (10.0, 1.0)
+    assert (selection.mean, selection.shape) == (20.0, 1.0)
     eps = RdpAccountant(None, relation).compose(event).get_epsilon(1e-6)
     assert res.privacy.epsilon == pytest.approx(eps, rel=1e-12)
     assert 0.95 < res.privacy.epsilon <= 1.0
@@ -85,7 +85,7 @@ def test_grid_and_defaults_from_public_bounds(problem):
     d = grids.default_hyperparameters(problem, "cd")
     assert d == grids.Candidate(1.0, grids.DEFAULT_CLIP_FACTOR["cd"] * 8.0)
     grid = grids.candidate_grid(problem, "sgd")
-    assert len(grid) == 16 and min(c.clip for c in grid) == pytest.approx(8e-3)
+    assert len(grid) == 14 and min(c.clip for c in grid) == pytest.approx(8e-3)
     assert max(c.clip for c in grid) == pytest.approx(8.0)
     with pytest.raises(ValueError, match="public bounds"):
         rng = np.random.default_rng(0)
