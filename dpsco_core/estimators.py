@@ -329,7 +329,10 @@ class _DPLinearModel(BaseEstimator):
             return [grids.Candidate(default.step if step is None else step,
                                     default.clip if clip is None else clip)], conditions, \
                 loss_clip
-        grid = grids.candidate_grid(problem, solver, scale=scale)
+        # Public bounds make DP-CD's M_j worst cases: larger steps are candidates too.
+        public_cd = solver == "cd" and not conditions and problem.public_bounds is not None
+        grid = grids.candidate_grid(problem, solver, scale=scale,
+                                    steps=grids.PUBLIC_BOUND_CD_STEPS if public_cd else None)
         steps = sorted({c.step for c in grid}) if step is None else [step]
         clips = sorted({c.clip for c in grid}) if clip is None else [clip]
         return [grids.Candidate(a, b) for a in steps for b in clips], conditions, loss_clip
@@ -410,7 +413,8 @@ _COMMON_DOC = """
         Data passes.
     step : float or None, default=None
         Step scale (DP-CD: gamma_j = step / M_j; DP-SGD: step / beta). None: selected
-        privately (see ``n_trials``; DP-CD's grid holds only the theory's step 1).
+        privately (see ``n_trials``; DP-CD's grid: 1, 5 and 25 with public bounds, whose
+        worst-case M_j make step 1 too short, else the theory's step 1 alone).
     clip : float or None, default=None
         Clipping scale C (DP-CD: coordinate-wise C_j with sum C_j^2 = C^2; DP-SGD: l2 clip).
         None: selected privately on a grid spanning [1e-3, 1] times the public gradient

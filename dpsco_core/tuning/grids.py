@@ -43,7 +43,8 @@ from .._validation import check_int
 from ..problems import _CLASSIFICATION_KINDS
 
 __all__ = ["Candidate", "gradient_scale", "default_hyperparameters", "candidate_grid",
-           "DEFAULT_CLIP_FACTOR", "CLIP_RANGE", "N_CLIPS", "CD_STEPS", "SGD_STEPS"]
+           "DEFAULT_CLIP_FACTOR", "CLIP_RANGE", "N_CLIPS", "CD_STEPS", "SGD_STEPS",
+           "PUBLIC_BOUND_CD_STEPS"]
 
 #: kappa of the default clip, per solver (module docstring).
 DEFAULT_CLIP_FACTOR = {"cd": 0.1, "sgd": 0.01}
@@ -54,6 +55,11 @@ N_CLIPS = {"cd": 6, "sgd": 7}
 #: Step scales of the grids.
 CD_STEPS = (1.0,)
 SGD_STEPS = (0.1, 1.0)
+#: DP-CD's step scales when its smoothness constants come from public bounds: M_j = s_l B_j^2
+#: over-estimates the curvature s_l E[x_j^2] by B_j^2 / E[x_j^2] (25 for standardized features
+#: bounded at +-5), which step 1 would inherit; measured on standardized California and
+#: Electricity (issue 19), steps 5 to 25 did best.
+PUBLIC_BOUND_CD_STEPS = (1.0, 5.0, 25.0)
 
 
 @dataclass(frozen=True)
