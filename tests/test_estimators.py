@@ -360,7 +360,7 @@ def test_intercept_release_within_calibrated_sensitivity(monkeypatch, scaling):
     y = np.full(n, 10.0)
     X2, y2 = X.copy(), y.copy()
     X2[0], y2[0] = 1e6, -1e6                     # clipped onto the public bounds
-    kw = dict(alpha=0.0, epsilon=1.0, passes=1, clip=clip, bounds=(-1.0, 1.0),
+    kw = dict(alpha=0.0, epsilon=1.0, passes=1, step=1.0, clip=clip, bounds=(-1.0, 1.0),
               label_bound=10.0, intercept_scaling=scaling, random_state=0)
     a = DPLasso(**kw).fit(X, y)
     b = DPLasso(**kw).fit(X2, y2)
@@ -453,11 +453,12 @@ def test_one_vs_rest_budget_is_split_and_composed(monkeypatch):
     X, labels = _three_blobs()
     delta = 1e-6
     clf = DPLogisticRegression(classes=[0, 1, 2, 3], epsilon=2.0, delta=delta, passes=5,
-                               clip=2.0, bounds=(-5.0, 5.0), random_state=0).fit(X, labels)
+                               step=1.0, clip=2.0, bounds=(-5.0, 5.0),
+                               random_state=0).fit(X, labels)
     # K = 4 comes from the public classes (label 3 never occurs in y).
     assert len(runs) == 4 and clf.coef_.shape == (4, 2)
     np.testing.assert_array_equal(clf.classes_, [0, 1, 2, 3])
-    binary = DPLogisticRegression(epsilon=0.5, delta=delta / 4, passes=5, clip=2.0,
+    binary = DPLogisticRegression(epsilon=0.5, delta=delta / 4, passes=5, step=1.0, clip=2.0,
                                   bounds=(-5.0, 5.0), random_state=0).fit(X, labels == 1)
     for _, result in runs[:4]:
         # each binary fit calibrated to (epsilon / K, delta / K)
