@@ -16,6 +16,7 @@ from dpsco_core.privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, Gau
                                        LaplaceDpEvent, NeighboringRelation, NonPrivateDpEvent,
                                        NoOpDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent,
                                        SingleEpochTreeAggregationDpEvent, ZCDpEvent)
+from dpsco_core.privacy.events import RepeatAndSelectDpEvent
 from dpsco_core.privacy.interop import (from_dp_accounting, relation_from_dp_accounting,
                                         relation_to_dp_accounting, to_dp_accounting)
 
@@ -34,6 +35,7 @@ ONE_OF_EACH = [
     SingleEpochTreeAggregationDpEvent(4.0, (64, 36)),
     SelfComposedDpEvent(LaplaceDpEvent(10.0), 3),
     ComposedDpEvent((GaussianDpEvent(3.0), ZCDpEvent(0.01))),
+    RepeatAndSelectDpEvent(GaussianDpEvent(3.0), 10.0, 1.0),
 ]
 
 
