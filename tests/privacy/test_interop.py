@@ -85,6 +85,7 @@ def test_nested_tree_round_trip():
 
 
 THEIRS = [
+    dpe.RepeatAndSelectDpEvent(event=dpe.GaussianDpEvent(1.0), mean=3.0, shape=1.0),
     dpe.NoOpDpEvent(),
     dpe.NonPrivateDpEvent(),
     dpe.GaussianDpEvent(noise_multiplier=0.9),
@@ -152,7 +153,6 @@ NO_COUNTERPART = [
                                          event=dpe.GaussianDpEvent(1.0)),
     dpe.SampledWithReplacementDpEvent(source_dataset_size=10, sample_size=2,
                                       event=dpe.GaussianDpEvent(1.0)),
-    dpe.RepeatAndSelectDpEvent(event=dpe.GaussianDpEvent(1.0), mean=3.0, shape=1.0),
     *([dpe.TruncatedSubsampledGaussianDpEvent(dataset_size=100, sampling_probability=0.1,
                                               truncated_batch_size=20, noise_multiplier=1.0)]
       if hasattr(dpe, "TruncatedSubsampledGaussianDpEvent") else []),    # dp-accounting 0.5+
