@@ -35,7 +35,10 @@ DP-SGD); few values, because random stopping draws a candidate per trial and a g
 larger than E[K] is mostly left unvisited.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -88,7 +91,7 @@ def _derivative_bound(problem):
     return float(np.max(np.abs(loss.deriv(np.zeros(2), np.array([-Y, Y])))))
 
 
-def gradient_scale(problem, solver):
+def gradient_scale(problem: Any, solver: str) -> float:
     """The public clip scale of ``solver`` on ``problem`` (module docstring).
 
     Parameters
@@ -119,7 +122,8 @@ def gradient_scale(problem, solver):
     return float(lam * bounds.row_bound(p))
 
 
-def default_hyperparameters(problem, solver, *, scale=None):
+def default_hyperparameters(problem: Any, solver: str, *,
+                            scale: float | None = None) -> Candidate:
     """``(step, clip)`` by the data-independent rule (module docstring).
 
     Parameters
@@ -140,7 +144,8 @@ def default_hyperparameters(problem, solver, *, scale=None):
     return Candidate(1.0, DEFAULT_CLIP_FACTOR[solver] * scale)
 
 
-def candidate_grid(problem, solver, *, n_clips=None, steps=None, scale=None):
+def candidate_grid(problem: Any, solver: str, *, n_clips: int | None = None,
+                   steps: Any = None, scale: float | None = None) -> list[Candidate]:
     """The public candidates: clips log-spaced over ``CLIP_RANGE`` times the scale, x steps.
 
     Parameters

@@ -21,6 +21,8 @@ mechanism ``GaussianDpEvent(s)`` under the relation of the caller. ``w`` is a pr
 of the same trial (its cost is in the trial's event), and the penalty is post-processing.
 """
 
+from typing import Any
+
 import numpy as np
 
 from .._validation import check_scalar
@@ -30,7 +32,7 @@ from ..privacy.events import GaussianDpEvent
 __all__ = ["validation_score", "score_event"]
 
 
-def score_event(noise_multiplier):
+def score_event(noise_multiplier: float) -> GaussianDpEvent:
     """The event of one score release: ``GaussianDpEvent(noise_multiplier)``.
 
     Parameters
@@ -45,8 +47,8 @@ def score_event(noise_multiplier):
     return GaussianDpEvent(check_scalar(noise_multiplier, "noise_multiplier", low=0.0))
 
 
-def validation_score(problem, coef, *, loss_clip, noise_multiplier, public_n=None,
-                     random_state=None):
+def validation_score(problem: Any, coef: Any, *, loss_clip: float, noise_multiplier: float,
+                     public_n: int | None = None, random_state: Any = None) -> float:
     """Private score of ``coef`` on the held-out ``problem`` (module docstring).
 
     Parameters

@@ -15,6 +15,9 @@ theorems of :mod:`dpsco_core.privacy.selection` apply: the release is covered by
 are not released (K is secret: see :mod:`~dpsco_core.tuning.stopping`).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,8 +78,11 @@ class SelectionResult:
     event: RepeatAndSelectDpEvent
 
 
-def private_selection(trial, candidates, *, trial_event, mean=10.0, shape=1.0,
-                      random_state=None, budget=None, neighboring_relation=None, delta=None):
+def private_selection(trial: Callable[[Any, Any], Trial], candidates: Sequence[Any], *,
+                      trial_event: DpEvent, mean: float = 10.0, shape: float = 1.0,
+                      random_state: Any = None, budget: Any = None,
+                      neighboring_relation: Any = None,
+                      delta: float | None = None) -> SelectionResult:
     """Select a candidate privately: K random runs, the best released (random stopping).
 
     Parameters

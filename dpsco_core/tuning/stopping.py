@@ -7,6 +7,7 @@ audit in ``tests/tuning/test_selection_audit.py`` measures it).
 """
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from ..privacy.selection import check_repeat_and_select, gamma_for_mean
 __all__ = ["sample_num_trials", "num_trials_pmf"]
 
 
-def sample_num_trials(mean, shape, random_state=None):
+def sample_num_trials(mean: float, shape: float, random_state: Any = None) -> int:
     """Draw the number of runs K.
 
     Parameters
@@ -61,7 +62,7 @@ def sample_num_trials(mean, shape, random_state=None):
             return k
 
 
-def num_trials_pmf(k, mean, shape):
+def num_trials_pmf(k: Any, mean: float, shape: float) -> Any:
     """P[K = k] of the distribution :func:`sample_num_trials` draws from (for tests).
 
     Parameters
