@@ -173,7 +173,7 @@ def _solvers_section(X_cal, y_cal, X_el, y_el):
 
 # "python -m dpsco_core reproduce <name>" -> dpsco_core.experiments.<module>.main(argv)
 _REPRODUCTIONS = {"dpcd": "dpcd", "l1": "l1", "srgd": "srgd", "resque-parallel": "resque",
-                  "mlmc": "mlmc", "resque-private": "resque_private"}
+                  "mlmc": "mlmc", "resque-private": "resque_private", "tuning": "tuning"}
 
 
 CONSOLE_SCRIPT = "dpsco-core"
@@ -195,6 +195,7 @@ _PAPERS = {
     "resque-parallel": "ReSQue (Carmon et al. 2023): parallel ball-oracle optimization",
     "mlmc": "MLMC optimum estimator (Asi et al.): bias-reduced estimators",
     "resque-private": "ReSQue (Carmon et al. 2023): private SCO (Theorem 4) vs n^2 baselines",
+    "tuning": "private hyperparameter selection (issue 19): defaults, selection, diffprivlib",
 }
 
 

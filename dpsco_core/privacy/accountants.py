@@ -37,6 +37,7 @@ from .events import (
     NoOpDpEvent,
     PoissonSampledDpEvent,
     SampledWithReplacementDpEvent,
+    RepeatAndSelectDpEvent,
     SelfComposedDpEvent,
     SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
@@ -45,6 +46,7 @@ from .gdp import gdp_delta, gdp_epsilon
 from .interop import relation_to_dp_accounting
 from .rdp import rdp_gaussian, rdp_laplace, rdp_pure, rdp_sampled_gaussian, rdp_zcdp
 from .with_replacement import rdp_sampled_with_replacement_gaussian
+from .selection import check_repeat_and_select, liu_talwar_epsilon, rdp_repeat_and_select
 
 __all__ = ["DEFAULT_RDP_ORDERS", "PrivacyAccountant", "RdpAccountant", "PureDpAccountant",
            "GdpAccountant", "PldAccountant", "DEFAULT_PLD_DISCRETIZATION", "tree_depth",
@@ -524,6 +526,20 @@ class RdpAccountant(PrivacyAccountant):
                     sink += np.where(self._orders < max_order, round_up(tau * self._orders),
                                      np.inf)
             return
+        if isinstance(event, RepeatAndSelectDpEvent):
+            mean, shape = check_repeat_and_select(event.mean, event.shape)
+            _check_event(event.event)
+            part = None if sink is None else np.zeros_like(sink)
+            self._walk(event.event, part)
+            if sink is not None:
+                curve = rdp_repeat_and_select(self._orders, part, mean=mean, shape=shape,
+                                              conversion=self._conversion)
+                pure = _pure_epsilon(event.event, self._relation) if shape == 1.0 else None
+                if pure is not None and math.isfinite(pure):
+                    # Liu and Talwar (2019), Theorem 3.1: 3 eps-DP, where it is smaller.
+                    curve = np.minimum(curve, rdp_pure(liu_talwar_epsilon(pure), self._orders))
+                sink += curve
+            return
         raise _Unsupported(f"RdpAccountant does not support {type(event).__name__}: {event!r}.")
 
     def _apply(self, event, count):
@@ -634,6 +650,15 @@ class RdpAccountant(PrivacyAccountant):
         return self.get_delta_and_order(epsilon)[0]
 
 
+def _pure_epsilon(event, relation):
+    """The pure epsilon of ``event`` by basic composition, or None if it is not pure DP."""
+    accountant = PureDpAccountant(relation)
+    if not accountant.supports(event):
+        return None
+    accountant.compose(event)
+    return accountant.epsilon if accountant.delta == 0.0 else None
+
+
 def _warn_if_edge(order, orders):
     if order == orders.min() or order == orders.max():
         warnings.warn(
@@ -699,6 +724,18 @@ class PureDpAccountant(PrivacyAccountant):
                 delta = check_delta(event.delta, "EpsilonDeltaDpEvent.delta", allow_zero=True)
                 sink[0] = float(round_up(sink[0] + eps))
                 sink[1] = float(round_up(sink[1] + delta))
+            return
+        if isinstance(event, RepeatAndSelectDpEvent):
+            _, shape = check_repeat_and_select(event.mean, event.shape)
+            _check_event(event.event)
+            pure = _pure_epsilon(event.event, self._relation) if shape == 1.0 else None
+            if pure is None:
+                raise _Unsupported(
+                    "PureDpAccountant supports RepeatAndSelectDpEvent only with geometric "
+                    "stopping (shape=1) over a pure-DP run (Liu and Talwar 2019, Theorem 3.1); "
+                    f"got {event!r}. Use RdpAccountant.")
+            if sink is not None:
+                sink[0] = float(round_up(sink[0] + liu_talwar_epsilon(pure)))
             return
         raise _Unsupported(
             f"PureDpAccountant does not support {type(event).__name__}: {event!r} has no "

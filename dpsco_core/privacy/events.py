@@ -31,6 +31,7 @@ __all__ = [
     "SingleEpochTreeAggregationDpEvent",
     "SelfComposedDpEvent",
     "ComposedDpEvent",
+    "RepeatAndSelectDpEvent",
 ]
 
 
@@ -270,3 +271,39 @@ class ComposedDpEvent(DpEvent):
     """
 
     events: Tuple[DpEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatAndSelectDpEvent(DpEvent):
+    """Run ``event`` a random number K of times and release only the best run.
+
+    Each run is an independent execution of the mechanism ``event`` describes on the same
+    dataset, and outputs a candidate with a score (the score part of the run's output, so
+    covered by ``event``); the release is the candidate of highest score (nothing when
+    K = 0). K is drawn, independently of the data, from the distribution fixed by ``mean``
+    and ``shape`` (dp-accounting's ``RepeatAndSelectDpEvent``; Papernot and Steinke, ICLR
+    2022, section 3):
+
+    * ``shape = inf``: Poisson with mean ``mean`` (K = 0 possible; Theorem 6);
+    * ``shape = eta`` in [0, inf): the truncated negative binomial
+      ``P[K = k] = (1 - gamma)^k / (gamma^-eta - 1) prod_{l<k} (l + eta) / (l + 1)``,
+      k >= 1 (Definition 1), whose gamma in (0, 1] gives mean ``mean`` (Theorem 2);
+      ``eta = 0`` is the logarithmic distribution ``P[K = k] = (1 - gamma)^k / (k
+      log(1/gamma))`` and ``eta = 1`` the geometric ``P[K = k] = gamma (1 - gamma)^(k-1)``
+      (the random stopping of Liu and Talwar, STOC 2019).
+
+    The RDP curve is :func:`dpsco_core.privacy.selection.rdp_repeat_and_select`.
+
+    Parameters
+    ----------
+    event : DpEvent
+        One run (candidate and score together).
+    mean : float
+        E[K]: >= 1 for a truncated negative binomial, > 0 for Poisson.
+    shape : float
+        ``eta`` in [0, inf), or ``inf`` for Poisson.
+    """
+
+    event: DpEvent
+    mean: float
+    shape: float

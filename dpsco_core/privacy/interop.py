@@ -37,8 +37,8 @@ from typing import Any
 
 from .events import (ComposedDpEvent, DpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                      LaplaceDpEvent, NeighboringRelation, NonPrivateDpEvent, NoOpDpEvent,
-                     PoissonSampledDpEvent, SampledWithReplacementDpEvent,
-                     SelfComposedDpEvent,
+                     PoissonSampledDpEvent, RepeatAndSelectDpEvent,
+                     SampledWithReplacementDpEvent, SelfComposedDpEvent,
                      SingleEpochTreeAggregationDpEvent, ZCDpEvent)
 
 __all__ = ["to_dp_accounting", "from_dp_accounting", "relation_to_dp_accounting",
@@ -122,6 +122,9 @@ def to_dp_accounting(event: DpEvent) -> Any:
         return dpe.SelfComposedDpEvent(event=to_dp_accounting(event.event), count=event.count)
     if isinstance(event, ComposedDpEvent):
         return dpe.ComposedDpEvent(events=[to_dp_accounting(e) for e in event.events])
+    if isinstance(event, RepeatAndSelectDpEvent):
+        return dpe.RepeatAndSelectDpEvent(event=to_dp_accounting(event.event),
+                                          mean=event.mean, shape=event.shape)
     raise TypeError(f"no dp-accounting conversion for {type(event).__name__}; expected a "
                     "dpsco_core.privacy event.")
 
@@ -180,11 +183,13 @@ def from_dp_accounting(event: Any) -> DpEvent:
         return SelfComposedDpEvent(from_dp_accounting(event.event), int(event.count))
     if isinstance(event, dpe.ComposedDpEvent):
         return ComposedDpEvent(tuple(from_dp_accounting(e) for e in event.events))
+    if isinstance(event, dpe.RepeatAndSelectDpEvent):
+        return RepeatAndSelectDpEvent(from_dp_accounting(event.event), float(event.mean),
+                                      float(event.shape))
     raise TypeError(f"dp-accounting's {name} has no dpsco-core counterpart; supported: "
                     "NoOp, NonPrivate, Gaussian, Laplace, ZCDp (xi = 0), randomized response "
-                    "with 2 buckets, PoissonSampled, SampledWithReplacement, SingleEpochTreeAggregation, "
-                    "SelfComposed, "
-                    "Composed.")
+                    "with 2 buckets, PoissonSampled, SampledWithReplacement, "
+                    "SingleEpochTreeAggregation, SelfComposed, Composed, RepeatAndSelect.")
 
 
 def relation_to_dp_accounting(relation: NeighboringRelation | str) -> Any:

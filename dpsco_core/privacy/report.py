@@ -24,6 +24,7 @@ from .events import (
     NoOpDpEvent,
     PoissonSampledDpEvent,
     SampledWithReplacementDpEvent,
+    RepeatAndSelectDpEvent,
     SelfComposedDpEvent,
     SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
@@ -297,6 +298,11 @@ def _describe(event):
             return walk(e.event, "with replacement")
         if isinstance(e, NoOpDpEvent):
             return 0
+        if isinstance(e, RepeatAndSelectDpEvent):
+            # One release (the best run); the runs' mechanisms are listed.
+            add(names, "random-stopping selection")
+            walk(e.event, sampled)
+            return 1
         if isinstance(e, GaussianDpEvent):
             add(names, {False: "Gaussian", True: "Poisson-sampled Gaussian",
                         "with replacement": "sampled-with-replacement Gaussian"}[sampled])

@@ -17,6 +17,7 @@ from dpsco_core.privacy.events import (ApproximateRdpDpEvent, ComposedDpEvent, E
                                        NoOpDpEvent, PoissonSampledDpEvent,
                                        SampledWithReplacementDpEvent, SelfComposedDpEvent,
                                        SingleEpochTreeAggregationDpEvent, ZCDpEvent)
+from dpsco_core.privacy.events import RepeatAndSelectDpEvent
 from dpsco_core.privacy.interop import (from_dp_accounting, relation_from_dp_accounting,
                                         relation_to_dp_accounting, to_dp_accounting)
 
@@ -36,6 +37,7 @@ ONE_OF_EACH = [
     SelfComposedDpEvent(LaplaceDpEvent(10.0), 3),
     ComposedDpEvent((GaussianDpEvent(3.0), ZCDpEvent(0.01))),
     SampledWithReplacementDpEvent(1000, 4, GaussianDpEvent(2.0)),
+    RepeatAndSelectDpEvent(GaussianDpEvent(3.0), 10.0, 1.0),
 ]
 
 #: dpsco-core events without a dp-accounting counterpart (to_dp_accounting raises TypeError).
@@ -94,6 +96,7 @@ def test_nested_tree_round_trip():
 
 
 THEIRS = [
+    dpe.RepeatAndSelectDpEvent(event=dpe.GaussianDpEvent(1.0), mean=3.0, shape=1.0),
     dpe.NoOpDpEvent(),
     dpe.NonPrivateDpEvent(),
     dpe.GaussianDpEvent(noise_multiplier=0.9),
@@ -161,7 +164,6 @@ NO_COUNTERPART = [
                                   sampling_probs=[0.5, 0.5]),
     dpe.SampledWithoutReplacementDpEvent(source_dataset_size=10, sample_size=2,
                                          event=dpe.GaussianDpEvent(1.0)),
-    dpe.RepeatAndSelectDpEvent(event=dpe.GaussianDpEvent(1.0), mean=3.0, shape=1.0),
     *([dpe.TruncatedSubsampledGaussianDpEvent(dataset_size=100, sampling_probability=0.1,
                                               truncated_batch_size=20, noise_multiplier=1.0)]
       if hasattr(dpe, "TruncatedSubsampledGaussianDpEvent") else []),    # dp-accounting 0.5+

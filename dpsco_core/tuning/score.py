@@ -1,0 +1,90 @@
+"""The private score of a trial: a clipped validation loss on a held-out split, with noise.
+
+The score of a model ``w`` on the held-out records ``V`` (``|V| = n_v``, a public size) is
+
+.. math::
+
+    S(w) = -\\Big(\\frac{1}{n_v} \\sum_{i \\in V} \\min(\\ell(\\langle x_i, w\\rangle, y_i), B)
+    + \\psi(w)\\Big) + \\mathcal N\\big(0, (s B / n_v)^2\\big),
+
+the negated validation objective with every record's loss clipped to the public ``B``
+(``loss_clip``), the penalty :math:`\\psi(w)` (a function of ``w`` alone) and Gaussian noise
+of noise multiplier ``s`` (:func:`dpsco_core.mechanisms.gaussian_mechanism`).
+
+**Sensitivity and neighbouring relation.** Each clipped loss lies in [0, B] (the losses are
+non-negative). Replace-one: one record of V changes, the sum by at most B. Zero-out: a record
+becomes the null record, which contributes nothing, so again at most B. Add/remove-one: the
+sum changes by at most B, and the normaliser ``n_v`` is the public split size, never the
+private count of V (issue 15's rule: a noisy sum is normalised by a public constant). Under
+all three the l2 sensitivity of the mean is ``B / n_v``, and the release is the Gaussian
+mechanism ``GaussianDpEvent(s)`` under the relation of the caller. ``w`` is a private output
+of the same trial (its cost is in the trial's event), and the penalty is post-processing.
+"""
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_scalar
+from ..mechanisms import gaussian_mechanism
+from ..privacy.events import GaussianDpEvent
+
+__all__ = ["validation_score", "score_event"]
+
+
+def score_event(noise_multiplier: float) -> GaussianDpEvent:
+    """The event of one score release: ``GaussianDpEvent(noise_multiplier)``.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        > 0.
+
+    Returns
+    -------
+    GaussianDpEvent
+    """
+    return GaussianDpEvent(check_scalar(noise_multiplier, "noise_multiplier", low=0.0))
+
+
+def validation_score(problem: Any, coef: Any, *, loss_clip: float, noise_multiplier: float,
+                     public_n: int | None = None, random_state: Any = None) -> float:
+    """Private score of ``coef`` on the held-out ``problem`` (module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        The held-out split (private).
+    coef : ndarray of shape (n_features,)
+        The model to score.
+    loss_clip : float
+        The public clip B > 0 of every record's loss.
+    noise_multiplier : float
+        s > 0: the noise has standard deviation ``s B / n_v``.
+    public_n : int, optional
+        The public size ``n_v`` of the split (default: its number of rows, public when the
+        split sizes are, as in :func:`~dpsco_core.tuning.search.tune_solver`).
+    random_state : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    float
+        The noisy negated validation objective (higher is better).
+
+    Notes
+    -----
+    **Privacy guarantee.** ``GaussianDpEvent(noise_multiplier)`` (see :func:`score_event`)
+    under replace-one, zero-out or add/remove-one with the public ``n_v``: the clipped mean
+    has l2 sensitivity ``B / n_v`` under each.
+    """
+    B = check_scalar(loss_clip, "loss_clip", low=0.0)
+    s = check_scalar(noise_multiplier, "noise_multiplier", low=0.0)
+    n_v = problem.n_samples if public_n is None else int(public_n)
+    coef = np.asarray(coef, dtype=np.float64)
+    margins = np.asarray(problem.X @ coef).ravel()
+    losses = np.minimum(np.asarray(problem.loss.value(margins, problem.y), dtype=np.float64), B)
+    value = float(np.sum(np.maximum(losses, 0.0))) / n_v
+    noisy = gaussian_mechanism(value, sensitivity=B / n_v, noise_multiplier=s,
+                               random_state=random_state)
+    penalty = 0.0 if problem.penalty is None else float(problem.penalty.value(coef))
+    return -(float(noisy) + penalty)

@@ -1,0 +1,370 @@
+"""Private hyperparameter search for DP-CD and DP-SGD: :func:`tune_solver`.
+
+One trial = the solver on the training split with a candidate (step, clip), then the private
+score (:mod:`~dpsco_core.tuning.score`) of its model on the held-out split; the trials are
+selected by :func:`~dpsco_core.tuning.selection.private_selection`. The split is a uniformly
+random partition with public sizes ``n_v = round(validation_fraction n)`` and ``n - n_v``,
+drawn independently of the data, so each record lies in one part.
+
+**Budget.** With ``refit=False`` the whole (epsilon, delta) goes to the selection, and the
+release is the selected trial's model (trained on the training split). With ``refit=True``
+the selection is calibrated to ``t selection_share epsilon`` (at ``delta / 2``) and one more
+run on the whole data with the selected hyperparameters to ``t (1 - selection_share)
+epsilon`` (at ``delta / 2``), with the largest ``t >= 1`` (bisection, 1%) for which the RDP
+accountant's composition of the two events converts to at most ``epsilon`` at ``delta``; the
+report is checked against ``epsilon``. In a trial the score's Gaussian gets a zCDP share: its rho is
+``score_share / (1 - score_share)`` times the solver's (RDP at order 2 over 2); the solver's
+epsilon is the largest (bisection, to a relative 1e-3, conservative end) for which the
+selection's event converts to at most its target.
+"""
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._random import check_random_state, child_seed_sequences
+from .._validation import check_delta, check_scalar
+from ..privacy.accountants import RdpAccountant
+from ..privacy.budget import _check_relation, spend
+from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, PoissonSampledDpEvent,
+                              RepeatAndSelectDpEvent, SelfComposedDpEvent)
+from ..privacy.report import PrivacyReport
+from ..problems import _CLASSIFICATION_KINDS, Problem
+from .grids import Candidate, candidate_grid
+from .score import score_event, validation_score
+from .selection import Trial, private_selection
+
+__all__ = ["TuningResult", "tune_solver", "trial_epsilon"]
+
+#: Relative accuracy of the bisection on the trial's epsilon.
+TRIAL_EPSILON_TOLERANCE = 1e-3
+DEFAULT_RELATION = {"cd": "replace_one", "sgd": "zero_out"}
+#: Loss clip of classification scores, in units of the loss of w = 0 (log 2 for the logistic
+#: loss): at 2, issue 19 measured the clipped validation loss ranking DP-CD's candidates on
+#: Electricity against their objective (truncation hid the large losses of bad models).
+CLASSIFICATION_LOSS_CLIP = 8.0
+#: The assumption the selection adds to the report.
+SELECTION_ASSUMPTION = ("hyperparameters selected privately (random stopping, Papernot and "
+                        "Steinke 2022): the candidates and split sizes are public, the number "
+                        "of trials and the other trials stay secret")
+
+
+@dataclass(frozen=True)
+class TuningResult:
+    """The release of :func:`tune_solver`.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (n_features,)
+        The released model.
+    candidate : Candidate
+        The selected (step, clip) (part of the release).
+    score : float
+        The selected trial's private score.
+    privacy : PrivacyReport
+        The whole search (and refit), from its event tree.
+    trial_epsilon : float
+        The epsilon each trial's solver is calibrated to (at the selection's delta).
+    history : History or None
+        The refit's history (exact objective values, not private; None without refit).
+    """
+
+    coef: Any
+    candidate: Candidate
+    score: float
+    privacy: PrivacyReport
+    trial_epsilon: float
+    history: Any = None
+
+
+def _split_problem(problem, index):
+    public = problem.public_bounds
+    kwargs = {} if public is None else dict(bounds=public.bounds, row_norm=public.row_norm,
+                                            label_bound=public.label_bound)
+    X = problem.X[index] if not problem.is_sparse else problem.X[index]
+    return Problem(X, problem.y[index], loss=problem.loss, penalty=problem.penalty, **kwargs)
+
+
+def _default_loss_clip(problem):
+    loss = problem.loss
+    if loss.kind in _CLASSIFICATION_KINDS:
+        return CLASSIFICATION_LOSS_CLIP * float(np.max(loss.value(np.zeros(2),
+                                                                  np.array([-1.0, 1.0]))))
+    Y = None if problem.public_bounds is None else problem.public_bounds.label_bound
+    if Y is None:
+        raise ValueError("loss_clip is needed for a regression loss without a public "
+                         "label_bound (the default is the loss of w = 0 at |y| = label_bound).")
+    return float(np.max(loss.value(np.zeros(2), np.array([-Y, Y]))))
+
+
+@functools.lru_cache(maxsize=512)
+def _solver_event(solver, epsilon, delta, n, p, passes, batch_size, average):
+    """The event the solver reports for these public arguments (its own calibration)."""
+    if solver == "cd":
+        from ..solvers.dp_cd import _calibrate, dp_cd_schedule
+
+        T, K = dp_cd_schedule(p, passes=passes, average=average)
+        return _calibrate(epsilon, delta, T * K, "rdp")[1]
+    from ..privacy.calibration import calibrate_sampled_gaussian
+    from ..solvers.dp_sgd import dp_sgd_schedule
+
+    q, _, steps, _ = dp_sgd_schedule(n, passes, batch_size=min(batch_size, n))
+    s = calibrate_sampled_gaussian(target_epsilon=epsilon, target_delta=delta, sample_rate=q,
+                                   steps=steps, conversion="improved")
+    return SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(s)), steps)
+
+
+@functools.lru_cache(maxsize=512)
+def _score_multiplier(solver_event, score_share):
+    """The score's noise multiplier: its zCDP rho is ``score_share / (1 - score_share)``
+    times the solver's RDP at order 2 divided by 2 (the trial's rho for Gaussian solvers)."""
+    rho_solver = float(RdpAccountant([2.0]).compose(solver_event).rdp[0]) / 2.0
+    rho_score = rho_solver * score_share / (1.0 - score_share)
+    return 1.0 / math.sqrt(2.0 * rho_score)
+
+
+def _trial_event(solver, e, delta, n, p, passes, batch_size, average, score_share):
+    """The trial's event: the solver at epsilon ``e`` and the score (``_score_multiplier``)."""
+    run = _solver_event(solver, e, delta, n, p, passes, batch_size, average)
+    return ComposedDpEvent((run, score_event(_score_multiplier(run, score_share))))
+
+
+def _epsilon_of(event, delta, relation):
+    return RdpAccountant(None, relation).compose(event).get_epsilon(delta)
+
+
+def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, passes,
+                  mean, shape, relation, batch_size=256, average=False, score_share=0.1):
+    """The largest solver epsilon of a trial whose selection is (target_epsilon, target_delta)-DP.
+
+    Parameters
+    ----------
+    target_epsilon : float
+        Epsilon of the whole selection.
+    target_delta : float
+        Delta of the whole selection (also the delta each trial is calibrated at).
+    solver : {"cd", "sgd"}
+    n_train, n_features : int
+        Public sizes of the training split.
+    passes : float
+    mean, shape : float
+        The distribution of the number of trials.
+    relation : NeighboringRelation
+    batch_size : int, default=256
+    average : bool, default=False
+    score_share : float, default=0.5
+
+    Returns
+    -------
+    tuple
+        ``(epsilon, trial_event)``: the conservative end of the bisection.
+    """
+    from ..exceptions import PrivacyBudgetError
+
+    def cost(e):
+        try:
+            trial = _trial_event(solver, e, target_delta, n_train, n_features, passes,
+                                 batch_size, average, score_share)
+        except PrivacyBudgetError:       # below what the solver's calibration can reach
+            return math.inf, None
+        return _epsilon_of(RepeatAndSelectDpEvent(trial, mean, shape), target_delta,
+                           relation), trial
+
+    import warnings
+
+    from ..exceptions import OrderGridWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OrderGridWarning)
+        lo, hi = target_epsilon * 0.05, target_epsilon
+        if cost(lo)[0] > target_epsilon:
+            raise ValueError(f"the selection cannot meet epsilon={target_epsilon!r}: even "
+                             f"trials of epsilon {lo:.3g} exceed it (lower mean or shape).")
+        while hi / lo > 1.0 + TRIAL_EPSILON_TOLERANCE:
+            mid = math.sqrt(lo * hi)
+            if cost(mid)[0] <= target_epsilon:
+                lo = mid
+            else:
+                hi = mid
+        return lo, cost(lo)[1]
+
+
+def tune_solver(problem, *, epsilon, delta, solver="cd", passes=20.0, candidates=None,
+                mean=20.0, shape=1.0, validation_fraction=0.2, loss_clip=None, score_share=0.5,
+                refit=False, selection_share=0.3, neighboring_relation=None, batch_size=256,
+                average=False, random_state=None, budget=None, conditions=()):
+    """Train privately with hyperparameters selected privately (module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        The private data; with public bounds when ``candidates`` is None (the grid comes
+        from them: :func:`~dpsco_core.tuning.grids.candidate_grid`).
+    epsilon : float
+        Total epsilon of the search (and refit), in (0, inf).
+    delta : float
+        Total delta, in (0, 1).
+    solver : {"cd", "sgd"}, default="cd"
+    passes : float, default=20.0
+    candidates : sequence of Candidate, optional
+        Public (step, clip) pairs; default the public grid.
+    mean, shape : float, default=20.0, 1.0
+        E[K] and the distribution of the number of trials (1: geometric, Liu and Talwar's
+        random stopping; 0: logarithmic; inf: Poisson).
+    validation_fraction : float, default=0.2
+        Public share of the records held out for the scores, in (0, 1).
+    loss_clip : float, optional
+        Public clip B of each record's validation loss (default: 8 log 2 for the logistic
+        loss, :data:`CLASSIFICATION_LOSS_CLIP` times the loss of w = 0; the loss of w = 0 at
+        ``|y| = label_bound`` for regression).
+    score_share : float, default=0.5
+        Share of each trial's zCDP rho spent on its score, in (0, 1).
+    refit : bool, default=False
+        Refit on all the data with the selected hyperparameters (module docstring).
+    selection_share : float, default=0.3
+        With ``refit``: the share of epsilon spent on the selection, in (0, 1).
+    neighboring_relation : str, optional
+        Default: replace-one for DP-CD, zero-out for DP-SGD (Poisson sampling).
+    batch_size : int, default=256
+        DP-SGD's expected batch size.
+    average : bool, default=False
+        DP-CD: average the iterates (``passes`` whole with ``average=False``).
+    random_state : None, int, SeedSequence or Generator
+        Seeds the split, the selection and every run: the search is reproducible from a
+        seed.
+    budget : Budget, optional
+        Charged with the whole event before the data are read.
+    conditions : tuple of str, default=()
+        Data-dependent conditions of the caller (for example a grid scale read from the
+        data), added to the report with the runs' own assumptions and conditions.
+
+    Returns
+    -------
+    TuningResult
+
+    Notes
+    -----
+    **Privacy guarantee.** (epsilon, delta)-DP under ``neighboring_relation`` for the model
+    and the selected hyperparameters, from the event ``RepeatAndSelectDpEvent(trial, mean,
+    shape)`` (Papernot and Steinke 2022, Theorems 2 and 6; see
+    :mod:`dpsco_core.privacy.selection`), composed with the refit's event, by the RDP
+    accountant. Each trial is the solver's event (its own calibration) composed with the
+    score's Gaussian event (sensitivity ``loss_clip / n_v`` with the public ``n_v``). The
+    split sizes are public, the split is independent of the data, the candidates are
+    public, and the number of trials, the other trials and their scores stay secret.
+    """
+    if solver not in ("cd", "sgd"):
+        raise ValueError(f"solver must be 'cd' or 'sgd'; got {solver!r}.")
+    epsilon = check_scalar(epsilon, "epsilon", low=0.0)
+    delta = check_delta(delta)
+    fraction = check_scalar(validation_fraction, "validation_fraction", low=0.0, high=1.0)
+    score_share = check_scalar(score_share, "score_share", low=0.0, high=1.0)
+    relation = _check_relation(neighboring_relation or DEFAULT_RELATION[solver])
+    if refit:
+        selection_share = check_scalar(selection_share, "selection_share", low=0.0, high=1.0)
+    n, p = problem.n_samples, problem.n_features
+    n_val = min(n - 2, max(1, int(round(fraction * n))))
+    n_train = n - n_val
+    if n_train < 2:
+        raise ValueError(f"too few records to split: n_samples={n}.")
+    B = _default_loss_clip(problem) if loss_clip is None else \
+        check_scalar(loss_clip, "loss_clip", low=0.0)
+    candidates = list(candidate_grid(problem, solver) if candidates is None else candidates)
+    def plan(scale):
+        """Events of the search with the selection at ``scale * share * epsilon`` and the
+        refit at ``scale * (1 - share) * epsilon``, each at delta / 2."""
+        sel_eps = scale * selection_share * epsilon if refit else epsilon
+        sel_delta = delta / 2 if refit else delta
+        e, trial_ev = trial_epsilon(
+            target_epsilon=sel_eps, target_delta=sel_delta, solver=solver, n_train=n_train,
+            n_features=p, passes=passes, mean=mean, shape=shape, relation=relation,
+            batch_size=batch_size, average=average, score_share=score_share)
+        events = [RepeatAndSelectDpEvent(trial_ev, float(mean), float(shape))]
+        if refit:
+            events.append(_solver_event(solver, scale * (1.0 - selection_share) * epsilon,
+                                        delta / 2, n, p, passes, batch_size, average))
+        return e, trial_ev, sel_delta, events
+
+    e_trial, t_event, sel_delta, events = plan(1.0)
+    if refit:
+        # The RDP composition at delta is below the sum of the two parts (each at delta / 2):
+        # scale both up together while the whole stays within epsilon (bisection, 1%).
+        lo, hi = 1.0, 1.0 / max(selection_share, 1.0 - selection_share)
+        for _ in range(8):
+            mid = 0.5 * (lo + hi)
+            cand_plan = plan(mid)
+            if _epsilon_of(ComposedDpEvent(tuple(cand_plan[3])), delta, relation) <= epsilon:
+                lo, (e_trial, t_event, sel_delta, events) = mid, cand_plan
+            else:
+                hi = mid
+        final_eps, final_delta = lo * (1.0 - selection_share) * epsilon, delta / 2
+    event = events[0] if len(events) == 1 else ComposedDpEvent(tuple(events))
+    spend(budget, event, neighboring_relation=relation, delta=delta)   # before the data
+
+    seed_split, seed_sel, seed_final = child_seed_sequences(check_random_state(random_state),
+                                                            3)
+    perm = np.random.default_rng(seed_split).permutation(n)
+    train, val = _split_problem(problem, np.sort(perm[n_val:])), \
+        _split_problem(problem, np.sort(perm[:n_val]))
+    e_solver = e_trial
+    s_event = t_event.events[1]
+    s_score = s_event.noise_multiplier
+
+    def run(problem_, cand, eps_, delta_, seed, record_history=False):
+        return _run_solver(solver, problem_, cand, eps_, delta_, passes, batch_size, average,
+                           relation, seed, record_history)
+
+    def trial(cand, seed):
+        s_run, s_sc = child_seed_sequences(seed, 2)
+        result = run(train, cand, e_solver, sel_delta, s_run)
+        score = validation_score(val, result.coef, loss_clip=B, noise_multiplier=s_score,
+                                 public_n=n_val, random_state=s_sc)
+        facts = (result.privacy.assumptions, result.privacy.conditions)
+        return Trial(score, (result.coef, facts),
+                     ComposedDpEvent((result.privacy.event, s_event)))
+
+    selected = private_selection(trial, candidates, trial_event=t_event, mean=mean,
+                                 shape=shape, random_state=seed_sel)
+    if selected.candidate is None:          # Poisson K = 0: nothing selected, the default
+        from .grids import default_hyperparameters
+        cand = default_hyperparameters(problem, solver) if problem.public_bounds is not None \
+            else candidates[0]
+        coef, facts = np.zeros(p), ((), ())
+    else:
+        cand, (coef, facts) = selected.candidate, selected.output
+    assumptions, conds = list(facts[0]), list(facts[1]) + list(conditions)
+    history = None
+    if refit:
+        result = run(problem, cand, final_eps, final_delta, seed_final, record_history=True)
+        if result.privacy.event != events[1]:
+            raise RuntimeError("the refit reported another event than the one charged.")
+        coef, history = result.coef, result.history
+        assumptions += result.privacy.assumptions
+        conds += result.privacy.conditions
+    assumptions.append(SELECTION_ASSUMPTION)
+    report = PrivacyReport.from_event(
+        event, delta=delta, neighboring_relation=relation,
+        assumptions=tuple(dict.fromkeys(assumptions)), conditions=tuple(dict.fromkeys(conds)))
+    if report.epsilon > epsilon * (1.0 + 1e-9):
+        raise RuntimeError(f"privacy calibration error: the search's epsilon "
+                           f"{report.epsilon!r} exceeds the target {epsilon!r}.")
+    return TuningResult(np.asarray(coef), cand, selected.score, report, e_trial, history)
+
+
+def _run_solver(solver, problem, cand, epsilon, delta, passes, batch_size, average, relation,
+                seed, record_history=False):
+    if solver == "cd":
+        from ..solvers.dp_cd import dp_cd
+
+        return dp_cd(problem, epsilon=epsilon, delta=delta, passes=passes, step=cand.step,
+                     clip=cand.clip, average=average, neighboring_relation=relation,
+                     random_state=seed, record_history=record_history)
+    from ..solvers.dp_sgd import dp_sgd
+
+    return dp_sgd(problem, epsilon=epsilon, delta=delta, passes=passes,
+                  batch_size=min(batch_size, problem.n_samples), step=cand.step, clip=cand.clip,
+                  neighboring_relation=relation, random_state=seed,
+                  record_history=record_history, conversion="improved")

@@ -1,0 +1,26 @@
+"""``python -m dpsco_core reproduce tuning --smoke``: every output is written (table, plot,
+JSON), the private selection stays within its epsilon, and the table has the three methods
+and the estimators' rows (diffprivlib's column says when it is not available)."""
+
+import json
+
+import pytest
+
+from dpsco_core.experiments import tuning
+
+
+def test_smoke_run(tmp_path, capsys):
+    pytest.importorskip("sklearn")
+    assert tuning.main(["--smoke", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "tuning.md").read_text()
+    assert "(b) private selection" in text and "california_std_2000 | DP-CD" in text
+    assert "electricity (accuracy)" in text
+    data = json.loads((tmp_path / "tuning.json").read_text())
+    methods = {r["method"] for r in data["solvers"]}
+    assert methods == {"defaults", "private", "tuned"}
+    assert all(r["report_epsilon"] <= 1.0 for r in data["solvers"] if r["method"] == "private")
+    models = {r["model"] for r in data["estimators"]}
+    assert {"dpsco-core", "non-private"} <= models
+    if "diffprivlib" not in models:
+        assert "diffprivlib not available" in text
+    assert (tmp_path / "tuning.png").exists() or "matplotlib" not in str(models)

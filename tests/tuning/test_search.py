@@ -1,0 +1,117 @@
+"""Private search over DP-CD / DP-SGD: accounting, reproducibility, budget, public grids.
+
+Identities: the search's report equals the RDP accountant over its event (the selection event
+of Papernot and Steinke, composed with the refit) and is at most the target epsilon; the
+trial calibration is the largest epsilon meeting the target (one step up exceeds it); the same
+seed gives the same selection and model; a Budget is charged exactly the event before any run.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from dpsco_core import Problem
+from dpsco_core.exceptions import PrivacyBudgetError
+from dpsco_core.penalties import L1, L2
+from dpsco_core.privacy import Budget, NeighboringRelation, RdpAccountant
+from dpsco_core.privacy.events import ComposedDpEvent, GaussianDpEvent, RepeatAndSelectDpEvent
+from dpsco_core.tuning import grids
+from dpsco_core.tuning.score import validation_score
+from dpsco_core.tuning.search import TRIAL_EPSILON_TOLERANCE, trial_epsilon, tune_solver
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (3000, 4))
+    y = X @ [1.0, -2.0, 0.0, 0.5] + 0.1 * rng.normal(size=3000)
+    return Problem(X, y, loss="half_squared", penalty=L1(0.01), bounds=(-1, 1),
+                   label_bound=4.0)
+
+
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+@pytest.mark.parametrize("refit", [True, False])
+def test_report_is_the_accountants_and_within_target(problem, solver, refit):
+    res = tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=2, refit=refit,
+                      random_state=0)
+    relation = NeighboringRelation.REPLACE_ONE if solver == "cd" else \
+        NeighboringRelation.ZERO_OUT
+    assert res.privacy.neighboring_relation is relation
+    event = res.privacy.event
+    selection = event.events[0] if refit else event
+    assert isinstance(selection, RepeatAndSelectDpEvent)
+    assert (selection.mean, selection.shape) == (20.0, 1.0)
+    eps = RdpAccountant(None, relation).compose(event).get_epsilon(1e-6)
+    assert res.privacy.epsilon == pytest.approx(eps, rel=1e-12)
+    assert 0.95 < res.privacy.epsilon <= 1.0
+    assert res.candidate in grids.candidate_grid(problem, solver)
+
+
+def test_trial_epsilon_is_the_largest(problem):
+    kw = dict(target_delta=1e-6, solver="cd", n_train=2400, n_features=4, passes=2,
+              mean=10.0, shape=1.0, relation=NeighboringRelation.REPLACE_ONE)
+    e, event = trial_epsilon(target_epsilon=1.0, **kw)
+    acc = RdpAccountant(None, NeighboringRelation.REPLACE_ONE)
+    assert acc.compose(RepeatAndSelectDpEvent(event, 10.0, 1.0)).get_epsilon(1e-6) <= 1.0
+    e_up, event_up = trial_epsilon(target_epsilon=1.0 + 2 * TRIAL_EPSILON_TOLERANCE, **kw)
+    assert e_up > e
+    # Smaller mean: fewer trials, more epsilon per trial.
+    e_small, _ = trial_epsilon(target_epsilon=1.0, **{**kw, "mean": 3.0})
+    assert e_small > e
+
+
+def test_reproducible_from_seed(problem):
+    a = tune_solver(problem, epsilon=1.0, delta=1e-6, passes=2, random_state=5)
+    b = tune_solver(problem, epsilon=1.0, delta=1e-6, passes=2, random_state=5)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert a.candidate == b.candidate and a.score == b.score
+
+
+def test_budget_charged_before_the_data(problem):
+    budget = Budget(1.0, 1e-6, neighboring_relation="replace_one")
+    res = tune_solver(problem, epsilon=1.0, delta=1e-6, passes=2, random_state=0,
+                      budget=budget)
+    assert budget.ledger == (res.privacy.event,)
+    with pytest.raises(PrivacyBudgetError):
+        tune_solver(problem, epsilon=1.0, delta=1e-6, passes=2, random_state=0, budget=budget)
+
+
+def test_grid_and_defaults_from_public_bounds(problem):
+    # G_j = Lambda_0 B_j with Lambda_0 = |l'(0, Y)| = Y for the half squared loss.
+    assert grids.gradient_scale(problem, "cd") == pytest.approx(4.0 * 2.0)
+    assert grids.gradient_scale(problem, "sgd") == pytest.approx(4.0 * 2.0)
+    d = grids.default_hyperparameters(problem, "cd")
+    assert d == grids.Candidate(1.0, grids.DEFAULT_CLIP_FACTOR["cd"] * 8.0)
+    grid = grids.candidate_grid(problem, "sgd")
+    assert len(grid) == 14 and min(c.clip for c in grid) == pytest.approx(8e-3)
+    assert max(c.clip for c in grid) == pytest.approx(8.0)
+    with pytest.raises(ValueError, match="public bounds"):
+        rng = np.random.default_rng(0)
+        grids.gradient_scale(Problem(rng.normal(size=(10, 2)), rng.normal(size=10)), "cd")
+    logistic = Problem(np.ones((4, 2)), np.array([1, -1, 1, -1]), loss="logistic",
+                       bounds=(-3, 3))
+    assert grids.gradient_scale(logistic, "cd") == pytest.approx(3 * math.sqrt(2))
+
+
+def test_score_is_noisy_clipped_validation_objective(problem):
+    coef = np.array([1.0, -2.0, 0.0, 0.5])
+    scores = [validation_score(problem, coef, loss_clip=1.0, noise_multiplier=2.0,
+                               random_state=s) for s in range(400)]
+    losses = np.minimum(problem.loss.value(problem.X @ coef, problem.y), 1.0)
+    exact = -(losses.mean() + problem.penalty.value(coef))
+    sd = 2.0 * 1.0 / problem.n_samples
+    assert np.mean(scores) == pytest.approx(exact, abs=4 * sd / math.sqrt(400))
+    assert np.std(scores) == pytest.approx(sd, rel=0.15)
+
+
+def test_trial_with_another_event_is_refused():
+    from dpsco_core.tuning import Trial, private_selection
+
+    def trial(candidate, seed):
+        return Trial(0.0, None, GaussianDpEvent(1.0))
+
+    with pytest.raises(RuntimeError, match="not covered"):
+        private_selection(trial, [1], trial_event=GaussianDpEvent(2.0), mean=3.0,
+                          random_state=0)
