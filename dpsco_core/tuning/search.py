@@ -266,10 +266,14 @@ def tune_solver(problem, *, epsilon, delta, solver="cd", passes=20.0, candidates
     if refit:
         selection_share = check_scalar(selection_share, "selection_share", low=0.0, high=1.0)
     n, p = problem.n_samples, problem.n_features
+    if n < 3:
+        # one validation record and two training records at the least (the split sizes are
+        # public functions of n, so refusing here reveals nothing beyond n)
+        raise ValueError(f"private selection splits the data into a training part (at least 2 "
+                         f"records) and a validation part (at least 1); got n_samples={n}. "
+                         "Pass step= and clip= to train without selection.")
     n_val = min(n - 2, max(1, int(round(fraction * n))))
     n_train = n - n_val
-    if n_train < 2:
-        raise ValueError(f"too few records to split: n_samples={n}.")
     B = _default_loss_clip(problem) if loss_clip is None else \
         check_scalar(loss_clip, "loss_clip", low=0.0)
     candidates = list(candidate_grid(problem, solver) if candidates is None else candidates)

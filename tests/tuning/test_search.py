@@ -115,3 +115,21 @@ def test_trial_with_another_event_is_refused():
     with pytest.raises(RuntimeError, match="not covered"):
         private_selection(trial, [1], trial_event=GaussianDpEvent(2.0), mean=3.0,
                           random_state=0)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_too_few_records_to_split_is_a_clear_error(n):
+    """The selection needs one validation and two training records; below that the error names
+    n_samples and says how to train without selection (the estimators then fit)."""
+    from dpsco_core.estimators import DPLasso
+    X, y = np.ones((n, 1)), np.linspace(-1.0, 1.0, n)
+    tiny = Problem(X, y, loss="half_squared", penalty=L1(0.1))
+    with pytest.raises(ValueError, match=f"n_samples={n}"):
+        tune_solver(tiny, epsilon=1.0, delta=1e-5, solver="cd", passes=1.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=f"n_samples={n}"):
+            DPLasso(alpha=0.1, passes=1, random_state=0).fit(X, y)
+        if n == 2:
+            model = DPLasso(alpha=0.1, passes=1, step=1.0, clip=1.0, random_state=0).fit(X, y)
+            assert np.all(np.isfinite(model.coef_))
