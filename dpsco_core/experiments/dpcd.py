@@ -401,17 +401,23 @@ def theorem_constants(setting, oracle=False):
     problem = setting.problem
     X = problem.X
     M = problem.coordinate_smoothness()
-    col_max = np.max(np.abs(X), axis=0)
     f0 = float(problem.objective(np.zeros(problem.n_features)))
     lam = problem.penalty.lam
-    if problem.loss.lipschitz_in_margin is not None:        # logistic + L2
+    # the sublevel set {F <= F(0)} of the experiment's two penalties (the losses are >= 0)
+    if isinstance(problem.penalty, L2):
+        radius = math.sqrt(2.0 * f0 / lam)          # (lambda/2) ||w||_2^2 <= F(0)
+    elif isinstance(problem.penalty, L1):
+        radius = f0 / lam                           # lambda ||w||_1 <= F(0), ||.||_2 <= ||.||_1
+    else:
+        raise ValueError(f"theorem_constants needs an L1 or L2 penalty; got {problem.penalty!r}")
+    if problem.loss.lipschitz_in_margin is not None:        # logistic: a global L_j
         L = problem.coordinate_lipschitz()
-        radius = math.sqrt(2.0 * f0 / lam)
-    else:                                                  # squared + L1
-        radius = f0 / lam
+    elif problem.loss.name == "squared" and isinstance(problem.penalty, L1):
         bound = 2.0 * (float(np.max(np.abs(problem.y)))
                        + float(np.max(np.abs(X))) * radius)
-        L = col_max * bound
+        L = np.max(np.abs(X), axis=0) * bound
+    else:
+        raise ValueError(f"no component-Lipschitz bound for the {problem.loss!r} loss here")
     if oracle:
         w_star = problem.solve().coef
         R = max(math.sqrt(float(np.sum(M * w_star ** 2))),
