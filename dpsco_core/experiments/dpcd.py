@@ -33,6 +33,12 @@ Protocol (appendix G.1), with our choices where the paper is silent (printed by 
   relative error at the last iterate is kept; the best one is re-run over 10 seeds (5
   reduced) for the figures and timings.
 - Relative error = (F(w) - F*) / F*, F* from ``Problem.solve()`` (gap <= 1e-12).
+- Not run by default, not tuned (issue 22): **DP-CD-theorem** and **DP-CD-theorem-oracle**
+  (``--algorithms``), DP-CD as Theorems 3.1 and 3.3 state it: Theorem 3.3's convex (T, K)
+  (eq. 68), steps 1 / M_j, clips L_j, the theorem's noise, the averaged iterate, under
+  DP-CD-replace-one's relation and (epsilon, delta), over the final seeds; R_M from a
+  sublevel-set bound or, in the -oracle row, from the non-private optimum
+  (``theorem_constants``). Written to ``theorem.md``.
 
 Hyperparameters are selected on the non-private objective, as in the paper: this selection is
 **not** covered by the privacy guarantee of the runs.
@@ -360,6 +366,129 @@ def _timing_runs(setting, algorithm, best, passes, n):
     return float(np.mean(times)), float(np.std(times))
 
 
+# -- Theorem 3.1 / 3.3 as stated (issue 22): no tuning ----------------------------------------
+
+#: DP-CD run at Theorem 3.3's (T, K) with Theorem 3.1's step 1/M_j and clips L_j; not tuned,
+#: so not part of ``ALGORITHMS`` (opt in with ``--algorithms``). "-oracle" takes R_M from the
+#: non-private optimum w*, the other from the public sublevel-set bound (``theorem_constants``).
+THEOREM_ALGORITHMS = ("DP-CD-theorem", "DP-CD-theorem-oracle")
+
+
+def theorem_constants(setting, oracle=False):
+    r"""Theorem 3.1's L_j, M_j and Theorem 3.3's convex (T, K) for one problem (w^0 = 0).
+
+    The experiment declares no public bounds on the data, so the constants come from the data
+    as the paper's protocol takes M_j (``Problem.coordinate_smoothness``, exact, not accounted):
+
+    - M_j: exact coordinate smoothness; step gamma_j = 1 / M_j (``step=1``).
+    - L_j: bound on |x_ij l'(<x_i, w>, y_i)|. Logistic: max_i |x_ij| (|l'| <= 1, a global
+      bound). Squared loss (LASSO): l' is unbounded, so Theorem 3.1 does not apply as stated;
+      we bound it on the sublevel set {F(w) <= F(0)}, where lambda ||w||_1 <= F(0), hence
+      |l'| <= 2 (max_i |y_i| + max_i ||x_i||_inf F(0) / lambda). The iterates may leave that
+      set: clipping at L_j keeps the privacy guarantee, the theorem's utility bound may not hold.
+    - R_M >= max(||w^0 - w*||_M, sqrt(F(w^0) - F*)). Public version: w* lies in the same
+      sublevel set, so ||w*||_M <= sqrt(max_j M_j) r with r = sqrt(2 F(0) / lambda) (L2) or
+      F(0) / lambda (L1, ||.||_2 <= ||.||_1), and F(0) - F* <= F(0). For logistic F(0) = log 2
+      is public; for LASSO F(0) = mean(y^2) reads the labels (not accounted, like M_j).
+      ``oracle=True``: R_M from the non-private optimum w* and F* (an oracle schedule).
+
+    Returns
+    -------
+    dict with T, K, L, M, R (R_M) and bound (eq. 67's bound on F(w) - F*, divided by F*).
+    """
+    from ..solvers.dp_cd import dp_cd_theorem_schedule
+
+    problem = setting.problem
+    X = problem.X
+    M = problem.coordinate_smoothness()
+    f0 = float(problem.objective(np.zeros(problem.n_features)))
+    lam = problem.penalty.lam
+    # the sublevel set {F <= F(0)} of the experiment's two penalties (the losses are >= 0)
+    if isinstance(problem.penalty, L2):
+        radius = math.sqrt(2.0 * f0 / lam)          # (lambda/2) ||w||_2^2 <= F(0)
+    elif isinstance(problem.penalty, L1):
+        radius = f0 / lam                           # lambda ||w||_1 <= F(0), ||.||_2 <= ||.||_1
+    else:
+        raise ValueError(f"theorem_constants needs an L1 or L2 penalty; got {problem.penalty!r}")
+    if problem.loss.lipschitz_in_margin is not None:        # logistic: a global L_j
+        L = problem.coordinate_lipschitz()
+    elif problem.loss.name == "squared" and isinstance(problem.penalty, L1):
+        bound = 2.0 * (float(np.max(np.abs(problem.y)))
+                       + float(np.max(np.abs(X))) * radius)
+        L = np.max(np.abs(X), axis=0) * bound
+    else:
+        raise ValueError(f"no component-Lipschitz bound for the {problem.loss!r} loss here")
+    if oracle:
+        w_star = problem.solve().coef
+        R = max(math.sqrt(float(np.sum(M * w_star ** 2))),
+                math.sqrt(max(f0 - setting.optimum, 0.0)))
+    else:
+        R = max(math.sqrt(float(M.max())) * radius, math.sqrt(f0))
+    T, K = dp_cd_theorem_schedule("convex", n_samples=problem.n_samples,
+                                  epsilon=setting.epsilon, delta=setting.delta, lipschitz=L,
+                                  smoothness=M, distance=R)
+    # eq. (67)'s utility bound 9 sqrt(p) ||L||_{M^-1} R_M sqrt(log(1/delta)) / (n epsilon),
+    # relative to F* like the measured errors
+    bound = (9.0 * math.sqrt(problem.n_features) * math.sqrt(float(np.sum(L * L / M))) * R
+             * math.sqrt(math.log(1.0 / setting.delta))
+             / (problem.n_samples * setting.epsilon)) / abs(setting.optimum)
+    return dict(T=T, K=K, L=L, M=M, R=R, bound=bound)
+
+
+def theorem_runs(setting, algorithm, n_seeds, writer):
+    """DP-CD at Theorem 3.3's (T, K), steps 1/M_j, clips L_j, the theorem's noise
+    (``calibration="theorem"``), averaged output, under the DP-CD-replace-one relation and
+    (epsilon, delta); ``n_seeds`` runs. Returns the constants with the errors and times."""
+    from ..solvers.dp_cd import dp_cd
+
+    const = theorem_constants(setting, oracle=algorithm.endswith("-oracle"))
+    passes = const["T"] * const["K"] / setting.problem.n_features
+    rels, times = [], []
+    for k in range(n_seeds):
+        start = time.perf_counter()
+        res = dp_cd(setting.problem, epsilon=setting.epsilon, delta=setting.delta,
+                    n_outer=const["T"], n_inner=const["K"], step=1.0, clip=const["L"],
+                    average=True, calibration="theorem", smoothness="exact",
+                    neighboring_relation=RELATIONS["DP-CD-replace-one"],
+                    random_state=_seed(setting.key, algorithm, "theorem", k),
+                    record_history=False)
+        times.append(time.perf_counter() - start)
+        rels.append(float(_relative(setting, setting.problem.objective(res.coef))))
+        writer.writerow([setting.key, algorithm, "theorem", passes, 1.0, "L_j", k, rels[-1],
+                         times[-1]])
+    return dict(const, passes=passes, rel=np.array(rels), time=np.array(times))
+
+
+def write_theorem_table(path, settings, theorem, results):
+    lines = ["# DP-CD at Theorem 3.3's (T, K) (convex case, eq. 68), steps 1/M_j, clips L_j "
+             "(Theorem 3.1), the theorem's noise, averaged iterate", "",
+             "Replace-one, same (epsilon, delta) as DP-CD-replace-one; mean ± std of the "
+             "relative error over the seeds. 'tuned' is DP-CD-replace-one's best pass count "
+             "of this run, if it ran. R_M: public sublevel-set bound, or the non-private "
+             "optimum (-oracle). Eq. 67 bound: the theorem's guarantee on the expected "
+             "relative error.", "",
+             "| Dataset | Alg. | R_M | T | K | passes | relative error | eq. 67 bound / F* | "
+             "seconds per run | tuned DP-CD-replace-one |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in settings:
+        for alg in THEOREM_ALGORITHMS:
+            th = theorem.get((s.key, alg))
+            if th is None:
+                continue
+            tuned = results.get((s.key, "DP-CD-replace-one"))
+            tuned_cell = "-"
+            if tuned:
+                p = tuned["best_passes"]
+                tuned_cell = (f"{_fmt(tuned['best'][p]['mean'], tuned['best'][p]['std'])} "
+                              f"({p} passes)")
+            lines.append(f"| {s.title}, ε={s.epsilon:g} | {alg} | {th['R']:.4g} | {th['T']} | "
+                         f"{th['K']} | {th['passes']:.4g} | "
+                         f"{th['rel'].mean():.4g} ± {th['rel'].std():.1g} | "
+                         f"{th['bound']:.3g} | {th['time'].mean():.3g} | {tuned_cell} |")
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
 # -- outputs -------------------------------------------------------------------------------
 
 def _fmt(mean, std):
@@ -526,6 +655,18 @@ def summary_lines(settings, results):
     return lines
 
 
+def _figures(out, settings, results, phases):
+    phases.step("importing matplotlib")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: figures skipped (pip install matplotlib).")
+    else:
+        write_figures(out, settings, results, plt, log=phases.step)
+
+
 def run(out, grid_kind="reduced", threads=None, problems=None, stream=None, algorithms=None):
     from .._config import effective_n_threads
 
@@ -543,9 +684,10 @@ def run(out, grid_kind="reduced", threads=None, problems=None, stream=None, algo
         print(f"  {s.key}: n = {s.problem.n_samples}, p = {s.problem.n_features}, epsilon = "
               f"{s.epsilon:g}, delta = 1/n^2, {s.rule}, F* = {s.optimum:.8g}", flush=True)
     wanted = ALGORITHMS if algorithms is None else tuple(algorithms)
-    unknown = sorted(set(wanted) - set(ALGORITHMS))
+    unknown = sorted(set(wanted) - set(ALGORITHMS) - set(THEOREM_ALGORITHMS))
     if unknown:
-        raise ValueError(f"unknown algorithms {unknown}; choose from {list(ALGORITHMS)}")
+        raise ValueError(f"unknown algorithms {unknown}; choose from "
+                         f"{list(ALGORITHMS + THEOREM_ALGORITHMS)}")
     plan = []
     for s in settings:
         for alg in ALGORITHMS:
@@ -554,7 +696,7 @@ def run(out, grid_kind="reduced", threads=None, problems=None, stream=None, algo
             n_steps = len(grid.sgd_steps if alg == "DP-SGD" else grid.cd_steps)
             runs = n_steps * len(grid.clips) * grid.tune_seeds + grid.final_seeds
             plan.append((s, alg, sum(_work(s, p, runs) for p in grid.passes)))
-    results, timings = {}, {}
+    results, timings, theorem = {}, {}, {}
     with open(os.path.join(out, "runs.csv"), "w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["problem", "algorithm", "phase", "passes", "step", "clip", "seed",
@@ -566,6 +708,15 @@ def run(out, grid_kind="reduced", threads=None, problems=None, stream=None, algo
                 final = final_runs(s, alg, best, grid, writer, bar)
                 best_passes = min(grid.passes, key=lambda p: best[p]["mean"])
                 results[(s.key, alg)] = dict(best=best, final=final, best_passes=best_passes)
+        # Theorem 3.3's schedule fixes every hyperparameter: no grid, final seeds only.
+        for s in settings:
+            for alg in THEOREM_ALGORITHMS:
+                if alg in wanted:
+                    th = theorem_runs(s, alg, grid.final_seeds, writer)
+                    theorem[(s.key, alg)] = th
+                    print(f"  {s.key} {alg}: R_M = {th['R']:.4g}, (T, K) = ({th['T']}, "
+                          f"{th['K']}), {th['passes']:.4g} passes, relative error "
+                          f"{th['rel'].mean():.4g} ± {th['rel'].std():.1g}", flush=True)
     phases.start(f"Table 3 timings: {grid.final_seeds} runs per configuration, no history")
     for s in settings:
         for alg in ("DP-CD", "DP-SGD"):
@@ -577,15 +728,12 @@ def run(out, grid_kind="reduced", threads=None, problems=None, stream=None, algo
     phases.start("tables, figures and summary")
     write_table2(os.path.join(out, "table2.md"), settings, results, grid)
     write_table3(os.path.join(out, "table3.md"), settings, timings, grid)
-    phases.step("importing matplotlib")
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: figures skipped (pip install matplotlib).")
+    if theorem:
+        write_theorem_table(os.path.join(out, "theorem.md"), settings, theorem, results)
+    if not results:
+        print("no tuned algorithm ran: figures skipped.")
     else:
-        write_figures(out, settings, results, plt, log=phases.step)
+        _figures(out, settings, results, phases)
     phases.step("summary.md")
     lines = summary_lines(settings, results)
     with open(os.path.join(out, "summary.md"), "w") as fh:
@@ -639,7 +787,9 @@ def main(argv=None):
     parser.add_argument("--algorithms", nargs="*", default=None,
                         help="subset of: " + " ".join(ALGORITHMS) + " (each algorithm's runs "
                              "have their own seeds, so a subset reproduces its rows of the "
-                             "full run)")
+                             "full run); also, not run by default and not tuned: "
+                             + " ".join(THEOREM_ALGORITHMS) + " (Theorem 3.3's (T, K), "
+                             "Theorem 3.1's steps and clips; writes theorem.md)")
     args = parse_experiment_args(parser, argv)    # checks --threads, --out
     kind = "smoke" if args.smoke else ("full" if args.full else "reduced")
     start = time.perf_counter()
