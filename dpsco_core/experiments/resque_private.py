@@ -98,8 +98,8 @@ def hinge_reference_optimum(data):
     r"""The exact minimizer of the empirical hinge risk of ``data`` (a reference sample).
 
     Deterministic: Newton on the smoothed hinge with smoothing 2, 0.5, 0.1, ..., 1e-4 (from
-    x = 0) gives :math:`\tilde x`; then the LP (HiGHS) for the exact piecewise-linear risk over the box
-    :math:`\|x - \tilde x\|_\infty \le h`, in which only the points with
+    x = 0) gives :math:`\tilde x`; then the LP (HiGHS) for the exact piecewise-linear risk
+    over the box :math:`\|x - \tilde x\|_\infty \le h`, in which only the points with
     :math:`|1 - b\langle a, \tilde x\rangle| \le 2A\sqrt d\, h` can change side of the kink
     (the others enter as a fixed linear term). An LP solution strictly inside the box is a
     local, hence (convexity) global, minimizer; otherwise h grows fourfold and the LP is solved
