@@ -28,6 +28,10 @@ sample itself and :math:`\hat x_m`, which estimates the excess risk with an upwa
 d/m, about 1e-6, since :math:`\hat x_m` minimizes that sample's risk). ``excess_se`` is the
 standard error of the mean of the paired per-sample differences :math:`f(x; s) - f(x^*; s)`.
 
+Default grid: n = 1000, 2000, 4000, 8000 at d = 3, ε = 1; at n = 4000 also d = 10 and ε = 0.5
+for every problem, and ε = 0.25 for ``hinge`` (so hinge has the sweep ε ∈ {0.25, 0.5, 1}).
+``--problems`` runs part of the grid.
+
 Methods: ``resque`` (:func:`~dpsco_core.resque.resque_private_sco`, heuristic mode, ρ/r = 10,
 constant λ, BallAccel iterations capped at ``max_iter``: NOT certified), ``noisy_gd``
 (:func:`~dpsco_core.resque.noisy_projected_gd`, T = n: n² gradients) and ``phased_erm``
@@ -56,7 +60,8 @@ GRIDS = {
               "max_iter": 2, "eps": 1.0},
     "default": {"n": [1000, 2000, 4000, 8000], "d": 3, "extra_d": [10], "extra_eps": [0.5],
                 "seeds": 2, "problems": ["median", "absolute", "hinge"], "holdout": 100_000,
-                "hinge_reference": 1_000_000, "max_iter": 20, "eps": 1.0},
+                "hinge_reference": 1_000_000, "max_iter": 20, "eps": 1.0,
+                "extra_eps_by_problem": {"hinge": [0.25]}},
 }
 PROBLEMS = ("median", "absolute", "hinge")
 DELTA = 1e-6
@@ -216,6 +221,8 @@ def rows_for(grid, problems=None):
     n_mid = g["n"][len(g["n"]) // 2]
     configs += [(p, n_mid, d, g["eps"]) for p in probs for d in g["extra_d"]]
     configs += [(p, n_mid, g["d"], e) for p in probs for e in g["extra_eps"]]
+    configs += [(p, n_mid, g["d"], e) for p in probs
+                for e in g.get("extra_eps_by_problem", {}).get(p, [])]
     rows = []
     for prob, n, d, eps in configs:
         for s in range(g["seeds"]):
