@@ -206,3 +206,14 @@ def test_hinge_reference_optimum_matches_full_lp():
     rng = np.random.default_rng(0)
     for v in rng.standard_normal((20, d)):
         assert ref.value(x + 1e-5 * v / np.linalg.norm(v)) >= ref.value(x) - 1e-12
+
+
+def test_reproduce_problems_outside_grid_is_an_error(tmp_path, capsys):
+    from dpsco_core.experiments import resque_private
+
+    with pytest.raises(SystemExit):
+        resque_private.main(["--smoke", "--quiet", "--problems", "absolute", "--out",
+                             str(tmp_path)])
+    assert "--problems" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        resque_private.main(["--smoke", "--problems", "logistic", "--out", str(tmp_path)])
