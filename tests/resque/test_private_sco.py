@@ -177,8 +177,43 @@ def test_reproduce_smoke(tmp_path):
         rows = list(csv.DictReader(fh))
     runs = [r for r in rows if r["part"] == "run"]
     assert {r["method"] for r in runs} == {"resque", "noisy_gd", "phased_erm"}
+    assert {r["problem"] for r in runs} == {"median", "hinge"}
     for r in runs:
         assert float(r["epsilon_reported"]) <= 1.0 + 1e-6
         assert math.isfinite(float(r["excess_risk"]))
+        assert float(r["excess_se"]) >= 0.0
     text = (tmp_path / "resque_private.md").read_text()
     assert "not certified" in text and "Certified mode" in text
+
+
+def test_hinge_reference_optimum_matches_full_lp():
+    """The smoothed-Newton + local-LP solver returns the exact empirical minimizer: the same
+    point and value as the LP over all m points (dual form, HiGHS)."""
+    from scipy.optimize import linprog
+
+    from dpsco_core.experiments import resque_private
+
+    resque_private.GRID_HOLDOUT[1] = 3000
+    _, ref, x = resque_private.make_problem("hinge", 100, 3, 7)
+    M = ref.A * ref.b[:, None]
+    m, d = M.shape
+    res = linprog(-np.ones(m), A_eq=M.T, b_eq=np.zeros(d), bounds=(0, 1.0 / m), method="highs")
+    assert res.status == 0
+    x_full = -res.eqlin.marginals
+    assert np.linalg.norm(x) < 1.0
+    assert ref.value(x) == pytest.approx(-res.fun, abs=1e-9)
+    np.testing.assert_allclose(x, x_full, atol=1e-6)
+    rng = np.random.default_rng(0)
+    for v in rng.standard_normal((20, d)):
+        assert ref.value(x + 1e-5 * v / np.linalg.norm(v)) >= ref.value(x) - 1e-12
+
+
+def test_reproduce_problems_outside_grid_is_an_error(tmp_path, capsys):
+    from dpsco_core.experiments import resque_private
+
+    with pytest.raises(SystemExit):
+        resque_private.main(["--smoke", "--quiet", "--problems", "absolute", "--out",
+                             str(tmp_path)])
+    assert "--problems" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        resque_private.main(["--smoke", "--problems", "logistic", "--out", str(tmp_path)])
