@@ -97,7 +97,12 @@ API_MODULES = [
     ("dpsco_core.resque.private_data", "Private data", "Lipschitz records for private ReSQue."),
     ("dpsco_core.resque.private_sco", "Private ERM and SCO", "Theorems 3 and 4 (ReSQue)."),
     ("dpsco_core.resque.private_baselines", "Private baselines", "Noisy GD, phased ERM."),
-    ("dpsco_core.parallel", "Executors", "Executors for batched oracle calls (query depth)."),
+    ("dpsco_core.parallel", "Executors", "Executors for batched oracle calls and row blocks "
+     "(in process or on Dask workers)."),
+    ("dpsco_core.tuning", "Private hyperparameter selection",
+     "Random-stopping selection (Papernot-Steinke, Liu-Talwar) with its privacy cost."),
+    ("dpsco_core.tuning.search", "Tuning a solver", "Private step and clip selection for DP-CD "
+     "and DP-SGD (`tune_solver`)."),
     ("dpsco_core.optimum", "Non-private optimum", "High-precision reference solutions."),
     ("dpsco_core.datasets", "Datasets", "Shipped datasets and synthetic generators."),
     ("dpsco_core.audit", "Privacy auditing", "Empirical lower bounds on epsilon."),
