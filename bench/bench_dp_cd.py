@@ -265,7 +265,7 @@ def bench_california_fixed_cost_kernel(benchmark, record, california):
         _cd.cd_dense(X, california.y, california.loss.kind, california.loss.param,
                      california.penalty.kind, *california.penalty.params, steps, clips, noise,
                      np.zeros(p), 1, p, False, False, 0, np.random.PCG64DXSM(0), margins,
-                     normaliser=n)
+                     normaliser=n, count_clipped=False)   # as the call without a history
     benchmark(run)
 
 

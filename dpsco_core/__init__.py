@@ -70,7 +70,10 @@ if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for type checkers 
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        # cached: the import machinery was a noticeable part of a short call (issue 18)
+        globals()[name] = value
+        return value
     if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -179,6 +179,41 @@ def _kernel_thresholds() -> str:
             "65,536 row entries per group of blocks)")
 
 
+def _cpu_has_avx2() -> bool | None:
+    """Whether the CPU reports AVX2 (Linux ``/proc/cpuinfo``; None where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return "avx2" in line.split(":", 1)[1].split()
+    except OSError:
+        pass
+    return None
+
+
+def cd_simd_config() -> str:
+    """The DP-CD kernel's inner-loop path in use and why (issue 18), as show_config prints it:
+    ``"avx2"`` or ``"scalar"``, then the reason (the CPU, or the ``DPSCO_CD_SIMD`` override
+    read when the kernel module was imported, or ``_cd.set_simd_path``). Both paths give
+    bitwise the same results."""
+    from ._kernels import _cd
+
+    path = _cd.simd_path()
+    env = os.environ.get("DPSCO_CD_SIMD")
+    env_text = "unset" if env is None else repr(env)
+    if path == "avx2":
+        return f"avx2 (CPU has AVX2; DPSCO_CD_SIMD {env_text}, =scalar forces the scalar loops)"
+    if env is not None and env.strip().lower() == "scalar":
+        return "scalar (forced by DPSCO_CD_SIMD='scalar')"
+    avx2 = _cpu_has_avx2()
+    if avx2 is False:
+        return f"scalar (no AVX2 on this CPU; DPSCO_CD_SIMD {env_text})"
+    if avx2:
+        return f"scalar (set by _cd.set_simd_path('scalar'); DPSCO_CD_SIMD {env_text})"
+    return (f"scalar (set by _cd.set_simd_path, or the CPU lacks AVX2; DPSCO_CD_SIMD "
+            f"{env_text})")
+
+
 def show_config(file: TextIO | None = None) -> None:
     """Print version, OpenMP support, default thread count, compiler and flags.
 
@@ -200,6 +235,7 @@ def show_config(file: TextIO | None = None) -> None:
         f"  serial below   {SERIAL_WORK:,} elements per kernel call (n_threads=None)"
         + _kernel_thresholds(),
         f"  wait policy    {_openmp_env.POLICY}",
+        f"  DP-CD SIMD     {cd_simd_config()}",
         "  busy machine   n_threads=None with a work size: at most the CPUs other running "
         "threads\n                 leave idle (/proc/loadavg on Linux; not when the environment "
         "sets the count)",

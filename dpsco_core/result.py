@@ -2,6 +2,7 @@
 
 import dataclasses
 import warnings
+from collections import abc
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -24,8 +25,11 @@ HISTORY_OBJECTIVE_CONDITION = "history.objective: exact training objective value
 
 def _holds_objective_values(objective: Any) -> bool:
     """True if ``objective`` holds at least one value computed from the data (not NaN)."""
+    if objective is None:
+        return False
     values = np.asarray(objective, dtype=np.float64).reshape(-1)
-    return bool(np.any(~np.isnan(values)))
+    # an empty history (record_history=False) is the common case of a short call: no ufunc
+    return values.size > 0 and not np.isnan(values).all()
 
 
 def with_objective_condition(report: Any, objective: Any) -> Any:
@@ -71,16 +75,24 @@ NON_PRIVATE_STATS = {
 }
 
 
+#: Values that hold no keys: skipped before the (slow) abstract ``Mapping`` check.
+_LEAF_STATS = (np.ndarray, np.generic, float, int, str, bytes, type(None))
+
+
 def _stat_keys(stats: Any) -> set:
     """Every key of ``stats``, also inside nested dicts, lists and tuples (per-phase stats)."""
     keys: set = set()
-    if isinstance(stats, Mapping):
+    if isinstance(stats, _LEAF_STATS):
+        return keys
+    if isinstance(stats, dict) or isinstance(stats, abc.Mapping):
         for key, value in stats.items():
             keys.add(key)
-            keys |= _stat_keys(value)
+            if not isinstance(value, _LEAF_STATS):
+                keys |= _stat_keys(value)
     elif isinstance(stats, (list, tuple)):
         for value in stats:
-            keys |= _stat_keys(value)
+            if not isinstance(value, _LEAF_STATS):
+                keys |= _stat_keys(value)
     return keys
 
 
@@ -217,7 +229,7 @@ class Result:
                            with_stats_conditions(with_objective_condition(
                                self.privacy, self.history.objective), self.stats))
         coef = np.asarray(self.coef)
-        if coef.dtype.kind == "f" and not np.all(np.isfinite(coef)):
+        if coef.dtype.kind == "f" and not np.isfinite(coef).all():
             # stacklevel 4: __post_init__ <- __init__ <- the solver <- the user's call
             warnings.warn(f"the solver diverged: {int(np.sum(~np.isfinite(coef)))} of "
                           f"{coef.size} coefficients are not finite. Lower the step size (or "

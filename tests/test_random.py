@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpsco_core._random import (BIT_GENERATOR, block_bit_generators, check_random_state,
-                                child_seed_sequences)
+                                child_seed_sequences, descendant_bit_generator)
 
 
 def _first_draws(seed_seq):
@@ -56,3 +56,27 @@ def test_block_generators_are_distinct_streams():
 def test_bad_random_state(bad):
     with pytest.raises((TypeError, ValueError), match="random_state"):
         check_random_state(bad)
+
+
+_SEEDS = [np.random.SeedSequence(0), np.random.SeedSequence(), np.random.SeedSequence(2**200 + 5),
+          np.random.SeedSequence([1, 2, 3]), np.random.SeedSequence(np.arange(10, dtype=np.uint32)),
+          np.random.SeedSequence(7, spawn_key=(3, 2**40)), np.random.SeedSequence(7, pool_size=8),
+          np.random.SeedSequence(1).spawn(3)[2], np.random.SeedSequence(np.int64(9)),
+          np.random.SeedSequence([2**33, 0, 1], spawn_key=(1,), pool_size=5),
+          np.random.SeedSequence(0, spawn_key=(0,))]
+
+
+@pytest.mark.parametrize("seed", _SEEDS, ids=range(len(_SEEDS)))
+@pytest.mark.parametrize("path", [(0, 0), (0,), (5, 3), (1, 2, 2**35)])
+def test_descendant_generator_seeded_in_c_is_numpys(seed, path):
+    # issue 18: seeded in C (dpsco_core._kernels._seeding), bitwise the generator of numpy's
+    # SeedSequence(entropy, spawn_key + path, pool_size), state and stream
+    expected = BIT_GENERATOR(np.random.SeedSequence(
+        seed.entropy, spawn_key=tuple(seed.spawn_key) + path, pool_size=seed.pool_size))
+    got = descendant_bit_generator(seed, path)
+    assert got.state == expected.state
+    if path == (0, 0):      # what dp_cd's kernel generator was: block 0 of child 0
+        old = block_bit_generators(child_seed_sequences(seed, 1)[0], 1)[0]
+        assert got.state == old.state
+    np.testing.assert_array_equal(got.random_raw(5), expected.random_raw(5))
+    assert seed.n_children_spawned == 0

@@ -158,7 +158,7 @@ def check_noise_scale(noise_scale, epsilon, what="noise standard deviation"):
     ``MAX_NOISE_SCALE``, naming epsilon: a tiny epsilon overflows the noise, and infinite or
     astronomically large noise turns the output into inf/NaN instead of a release."""
     values = np.asarray(noise_scale, dtype=np.float64)
-    worst = float(np.max(values)) if values.size else 0.0
+    worst = float(values.max()) if values.size else 0.0
     if not worst <= MAX_NOISE_SCALE:          # also catches NaN
         raise ValueError(f"epsilon={epsilon!r} is too small for this run: the {what} it "
                          f"needs is {worst!r}, beyond {MAX_NOISE_SCALE:g} (the output would "
@@ -187,7 +187,11 @@ def report_from_event(event, *, delta, relation, budget_split, assumptions, targ
         If the accountant finds an epsilon above ``target_epsilon``: a calibration bug, never
         silently accepted.
     """
-    extra = tuple(float(a) for a in np.asarray(extra_orders, dtype=float).ravel())
+    if isinstance(extra_orders, (list, tuple)) and all(
+            isinstance(a, (float, int)) and not isinstance(a, bool) for a in extra_orders):
+        extra = tuple(float(a) for a in extra_orders)      # the common case, without numpy
+    else:
+        extra = tuple(float(a) for a in np.asarray(extra_orders, dtype=float).ravel())
     key = (event, float(delta), relation, tuple(dict(budget_split or {}).items()),
            tuple(assumptions), extra, conversion, tuple(conditions), accountant, mode)
     try:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._config import effective_n_threads
 from .._kernels import _cd
-from .._random import block_bit_generators, check_random_state, child_seed_sequences
+from .._random import check_random_state, child_seed_sequences, descendant_bit_generator
 from .._validation import check_int, check_real_array, check_scalar, check_vector
 from ..parallel.blocked import resolve_executor
 from ..privacy.budget import Budget, spend
@@ -189,9 +189,8 @@ def dp_cd_constants(M, *, step, clip):
     steps, clips : ndarray of shape (n_features,)
     """
     M = np.asarray(M, dtype=np.float64)
-    positive = M > 0
-    steps = np.zeros_like(M)
-    steps[positive] = step / M[positive]
+    steps = np.zeros(M.shape)
+    np.divide(step, M, out=steps, where=M > 0)     # the same divisions, without index arrays
     total = M.sum()
     clips = np.sqrt(M / total) * clip if total > 0 else np.zeros_like(M)
     return steps, clips
@@ -200,6 +199,19 @@ def dp_cd_constants(M, *, step, clip):
 def _run_streams(seed_seq):
     """The kernel's and the smoothness release's seed sequences of one run."""
     return child_seed_sequences(seed_seq, 2)
+
+
+def _kernel_generator(seed_seq):
+    """The kernel's bit generator of one run: block 0 of the run's first stream,
+    ``block_bit_generators(_run_streams(seed_seq)[0], 1)[0]``, seeded in C (bitwise the same;
+    numpy's Python-level seed sequences were a third of a short call's fixed cost)."""
+    return descendant_bit_generator(seed_seq, (0, 0))
+
+
+def _smoothness_stream(seed_seq):
+    """The smoothness release's seed sequence, ``_run_streams(seed_seq)[1]`` (built only when
+    the constants are released privately)."""
+    return child_seed_sequences(seed_seq, 1, offset=1)[0]
 
 
 def _check_coef(coef_init, p):
@@ -233,7 +245,9 @@ def _public_smoothness(problem, smoothness):
 
 def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq, m=None):
     """M_j, the event of their release (None if not private), assumptions, conditions and
-    the budget share used. ``m`` is the public normaliser of the private release."""
+    the budget share used. ``m`` is the public normaliser of the private release; a private
+    release draws from the run's smoothness stream (:func:`_smoothness_stream` of the run's
+    ``seed_seq``)."""
     if isinstance(smoothness, str) and smoothness in ("auto", "public"):
         M, assumption = _public_smoothness(problem, smoothness)
         if M is not None:
@@ -250,7 +264,7 @@ def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq, m=None):
             raise ValueError("smoothness='private' needs a finite epsilon.")
         release = SmoothnessRelease(problem, epsilon=share * epsilon, bounds=bounds,
                                     normaliser=m)
-        return (release.draw(seed_seq), release.event, release.assumptions, release.conditions,
+        return (release.draw(_smoothness_stream(seed_seq)), release.event, release.assumptions, release.conditions,
                 share)
     if isinstance(smoothness, str):
         raise ValueError("smoothness must be 'auto', 'public', 'exact', 'private' or an array "
@@ -320,8 +334,14 @@ def _noise_scales(s, relation, clips, m):
 def _check_step_noise(steps, noise_scales):
     """The noise a coordinate update adds, gamma_j sigma_j, must not overflow coef: a tiny
     M_j (a column of X near 0) makes gamma_j = step / M_j huge."""
+    if not steps.size:
+        return
+    # max gamma_j * max sigma_j bounds every product (both >= 0): the exact products (and
+    # numpy's error state, a noticeable part of a short call) only when the bound fails
+    if float(steps.max()) * float(noise_scales.max()) <= MAX_NOISE_SCALE:
+        return
     with np.errstate(over="ignore", invalid="ignore"):
-        worst = float(np.max(steps * noise_scales)) if steps.size else 0.0
+        worst = float(np.max(steps * noise_scales))
     if not worst <= MAX_NOISE_SCALE:
         raise ValueError(f"step / M_j times the noise standard deviation reaches {worst:.3g}, "
                          f"beyond {MAX_NOISE_SCALE:g}: coef would overflow (a column of X "
@@ -560,7 +580,6 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         raise ValueError(f"DP-CD needs a loss with a derivative; got {problem.loss!r}.")
 
     seed_seq = check_random_state(random_state)
-    kernel_seq, smoothness_seq = _run_streams(seed_seq)
     releases = n_outer * n_inner
     share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p,
                               problem.loss)
@@ -568,7 +587,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
     event = _run_event(share, epsilon, p, cd_event)
     spend(budget, event, neighboring_relation=relation, delta=delta)
     M, _, assumptions, conditions, _ = _smoothness(
-        problem, smoothness, smoothness_share, smoothness_bounds, epsilon, smoothness_seq, m)
+        problem, smoothness, smoothness_share, smoothness_bounds, epsilon, seed_seq, m)
     assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
     steps, clips = dp_cd_constants(M, step=step, clip=clip)
     if coord_clips is not None:
@@ -577,7 +596,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
     _check_step_noise(steps, noise_scales)
 
     start = time.perf_counter()
-    bit_generator = block_bit_generators(kernel_seq, 1)[0]
+    bit_generator = _kernel_generator(seed_seq)
     margins = np.empty(n) if executor is None else None
     if executor is not None:
         run = executor.cd_runner(problem, steps=steps, clips=clips, noise_scales=noise_scales,
@@ -746,7 +765,6 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
     shape = (step_grid.size, clip_grid.size, n_seeds)
     n_runs = int(np.prod(shape))
     seed_seqs = child_seed_sequences(check_random_state(random_state), n_runs)
-    streams = [_run_streams(seq) for seq in seed_seqs]
     releases = n_outer * n_inner
     share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p,
                               problem.loss)
@@ -757,7 +775,7 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
     if private:
         release = SmoothnessRelease(problem, epsilon=share * epsilon, bounds=smoothness_bounds,
                                     normaliser=m)
-        run_M = [release.draw(kernel_and_smoothness[1]) for kernel_and_smoothness in streams]
+        run_M = [release.draw(_smoothness_stream(seq)) for seq in seed_seqs]
         smoothness_event = release.event
         assumptions, conditions = release.assumptions, release.conditions
     else:
@@ -775,10 +793,12 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
                 run_steps[r], run_clips[r] = dp_cd_constants(run_M[r], step=step, clip=clip)
     run_noise = check_noise_scale(_noise_scales(s, relation, run_clips, m), epsilon)
     _check_step_noise(run_steps, run_noise)
-    generators = [block_bit_generators(kernel_seq, 1)[0] for kernel_seq, _ in streams]
+    generators = [_kernel_generator(seq) for seq in seed_seqs]
     coef = np.zeros((n_runs, p))
     n_clipped = np.zeros(n_runs, dtype=np.int64)
-    threads = effective_n_threads(n_threads)
+    # serial below the work threshold (issue 18): every run touches each stored entry of X
+    threads = effective_n_threads(n_threads, work=n_runs * (problem.X.nnz if problem.is_sparse
+                                                            else n * p))
     start = time.perf_counter()
     args = (problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
             *problem.penalty.params, run_steps, run_clips, run_noise, coef, n_outer, n_inner,
