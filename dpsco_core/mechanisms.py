@@ -103,7 +103,8 @@ def _noisy_array(x, name, scale, kind, random_state, n_threads, secure_params=No
     arr = np.asarray(x)
     flat = check_vector(arr.reshape(-1) if arr.ndim != 1 else arr, name, allow_empty=True)
     seed_seq = check_random_state(random_state)
-    n_threads = effective_n_threads(n_threads)
+    # serial below the work threshold (issue 18): one draw per element
+    n_threads = effective_n_threads(n_threads, work=flat.size)
     if secure_params is not None:
         from . import _secure
         generators = block_bit_generators(
@@ -515,9 +516,10 @@ class ReportNoisyMax:
             return self._call_secure(scores, return_value, select_seq, value_seq, n_threads)
         generators = block_bit_generators(
             select_seq, _n_blocks(scores.size, _noisy_max.NOISY_MAX_BLOCK_SIZE))
+        threads = effective_n_threads(n_threads, work=scores.size)    # serial when small
         index, _ = _noisy_max.report_noisy_max(scores, self.noise_scale,
                                                 _NOISE_KINDS[self.noise], generators,
-                                                _threads_for(len(generators), n_threads))
+                                                _threads_for(len(generators), threads))
         if not return_value:
             return int(index)
         # The value is released, so its noise is exact (discrete Laplace on a grid, the

@@ -44,7 +44,7 @@ summed left to right from 0.0, result (a0 + a1) + (a2 + a3)); everything else is
 """
 
 from cython.parallel cimport parallel
-from libc.math cimport fabs, sqrt
+from libc.math cimport fabs, isfinite, sqrt
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
@@ -276,11 +276,18 @@ cdef int _batch(const Spec *s, const double *X, const double *y, const double *z
                 const double *row_norms, const double *lin, const double *da, const double *db,
                 bitgen_t **gens, Py_ssize_t n_copies, Py_ssize_t n_blocks, const int64_t *order,
                 const int64_t *e0, const int64_t *e1, const int64_t *e2, const double *weight,
-                double *out, int64_t *n_grads, int n_threads, Interrupt *it) noexcept nogil:
+                double *out, int64_t *n_grads, int n_threads, Interrupt *it,
+                const double *center, double *samples,
+                unsigned char *block_bad) noexcept nogil:
     """Blocks order[0], order[1], ... in parallel (dynamic schedule), the copies of a block in
-    order on its generator; -1 if scratch allocation failed."""
-    cdef Py_ssize_t i, b, m, d = s.d
+    order on its generator; -1 if scratch allocation failed. With ``samples`` (not NULL),
+    also ``samples[m] = center + out[m]`` and ``block_bad[b] = 1`` if a sample of block b is
+    not finite: the caller's former serial ``center + out`` and finiteness scan, done by the
+    thread that wrote the copy (issue 18: 1 -> 2 threads)."""
+    cdef Py_ssize_t i, b, m, j, d = s.d
     cdef double *scratch
+    cdef double v
+    cdef unsigned char bad
     cdef int failed = 0
     with parallel(num_threads=n_threads):
         scratch = <double *> malloc(5 * d * sizeof(double))
@@ -295,6 +302,15 @@ cdef int _batch(const Spec *s, const double *X, const double *y, const double *z
                                            e0[m], e1[m], e2[m], weight[m], scratch,
                                            scratch + d, scratch + 2 * d, scratch + 3 * d,
                                            scratch + 4 * d, out + m * d, it)
+            if samples != NULL and scratch != NULL:
+                bad = 0
+                for m in range(b * _COPY_BLOCK, min((b + 1) * _COPY_BLOCK, n_copies)):
+                    for j in range(d):
+                        v = center[j] + out[m * d + j]      # numpy's center + out, per element
+                        samples[m * d + j] = v
+                        if not isfinite(v):
+                            bad = 1
+                block_bad[b] = bad
             item_done(it)
             i = next_item(it)
         master_wait(it, n_blocks)
@@ -324,8 +340,12 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
                    double[:, ::1] out,              # OUT (M, d) draws relative to c
                    int64_t[::1] k_out,              # OUT (M,) geometric variate K of each copy
                    int64_t[::1] n_grads_out,        # OUT (M,) stochastic gradients used
-                   int n_threads):
-    """M independent MLMC draws (module docstring); returns nothing, fills the OUT buffers."""
+                   int n_threads,
+                   const double[::1] center=None,   # IN  (d,) prox centre c (with samples)
+                   double[:, ::1] samples=None):    # OUT (M, d) draws, c + out
+    """M independent MLMC draws (module docstring), filling the OUT buffers. With ``center``
+    and ``samples``, also ``samples = center + out`` (bitwise numpy's sum), computed in the
+    parallel region; returns whether every sample is finite (True without ``samples``)."""
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], n_copies = out.shape[0], m
     cdef Py_ssize_t j_max = level_epochs.shape[0] - 1
     if n == 0 or d == 0:
@@ -344,8 +364,13 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
         raise ValueError(f"mu must be > 0; got {mu}")
     if domain_kind not in (DOMAIN_NONE, DOMAIN_BALL, DOMAIN_BOX):
         raise ValueError(f"unknown domain kind {domain_kind}")
+    if (center is None) != (samples is None):
+        raise ValueError("give both center and samples, or neither")
+    if samples is not None and (center.shape[0] != d or samples.shape[0] != n_copies
+                                or samples.shape[1] != d):
+        raise ValueError("center must have length d and samples shape (M, d)")
     if n_copies == 0:
-        return
+        return True
     cdef Spec s
     s.n = n
     s.d = d
@@ -373,6 +398,12 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
     cdef double[::1] weight = np.empty(n_copies, dtype=np.float64)
     cdef int64_t[::1] order
     cdef int k, status
+    cdef const double *c_ptr = NULL
+    cdef double *samples_ptr = NULL
+    cdef unsigned char[::1] block_bad = np.zeros(n_blocks, dtype=np.uint8)
+    if samples is not None:
+        c_ptr = &center[0]
+        samples_ptr = &samples[0, 0]
     cdef Interrupt it
     interrupt_init(&it)
     try:
@@ -399,7 +430,7 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
             status = _batch(&s, &X[0, 0], &y[0], &z0[0], &row_norms[0], &linear[0],
                             &domain_a[0], &domain_b[0], gens, n_copies, n_blocks, &order[0], &e0[0],
                             &e1[0], &e2[0], &weight[0], &out[0, 0], &n_grads_out[0], n_threads,
-                            &it)
+                            &it, c_ptr, samples_ptr, &block_bad[0])
     finally:
         if blocks.gens != NULL:
             _free_blocks(&blocks)
@@ -408,3 +439,4 @@ def mlmc_glm_batch(const double[:, ::1] X,          # IN  (n, d) C-ordered featu
     raise_if_interrupted(&it)
     if status != 0:
         raise MemoryError()
+    return not np.any(np.asarray(block_bad))

@@ -151,16 +151,19 @@ def _draws_kernel(oracle, mu, center, linear, spec, j_max, levels, base_level, n
     d = center.shape[0]
     table = np.array([level_epochs(j, levels) for j in range(j_max + 1)], dtype=np.int64)
     out = np.empty((n_copies, d))
+    samples = np.empty((n_copies, d))
     ks = np.empty(n_copies, dtype=np.int64)
     n_grads = np.empty(n_copies, dtype=np.int64)
     # The domain in coordinates relative to the prox centre (ball centre / box bounds minus c).
     rel_a = np.ascontiguousarray(dom_a - center) if kind else np.zeros(d)
     rel_b = np.ascontiguousarray(dom_b - center) if kind == 2 else np.zeros(d)
-    _mlmc.mlmc_glm_batch(oracle.X, oracle.y, oracle.X @ center, oracle.row_norms,
-                         oracle.loss_kind, oracle.loss_param, oracle.clip, linear, mu, kind,
-                         rel_a, rel_b, radius, table, base_level, bitgens, out, ks, n_grads,
-                         n_threads)
-    return out, ks, n_grads
+    # samples = center + out, and its finiteness, are computed by the kernel's threads (they
+    # were the serial part of a call, issue 18); the same additions, so the same bits
+    finite = _mlmc.mlmc_glm_batch(oracle.X, oracle.y, oracle.X @ center, oracle.row_norms,
+                                  oracle.loss_kind, oracle.loss_param, oracle.clip, linear, mu,
+                                  kind, rel_a, rel_b, radius, table, base_level, bitgens, out,
+                                  ks, n_grads, n_threads, center=center, samples=samples)
+    return out, ks, n_grads, samples, finite
 
 
 def mlmc_draws(oracle, mu, center, *, j_max, n_copies=1, levels="epoch", base_level=0,
@@ -219,8 +222,9 @@ def mlmc_draws(oracle, mu, center, *, j_max, n_copies=1, levels="epoch", base_le
                       n_blocks)
         # the block generators are seeded in the kernel, in C, bitwise those of
         # child_seed_sequences (issue 18: 625 of them in Python were 35% of 10,000 copies)
-        out, ks, n_grads = _draws_kernel(oracle, mu, center, linear, spec, j_max, levels,
-                                         base_level, n_copies, seed_words(seed), threads)
+        out, ks, n_grads, samples, finite = _draws_kernel(
+            oracle, mu, center, linear, spec, j_max, levels, base_level, n_copies,
+            seed_words(seed), threads)
     else:
         domain_rel = domain.translate(center)
         bitgens = [BIT_GENERATOR(s) for s in child_seed_sequences(seed, n_blocks)]
@@ -234,9 +238,10 @@ def mlmc_draws(oracle, mu, center, *, j_max, n_copies=1, levels="epoch", base_le
                 out[m], _, n_grads[m] = _draw_python(oracle, mu, center, linear, domain_rel,
                                                      j_max, levels, base_level, int(ks[m]),
                                                      bitgens[m // COPY_BLOCK])
-    with np.errstate(over="ignore", invalid="ignore"):
-        samples = center + out
-    if not all_finite(samples):
+        with np.errstate(over="ignore", invalid="ignore"):
+            samples = center + out
+        finite = all_finite(samples)
+    if not finite:
         raise ValueError(f"mu = {mu!r} is too small for the oracle's gradients (or the oracle "
                          "returned NaN/inf): the EpochSGD iterates, steps ~ 1/(mu t), left the "
                          "float64 range; increase mu or rescale the oracle.")

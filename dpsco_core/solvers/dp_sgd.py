@@ -14,7 +14,7 @@ import numpy as np
 
 from .._config import effective_n_threads
 from .._kernels import _batch
-from .._random import block_bit_generators, check_random_state
+from .._random import block_bit_generators, check_random_state, descendant_bit_generator
 from .._validation import check_int, check_scalar, check_vector
 from ..parallel.blocked import resolve_executor
 from ..privacy._checks import check_conversion
@@ -405,8 +405,12 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
                          "smaller step or a larger epsilon.")
 
     start = time.perf_counter()
-    sampling_generator, noise_generator = block_bit_generators(check_random_state(random_state),
-                                                               2)
+    seed_seq = check_random_state(random_state)
+    if executor is not None:        # the executors read the sampling stream's seed sequence
+        sampling_generator, noise_generator = block_bit_generators(seed_seq, 2)
+    else:   # the same two block generators, seeded in C (issue 18: fixed cost per call)
+        sampling_generator = descendant_bit_generator(seed_seq, (0,))
+        noise_generator = descendant_bit_generator(seed_seq, (1,))
     kind = _batch.POISSON if sampling == "poisson" else _batch.SHUFFLE
     row_norms = None if executor is not None else problem.row_norms()
     if executor is not None:

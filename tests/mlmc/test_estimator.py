@@ -186,3 +186,35 @@ def test_errors():
         mlmc_draws(3, 1.0, [0.0], j_max=3)
     with pytest.raises(ValueError, match="exactly one"):
         mlmc.optest(o, 1.0, [0.0], j_max=3, bias=0.1, n_copies=2)
+
+
+def test_kernel_samples_are_center_plus_offsets_bitwise_for_any_thread_count():
+    # issue 18: the kernel's threads compute samples = center + offsets (formerly a serial
+    # NumPy sum after the kernel); the same additions, so the same bits, for any thread count
+    rs = np.random.default_rng(2)
+    prob = Problem(rs.standard_normal((60, 5)), np.sign(rs.standard_normal(60)),
+                   loss="logistic")
+    oracle = GLMOracle(prob)
+    c = np.array([1e3, -0.3, 1e-8, 7.0, -2.5])
+    for domain in (None, BoxDomain(-1.0 + c, 1.0 + c)):
+        runs = [mlmc_draws(oracle, 0.7, c, j_max=5, n_copies=70, domain=domain, random_state=4,
+                           n_threads=t) for t in (1, 2, 3)]
+        for r in runs:
+            assert (c + r.offsets).tobytes() == r.samples.tobytes()
+            assert r.samples.tobytes() == runs[0].samples.tobytes()
+            assert r.offsets.tobytes() == runs[0].offsets.tobytes()
+
+
+def test_kernel_reports_non_finite_samples():
+    # a finite offset plus a centre near the double range's edge overflows: the kernel's
+    # finiteness flag raises the same error as the former NumPy scan
+    rs = np.random.default_rng(2)
+    prob = Problem(rs.standard_normal((20, 2)), np.sign(rs.standard_normal(20)),
+                   loss="logistic")
+    c = np.array([np.finfo(np.float64).max, 0.0])
+    draws = mlmc_draws(GLMOracle(prob), 1e-300, np.zeros(2), j_max=3, n_copies=40,
+                       random_state=0, linear=np.array([-1.0, 0.0]), n_threads=2)
+    assert np.all(np.isfinite(draws.offsets)) and draws.offsets[:, 0].max() > 1e298
+    with pytest.raises(ValueError, match="mu"), np.errstate(over="ignore"):
+        mlmc_draws(GLMOracle(prob), 1e-300, c, j_max=3, n_copies=40, random_state=0,
+                   linear=np.array([-1.0, 0.0]), n_threads=2)
