@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
-from ._kernels._seeding import state_words
+from ._kernels import _seeding
 
 __all__ = ["check_random_state", "child_seed_sequences", "block_bit_generators", "BIT_GENERATOR",
            "seed_words", "descendant_bit_generator"]
@@ -122,7 +122,8 @@ def descendant_bit_generator(seed_seq, path):
     about 3 us instead of 60 (numpy's Python-level ``SeedSequence``; issue 18, the fixed cost of
     a short solver call). Its ``seed_seq`` attribute cannot spawn: use it for draws only.
     """
-    words = state_words(seed_seq.entropy, seed_seq.spawn_key, seed_seq.pool_size, tuple(path))
+    words = _seeding.state_words(seed_seq.entropy, seed_seq.spawn_key, seed_seq.pool_size,
+                                 tuple(path))
     return BIT_GENERATOR(_ComputedSeed(words))
 
 
