@@ -59,7 +59,8 @@ def test_bad_random_state(bad):
 
 
 _SEEDS = [np.random.SeedSequence(0), np.random.SeedSequence(), np.random.SeedSequence(2**200 + 5),
-          np.random.SeedSequence([1, 2, 3]), np.random.SeedSequence(np.arange(10, dtype=np.uint32)),
+          np.random.SeedSequence([1, 2, 3]),
+          np.random.SeedSequence(np.arange(10, dtype=np.uint32)),
           np.random.SeedSequence(7, spawn_key=(3, 2**40)), np.random.SeedSequence(7, pool_size=8),
           np.random.SeedSequence(1).spawn(3)[2], np.random.SeedSequence(np.int64(9)),
           np.random.SeedSequence([2**33, 0, 1], spawn_key=(1,), pool_size=5),

@@ -264,8 +264,8 @@ def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq, m=None):
             raise ValueError("smoothness='private' needs a finite epsilon.")
         release = SmoothnessRelease(problem, epsilon=share * epsilon, bounds=bounds,
                                     normaliser=m)
-        return (release.draw(_smoothness_stream(seed_seq)), release.event, release.assumptions, release.conditions,
-                share)
+        return (release.draw(_smoothness_stream(seed_seq)), release.event, release.assumptions,
+                release.conditions, share)
     if isinstance(smoothness, str):
         raise ValueError("smoothness must be 'auto', 'public', 'exact', 'private' or an array "
                          f"of public constants; got {smoothness!r}.")
