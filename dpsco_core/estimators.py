@@ -446,7 +446,7 @@ _COMMON_DOC = """
         read; a fit that would exceed it raises
         :class:`~dpsco_core.exceptions.PrivacyBudgetError` and leaves the estimator unfitted.
         Not cloned by ``sklearn.base.clone``: every clone charges the same budget.
-    n_trials : float, default=20.0
+    n_trials : float, default=40.0
         With ``step`` or ``clip`` None: the expected number of trials of the private
         selection (geometric random stopping, Liu and Talwar 2019; accounted by Papernot and
         Steinke 2022, Theorem 2; :func:`dpsco_core.tuning.search.tune_solver`).
@@ -539,7 +539,7 @@ class DPLasso(RegressorMixin, _DPLinearModel):
                  batch_size: int = 256, average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
                  row_norm: float | None = None, diagnostics: bool = False,
-                 budget: Budget | None = None, n_trials: float = 20.0,
+                 budget: Budget | None = None, n_trials: float = 40.0,
                  selection_share: float = 1.0, label_bound: float | None = None) -> None:
         self.n_trials = n_trials
         self.selection_share = selection_share
@@ -682,7 +682,7 @@ class DPElasticNet(DPLasso):
                  step: float | None = None, clip: float | None = None, batch_size: int = 256,
                  average: bool = False, random_state: RandomStateLike = None,
                  bounds: Any = None, row_norm: float | None = None, diagnostics: bool = False,
-                 budget: Budget | None = None, n_trials: float = 20.0,
+                 budget: Budget | None = None, n_trials: float = 40.0,
                  selection_share: float = 1.0, label_bound: float | None = None) -> None:
         super().__init__(alpha, epsilon=epsilon, delta=delta, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, solver=solver, passes=passes,
@@ -825,7 +825,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                  step: float | None = None, clip: float | None = None, batch_size: int = 256,
                  average: bool = False, random_state: RandomStateLike = None,
                  bounds: Any = None, row_norm: float | None = None, diagnostics: bool = False,
-                 budget: Budget | None = None, n_trials: float = 20.0,
+                 budget: Budget | None = None, n_trials: float = 40.0,
                  selection_share: float = 1.0) -> None:
         self.n_trials = n_trials
         self.selection_share = selection_share
