@@ -29,8 +29,8 @@ would scale the sensitivity the solvers calibrate to.
 **Hyperparameters** (issue 19). With ``step`` and ``clip`` left at None (default), ``fit``
 selects them privately and this selection is inside the same (epsilon, delta): by default
 (``selection_share=1``) the whole budget pays a random-stopping selection over a public grid
-(:func:`dpsco_core.tuning.search.tune_solver`: on average ``n_trials`` = 20 trials on 80% of
-the records, each scored by a noisy clipped validation loss on the other 20%) whose selected
+(:func:`dpsco_core.tuning.search.tune_solver`: on average ``n_trials`` = 40 trials on all
+the records, each scored by its noisy clipped training objective) whose selected
 trial's model is released; with ``selection_share < 1`` that share pays the selection and the
 rest one refit on all the records with the selected values, ``privacy_`` being the RDP
 composition of both.
@@ -453,11 +453,12 @@ _COMMON_DOC = """
     selection_share : float, default=1.0
         With ``step`` or ``clip`` None: the share of epsilon spent on the selection, in
         (0, 1]. 1: the whole budget pays the selection, and the model released is the
-        selected trial's (trained on the 80% training split). Below 1 (at most 0.5 is used):
+        selected trial's (trained on all the records). Below 1 (at most 0.5 is used):
         the rest pays one refit on all the records with the selected values; both shares
         are scaled up together while the RDP composition stays within (epsilon, delta).
-        Measured on standardized California (issue 19), the refit lost more to the noisier
-        selection than it gained from the held-out 20%, hence the default.
+        Measured on standardized California (issue 19, when trials still trained on 80% of
+        the records), the refit lost more to the noisier selection than it gained, hence the
+        default.
 """
 
 _INTERCEPT_NOTES = r"""
