@@ -207,10 +207,14 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
         return lo, cost(lo)[1]
 
 
-def tune_solver(problem, *, epsilon, delta, solver="cd", passes=20.0, candidates=None,
-                mean=40.0, shape=1.0, validation_fraction=0.0, loss_clip=None, score_share=0.3,
-                refit=False, selection_share=0.3, neighboring_relation=None, public_n=None,
-                batch_size=256, average=False, random_state=None, budget=None, conditions=()):
+def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str = "cd",
+                passes: float = 20.0, candidates: Any = None, mean: float = 40.0,
+                shape: float = 1.0, validation_fraction: float = 0.0,
+                loss_clip: float | None = None, score_share: float = 0.3, refit: bool = False,
+                selection_share: float = 0.3, neighboring_relation: Any = None,
+                public_n: int | None = None, batch_size: int = 256, average: bool = False,
+                random_state: Any = None, budget: Any = None,
+                conditions: tuple = ()) -> "TuningResult":
     """Train privately with hyperparameters selected privately (module docstring).
 
     Parameters
