@@ -66,6 +66,21 @@ def test_dp_sgd_and_dp_gd_same_bits_as_in_process(client):
     assert remote.round_trips > 0
 
 
+def test_task_rounds_and_actor_rounds_same_bits(client):
+    # direct=False: every round as Dask tasks (one per worker); direct=True: through one actor
+    # per worker; both the bits of the in-process executor
+    X, y = _data(classify=True)
+    prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=5, sample_rate=0.25, passes=1)
+    ref = dp.dp_sgd(prob, executor=BlockExecutor(block_rows=BLOCK), **kw).coef
+    tasks = DaskExecutor(client, block_rows=BLOCK, direct=False)
+    assert np.array_equal(dp.dp_sgd(prob, executor=tasks, **kw).coef, ref)
+    assert not tasks._actors
+    actors = DaskExecutor(client, block_rows=BLOCK)
+    assert np.array_equal(dp.dp_sgd(prob, executor=actors, **kw).coef, ref)
+    assert len(actors._actors) == 2          # one per worker, each with its blocks
+
+
 def test_dp_cd_same_bits_margins_on_workers(client):
     X, y = _data()
     prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(1e-3))
