@@ -32,6 +32,8 @@ Example (a real cluster: ``Client("tcp://scheduler:8786")``; each worker must se
     res = dp.dp_sgd(prob, epsilon=1, delta=1e-6, passes=2, sample_rate=0.01, random_state=0)
 """
 
+import time
+
 from typing import Any
 
 import numpy as np
@@ -60,11 +62,19 @@ class _BlockServer:
     not involved), instead of a task's client -> scheduler -> worker -> scheduler -> client
     plus the fetch of its result."""
 
+    calls = 0           # class attributes: an actor's proxy reads only those its class has
+    seconds = 0.0       # time in the block functions (benchmarks read it)
+
     def __init__(self, blocks):
         self.blocks = blocks
 
     def run(self, fn, args):
-        return _run_group(fn, self.blocks, args)
+        start = time.perf_counter()
+        try:
+            return _run_group(fn, self.blocks, args)
+        finally:
+            self.calls += 1
+            self.seconds += time.perf_counter() - start
 
 
 def _call_oracle(oracle, Z, seed):

@@ -224,3 +224,27 @@ def test_lost_scattered_block_raises_clear_error(client):
     if not isinstance(err, Exception):     # the killed worker held none of the blocks
         pytest.skip("the killed worker held no scattered block")
     assert isinstance(err, RuntimeError) and "scattered" in str(err), err
+
+
+def test_sparse_csr_blocks_and_private_smoothness_same_bits(client):
+    # CSR row blocks on the workers: DP-SGD (Poisson) and DP-CD (a sparse column's nonzero
+    # rows, with smoothness="private": two reductions over the blocks) bitwise the in-process
+    # BlockExecutor
+    import scipy.sparse as sp
+    X = sp.random(2000, 12, density=0.2, random_state=4, format="csr")
+    w = np.linspace(-1, 1, 12)
+    prob = dp.Problem(X, np.where(X @ w >= 0, 1.0, -1.0), loss="logistic",
+                      penalty=dp.L2(1e-3))
+    local, remote = BlockExecutor(block_rows=BLOCK), DaskExecutor(client, block_rows=BLOCK)
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=5, sample_rate=0.25, passes=1)
+    a = dp.dp_sgd(prob, executor=local, **kw)
+    b = dp.dp_sgd(prob, executor=remote, **kw)
+    assert np.array_equal(a.coef, b.coef)
+    assert np.array_equal(a.history.objective, b.history.objective)
+    sq = dp.Problem(X, X @ w, loss="squared", penalty=dp.L1(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, n_outer=2, n_inner=6, random_state=1,
+              smoothness="private")
+    a = dp.dp_cd(sq, executor=local, **kw)
+    b = dp.dp_cd(sq, executor=remote, **kw)
+    assert np.array_equal(a.coef, b.coef)
+    assert a.stats["clipped_fraction"] == b.stats["clipped_fraction"]
