@@ -7,7 +7,8 @@ Dask workers: it overrides only where a block is kept and how a list of per-bloc
 so the two give **bitwise the same result** for the same blocking and seed (the in-process one
 is the exact reference of the distributed one).
 
-Operations (each one round trip of the distributed executor):
+Operations (each one round trip of the distributed executor); X is dense or CSR (a sparse X
+is cut into CSR row blocks and runs through the CSR kernels):
 
 * :meth:`BlockExecutor.grad_sum`: clipped per-sample gradient sums at an iterate over a batch
   (DP-SGD, and full-batch DP-GD: ``dp_sgd(..., sample_rate=1.0)``);
@@ -264,8 +265,9 @@ class BlockExecutor(SerialExecutor):
 
         Parameters
         ----------
-        X : ndarray, dask.array, str or list of str
-            Features: an array (cut into ``block_rows`` rows), a row-chunked ``dask.array``
+        X : ndarray, scipy.sparse matrix, dask.array, str or list of str
+            Features: an array (cut into ``block_rows`` rows; a sparse matrix into CSR row
+            blocks), a row-chunked ``dask.array``
             (one block per row chunk; computed where the block lives), the path of one
             ``.npy`` file (memory-mapped; rows ``block_rows`` at a time, read where the block
             lives), a list of ``.npy`` paths (one block per file) or a list of ``.parquet``
