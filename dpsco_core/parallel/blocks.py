@@ -19,6 +19,7 @@ worker has lost them.
 """
 
 import hashlib
+import threading
 import math
 
 import numpy as np
@@ -38,6 +39,7 @@ LOST = "lost"
 
 # DP-CD margins kept between updates: {(token, block index): [outer, applied, z]}.
 _CD_STATE: dict = {}
+_CD_LOCK = threading.Lock()
 
 
 class Block:
@@ -348,7 +350,22 @@ def cd_column_sum(block, index, token, outer, k, message, j, clip_j, loss_kind, 
     hold the margins at update ``k - 1`` (a new worker after a failure, or a moved task): the
     client then sends the replay.
     """
-    key = (token, index)
+    with _CD_LOCK:      # an actor's thread and a task's thread never update one block at once
+        state = _cd_margins(block, (token, index), outer, k, message)
+    if state is None:
+        return LOST
+    # the derivatives of the column's rows only (a sparse column: its nonzero rows; the
+    # others' terms x_ij l' are 0, never clipped, and add nothing)
+    rows, values = block.column(j)
+    z = np.ascontiguousarray(state[2][rows])
+    deriv = np.empty_like(z)
+    _loss.loss_derivs(z, np.ascontiguousarray(block.y[rows]), loss_kind, loss_param, deriv, 1)
+    terms = values * deriv
+    clipped = int(np.count_nonzero(np.abs(terms) > clip_j))
+    return float(np.sum(np.clip(terms, -clip_j, clip_j))), clipped
+
+
+def _cd_margins(block, key, outer, k, message):
     if message[0] == "start":
         state = _CD_STATE[key] = [outer, 0, _margins(block, message[1])]
     elif message[0] == "replay":
@@ -359,19 +376,11 @@ def cd_column_sum(block, index, token, outer, k, message, j, clip_j, loss_kind, 
     else:
         state = _CD_STATE.get(key)
         if state is None or state[0] != outer or state[1] not in (k - 1, k):
-            return LOST
+            return None
         if state[1] == k - 1:       # else: a re-run of an update already applied here
             _apply(state[2], block, message[1])
             state[1] = k
-    # the derivatives of the column's rows only (a sparse column: its nonzero rows; the
-    # others' terms x_ij l' are 0, never clipped, and add nothing)
-    rows, values = block.column(j)
-    z = np.ascontiguousarray(state[2][rows])
-    deriv = np.empty_like(z)
-    _loss.loss_derivs(z, np.ascontiguousarray(block.y[rows]), loss_kind, loss_param, deriv, 1)
-    terms = values * deriv
-    clipped = int(np.count_nonzero(np.abs(terms) > clip_j))
-    return float(np.sum(np.clip(terms, -clip_j, clip_j))), clipped
+    return state
 
 
 def cd_release(token):

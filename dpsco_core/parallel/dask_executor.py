@@ -276,7 +276,13 @@ class DaskExecutor(BlockExecutor):
             if reply["status"] != "OK":
                 raise RuntimeError("a block call failed on its worker")
             return reply["result"]
-        return await asyncio.gather(*(call(*c) for c in calls))
+        # every call has ended (returned or failed) before the round is run again as tasks:
+        # no call of this round is still running beside them
+        replies = await asyncio.gather(*(call(*c) for c in calls), return_exceptions=True)
+        for reply in replies:
+            if isinstance(reply, BaseException):
+                raise reply
+        return replies
 
     def _task_round(self, fn, handles, args, tasks):
         from distributed import wait
