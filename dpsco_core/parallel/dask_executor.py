@@ -235,10 +235,14 @@ class DaskExecutor(BlockExecutor):
 
         keys = [(w, tuple(handles[b].key for b in idx)) for w, idx in tasks]
         try:
+            # an actor keeps its blocks alive: beyond 16 (or this round's number), the oldest
+            # of other rounds go (made again on their next round if still in use)
+            new = [key for key in keys if key not in self._actors]
+            stale = [key for key in self._actors if key not in keys]
+            for key in stale[:max(0, len(self._actors) + len(new) - max(16, len(keys)))]:
+                del self._actors[key]
             for key, (w, idx) in zip(keys, tasks):
                 if key not in self._actors:
-                    if len(self._actors) >= 64:     # an actor keeps its blocks alive
-                        self._actors.pop(next(iter(self._actors)))
                     self._actors[key] = self.client.submit(
                         _BlockServer, [handles[b] for b in idx], actor=True, workers=[w],
                         allow_other_workers=False, pure=False)
