@@ -37,7 +37,7 @@ def _cluster(n_workers):
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR,
+                           dashboard_address=None, silence_logs=logging.CRITICAL,
                            memory_limit="8GB")
     return cluster, Client(cluster)
 

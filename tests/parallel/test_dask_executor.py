@@ -81,6 +81,26 @@ def test_task_rounds_and_actor_rounds_same_bits(client):
     assert len(actors._actors) == 2          # one per worker, each with its blocks
 
 
+def _fail_on_block(block, index):
+    if index == 1:
+        raise ValueError(f"block {index} refused")
+    return index
+
+
+def test_error_in_a_block_is_raised_not_swallowed(client):
+    # the actor round fails, the round runs again as tasks, and the task's error reaches the
+    # caller; the next round goes through the actors again
+    X, y = _data(n=1500)
+    ex = DaskExecutor(client, block_rows=BLOCK)
+    prob = ex.problem(X, y, loss="squared")
+    assert ex._map(_fail_on_block, prob.blocks, [(0,), (2,), (3,)]) == [0, 2, 3]
+    assert ex._actors
+    with pytest.raises(ValueError, match="block 1 refused"):
+        ex._map(_fail_on_block, prob.blocks, [(0,), (1,), (2,)])
+    assert ex._map(_fail_on_block, prob.blocks, [(0,), (2,), (3,)]) == [0, 2, 3]
+    assert ex._actors
+
+
 def test_dp_cd_same_bits_margins_on_workers(client):
     X, y = _data()
     prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(1e-3))
