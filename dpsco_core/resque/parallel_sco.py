@@ -454,7 +454,7 @@ class ReSQueMLMCProximalOracle:
         return level_from_raw(BIT_GENERATOR(child_seed_sequences(seed, 1)[0]).random_raw())
 
     def guarantees(self, lam):
-        """Proposition 2's numbers at λ (class docstring).
+        r"""Proposition 2's numbers at λ (class docstring).
 
         Parameters
         ----------
@@ -712,5 +712,5 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
     return ParallelSCOResult(res.x, res, rho, rho, st.query_depth, st.total_queries,
                              st.computational_depth, bias,
                              np.array(oracles.trace, dtype=np.int64).reshape(-1, 3),
-                             None if prox_oracle == "ball"
-                             else np.array(prox.levels_drawn, dtype=np.int64))
+                             np.array(prox.levels_drawn, dtype=np.int64)
+                             if isinstance(prox, ReSQueMLMCProximalOracle) else None)
