@@ -621,9 +621,10 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
         queries per iteration at ``accuracy_scale=1``), ``"mlmc"`` Proposition 2's multilevel
         estimator (:class:`ReSQueMLMCProximalOracle`; levels :math:`\varphi_j = \lambda r^2/
         (C_{ba}2^j\log^2(R\kappa/r))`, :math:`j_{\max} = \lceil\log_2 K + C_{ba}\rceil`).
-        ``"ball"`` stays the default: in ``reproduce resque-parallel`` (README) the stand-in,
-        run at ``accuracy_scale=3000``, reaches ε in fewer queries than Proposition 2 at its
-        own accuracies.
+        ``"ball"`` stays the default: in ``reproduce resque-parallel`` (part 5, README) the
+        stand-in at ``accuracy_scale=3000`` reaches ε with 76 to 223 times fewer queries and
+        6.7 to 7.6 times less computational depth than Proposition 2 at its own accuracies, which
+        takes about 20% fewer rounds (Nemirovski, d = 16, ε = 0.2 to 0.05).
     prox_accuracy_scale : float, default=1.0
         ``prox_oracle="mlmc"`` only: multiplies every level accuracy :math:`\varphi_j`
         (1 = the paper; > 1 is outside the theory). ``accuracy_scale`` does not apply to
