@@ -123,14 +123,19 @@ def _check_X(X):
 
 
 #: Bytes of float64 temporaries per chunk when a float32 X is read in float64 (derived
-#: constants, margins): small against the data, large enough for BLAS and einsum to run at speed.
+#: constants, margins): at most 4 MB and 1/32 of X, large enough for BLAS and einsum to run at
+#: speed and small against the data (a chunk and its square are the peak: <= 6% of X).
 _CHUNK_BYTES = 4 << 20
 
 
+def _chunk_bytes(X):
+    return min(_CHUNK_BYTES, max(1 << 16, X.nbytes // 32))
+
+
 def _row_chunks(X):
-    """(start, float64 copy of rows start:start+k) over dense X, k rows of _CHUNK_BYTES."""
+    """(start, float64 copy of rows start:start+k) over dense X, k rows of _chunk_bytes."""
     n, p = X.shape
-    k = max(1, _CHUNK_BYTES // (8 * p))
+    k = max(1, _chunk_bytes(X) // (8 * p))
     for a in range(0, n, k):
         yield a, X[a:a + k].astype(np.float64, order="K")
 
@@ -138,7 +143,7 @@ def _row_chunks(X):
 def _col_chunks(X):
     """(start, float64 copy of columns start:start+k) over dense X."""
     n, p = X.shape
-    k = max(1, _CHUNK_BYTES // (8 * n))
+    k = max(1, _chunk_bytes(X) // (8 * n))
     for a in range(0, p, k):
         yield a, X[:, a:a + k].astype(np.float64, order="K")
 
@@ -323,18 +328,18 @@ class Problem:
     def X(self) -> Any:
         """The features as float64 (float32 ``X_data`` is converted on first access; cached)."""
         X = self.X_data
-        if X.dtype == np.float64:
+        if X is None or X.dtype == np.float64:
             return X
         return self._cached("X_float64", lambda: X.astype(np.float64, order="K"))
 
     @X.setter
     def X(self, value: Any) -> None:
         self.X_data = value
-        self._cache.pop("X_float64", None)
+        getattr(self, "_cache", {}).pop("X_float64", None)
 
     @property
     def _float32(self) -> bool:
-        return self.X_data.dtype == np.float32
+        return getattr(self.X_data, "dtype", None) == np.float32
 
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
@@ -573,7 +578,7 @@ class Problem:
                 return abs(self.X).max(axis=0).toarray().ravel().astype(np.float64)
             # column chunks: max is exact in any order, and no |X| temporary of X's size
             X = self.X_data
-            k = max(1, _CHUNK_BYTES // (X.itemsize * self.n_samples))
+            k = max(1, _chunk_bytes(X) // (X.itemsize * self.n_samples))
             return np.concatenate([np.max(np.abs(X[:, a:a + k]), axis=0)
                                    for a in range(0, self.n_features, k)]).astype(np.float64)
         return self._cached("column_max_abs", compute)

@@ -262,3 +262,28 @@ def test_no_copy_of_x(case):
     # a copy of X would be X.nbytes or more; the per-row vectors (norms, margins, the
     # sampling permutation) are a few times 8 n bytes
     assert peak < 0.5 * X.nbytes + 6 * 8 * n, (case, peak / X.nbytes)
+
+
+def test_twins_take_float32_and_agree_with_the_kernels():
+    """The NumPy twins upcast float32 the same way (exactly, elementwise): twin(X32) == kernel(X32)."""
+    from dpsco_core.reference import batch as batch_twin
+    from dpsco_core.reference import cd as cd_twin
+    X32, rng = _x32(8, 700, 9, scale=True)
+    y = _labels(rng, 700, SQUARED)
+    X64 = X32.astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", X64, X64))
+    rows = np.sort(rng.choice(700, 400, replace=False)).astype(np.int64)
+    coef = rng.standard_normal(9) * 0.1
+    out_k, out_t = np.empty(9), np.empty(9)
+    k = _batch.batch_grad_dense(X32, y, rows, coef, norms, SQUARED, 1.0, 0.5, out_k, 2)
+    t = batch_twin.batch_grad_dense(X32, y, rows, coef, norms, SQUARED, 1.0, 0.5, out_t, 2)
+    assert np.array_equal(out_k, out_t) and k == t
+    XF = np.asfortranarray(X32)
+    step, clip, noise = _cd_consts(X64, 0.5)
+    res = []
+    for impl in (_cd, cd_twin):
+        coef, z = np.zeros(9), np.empty(700)
+        impl.cd_dense(XF, y, SQUARED, 1.0, 1, 0.05, 0.0, step, clip, noise, coef, 2, 11, True,
+                      False, 0, np.random.PCG64DXSM(3), z)
+        res.append(coef)
+    assert np.array_equal(res[0], res[1])
