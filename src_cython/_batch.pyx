@@ -66,7 +66,7 @@ from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_geometric, random_interval, random_normal
 
 from _interrupt cimport Interrupt, POLL_WORK, interrupt_init, poll, raise_if_interrupted
-from _openmp_helpers cimport omp_get_thread_num
+from _openmp_helpers cimport omp_get_max_threads, omp_get_thread_num
 from _batch cimport (BATCH_BLOCK, BATCH_GROUP, BATCH_PARALLEL_MIN_WORK, axpy_row, clip_weight,
                      dot_row, index_t)
 from _loss cimport LOSS_LOGISTIC, LOSS_SQUARED, loss_deriv, loss_deriv_diff
@@ -396,9 +396,11 @@ cdef Rows _dense_rows(const real_t[:, :] X, const double[::1] y, const double[::
 
 
 cdef int _alloc_gather(Rows *X, int n_threads) except -1:
-    # One BATCH_BLOCK x p buffer per thread (the blocks of a group run on n_threads threads).
+    # One BATCH_BLOCK x p buffer per thread (the blocks of a group run on n_threads threads;
+    # prange reads num_threads=0 as "all": omp_get_max_threads()).
+    cdef Py_ssize_t n_buffers = n_threads if n_threads >= 1 else omp_get_max_threads()
     if X.gather:
-        X.gbuf = <double *> malloc((n_threads if n_threads > 1 else 1) * <size_t> BATCH_BLOCK
+        X.gbuf = <double *> malloc((n_buffers if n_buffers > 1 else 1) * <size_t> BATCH_BLOCK
                                    * X.p * sizeof(double))
         if X.gbuf == NULL:
             raise MemoryError()

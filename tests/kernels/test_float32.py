@@ -59,7 +59,7 @@ def _labels(rng, n, loss):
 
 
 @pytest.mark.parametrize("loss", [SQUARED, LOGISTIC, HUBER], ids=["squared", "logistic", "huber"])
-@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("n_threads", [1, 2, 0])
 def test_batch_grad_and_diff_any_layout_equal_float64_c(loss, n_threads):
     X32, rng = _x32(0, 1200, 13)
     X64, layouts = _layouts(X32)
