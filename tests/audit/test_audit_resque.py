@@ -13,11 +13,12 @@ Why the twin is gross and only on the single call (module docstring of
 ``dpsco_core.audit.resque_cases``): the noise covers the drift bound of Lemma 5 with the
 proofs' constants, orders of magnitude above the drift a run makes. Measured (one call, n = 8,
 T = 4, beta = 1e-4, claim 1.13, 400 trials per input, seed 2026): eps_lower 0.00 with the
-noise multiplied by 1, 0.5, 1e-2, 1e-3 and 1e-4, and 1.93 at 1e-8 (the twin). And the
-pipeline draws the canary in about 1% of its runs (a few index draws out of n = 480; with
-max_iter=1 only the ball oracle's single draw reaches the release, hence max_iter=2), so a
-zero-noise pipeline would need thousands of calls to be refuted: its audits here check the
-claim only, and the coupled-run power check is on the single call.
+noise multiplied by 1, 0.5, 1e-2, 1e-3 and 1e-4, and 1.93 at 1e-8 (the twin; 1.9 to 2.7
+over seeds 0 to 5 and 2026, the honest call 0.00 at each; the pipelines 0.00 at seeds 1, 2
+and 2026). And the pipeline draws the canary in about 1% of its runs (a few index draws out
+of n = 480; with max_iter=1 only the ball oracle's single draw reaches the release, hence
+max_iter=2), so a zero-noise pipeline would need thousands of calls to be refuted: its audits
+here check the claim only, and the coupled-run power check is on the single call.
 
 The pipeline audits memoise the beta calibration (``_fast_calibration``): it is a pure
 function of public arguments (n, d, L, epsilon, delta, options) and takes most of a call;
