@@ -452,10 +452,10 @@ def _lp_coordinates(theta, c, p, log_kappa, nu, t0=None):
 
     phi(s) = sign(s)|s|^(p-1), so G increases: the root lies in [min(t1, -c), max(t1, -c)]
     with t1 = phi^-1(kappa theta) (there the first term is theta and the second has the sign
-    of t + c) and in [min(t2, 0), max(t2, 0)] with t2 = -c + phi^-1(theta / nu). Safeguarded
-    Newton in the intersection of the two brackets: Newton steps (a bisection step whenever Newton
-    leaves the bracket), from ``t0`` (a warm start) or the bracket's midpoint, until the residual is below 1e-14 of the terms' size or the bracket is a few ulps wide
-    (vectorized).
+    of t + c) and in [min(t2, 0), max(t2, 0)] with t2 = -c + phi^-1(theta / nu). Newton
+    steps in the intersection of the two brackets (a bisection step whenever Newton leaves
+    it), from ``t0`` (a warm start) or the bracket's midpoint, until the residual is below
+    1e-14 of the terms' size or the bracket is a few ulps wide (vectorized).
     """
     e = 1.0 / (p - 1.0)                   # q - 1
     kappa = math.exp(log_kappa)
