@@ -14,8 +14,9 @@ with the machine's load.
    ``Result.stats["time"]`` (the optimisation loop, without calibration or data loading).
 2. **Overhead.** A small problem (n = 20,000, p = 20, 2 blocks): time per DP-SGD step (q =
    0.01) and per DP-CD update with the fused in-process kernel, the in-process
-   ``BlockExecutor`` and the ``DaskExecutor`` (2 workers); the difference is the cost of one
-   Dask round trip (scheduler, two tasks, gather).
+   ``BlockExecutor`` and the ``DaskExecutor`` (2 workers) with its rounds through the
+   workers' actors (default) and as Dask tasks (``direct=False``); the difference is the cost
+   of one round (client -> workers -> client; through the scheduler for tasks).
 
 This file has no pytest-benchmark functions (``bench/run.py`` does not run it): starting
 clusters of 1.6 GB of data does not fit a timing loop.
@@ -36,14 +37,22 @@ def _cluster(n_workers):
     from distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                           dashboard_address=None, silence_logs=logging.ERROR,
+                           dashboard_address=None, silence_logs=logging.CRITICAL,
                            memory_limit="8GB")
     return cluster, Client(cluster)
 
 
+def _busy(ex):
+    """(calls, seconds) in the block functions, summed over the executor's worker actors."""
+    calls = seconds = 0
+    for actor in ex._actors.values():
+        proxy = actor.result()
+        calls, seconds = calls + proxy.calls, seconds + proxy.seconds
+    return calls, seconds
+
+
 def scaling(n_workers, n, p, n_blocks, q, epochs, gd_steps):
     import numpy as np
-    from distributed import get_task_stream
 
     import dpsco_core as dp
     from dpsco_core.losses import check_loss
@@ -66,17 +75,21 @@ def scaling(n_workers, n, p, n_blocks, q, epochs, gd_steps):
                   record_history=False)
         dp.dp_sgd(prob, passes=q, sample_rate=q, **kw)          # warm-up: one step
         load_before = _load()
+        sgd_calls, sgd_seconds = _busy(ex)
         sgd = dp.dp_sgd(prob, passes=epochs, sample_rate=q, **kw)
-        with get_task_stream(client) as stream:
-            gd = dp.dp_sgd(prob, passes=gd_steps, sample_rate=1.0, **kw)
-        # busy: the tasks' compute time over the wall time of the DP-GD steps (the number of
-        # workers computing at once, on average); task: mean compute time of one block task
-        computes = [s["stop"] - s["start"] for d in stream.data for s in d["startstops"]
-                    if s["action"] == "compute"]
+        gd_calls, gd_seconds = _busy(ex)
+        gd = dp.dp_sgd(prob, passes=gd_steps, sample_rate=1.0, **kw)
+        end_calls, end_seconds = _busy(ex)
+        # busy: the workers' time in the block functions over the wall time (the number of
+        # workers computing at once, on average); per block: that time per block and step
+        per_block = len(prob.blocks)
         return {"workers": n_workers, "load_data": load_time, "placement": placement,
                 "sgd_epoch": sgd.stats["time"] / epochs, "sgd_steps": sgd.stats["steps"],
                 "gd_step": gd.stats["time"] / gd_steps, "coef": (sgd.coef, gd.coef),
-                "busy": sum(computes) / gd.stats["time"], "task": np.mean(computes),
+                "busy": (end_seconds - gd_seconds) / gd.stats["time"],
+                "task": (end_seconds - gd_seconds) / (gd_steps * per_block),
+                "sgd_busy": (gd_seconds - sgd_seconds) / sgd.stats["time"],
+                "sgd_task": (gd_seconds - sgd_seconds) / (sgd.stats["steps"] * per_block),
                 "load": f"{load_before} -> {_load()}"}
     finally:
         client.close()
@@ -100,7 +113,9 @@ def overhead(steps, updates):
         rows = {}
         for name, ex in (("fused kernel (executor=None)", None),
                          ("BlockExecutor (in process, 2 blocks)", BlockExecutor(n // 2)),
-                         ("DaskExecutor (2 workers, 2 blocks)", DaskExecutor(client, n // 2))):
+                         ("DaskExecutor (2 workers, 2 blocks)", DaskExecutor(client, n // 2)),
+                         ("DaskExecutor, direct=False (rounds as tasks)",
+                          DaskExecutor(client, n // 2, direct=False))):
             kw = dict(epsilon=1.0, delta=1e-8, smoothness=0.25, random_state=0,
                       record_history=False, executor=ex)
             dp.dp_sgd(prob, passes=0.01, sample_rate=0.01, **kw)    # warm-up (binds blocks)
@@ -135,14 +150,16 @@ def main():
     print(f"\nDP-SGD / DP-GD, n = {n:,}, p = {args.p}, 4 blocks generated on the workers, "
           f"q = {args.q} ({results[0]['sgd_steps']} steps in {args.epochs:g} epochs); "
           f"same bits on 1 and 2 workers: {same}\n")
-    print("| workers | data generated in | DP-SGD epoch | DP-GD step | DP-GD block task | "
-          "workers busy (DP-GD) | blocks per worker | load (1 min) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| workers | data generated in | DP-SGD epoch | DP-SGD block compute per step | "
+          "workers busy (DP-SGD) | DP-GD step | DP-GD block compute | workers busy (DP-GD) | "
+          "blocks per worker | load (1 min) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         print(f"| {r['workers']} | {r['load_data']:.1f} s | {r['sgd_epoch']:.3f} s | "
+              f"{r['sgd_task'] * 1e3:.1f} ms | {r['sgd_busy']:.2f} | "
               f"{r['gd_step']:.3f} s | {r['task']:.3f} s | {r['busy']:.2f} | "
               f"{sorted(r['placement'].values())} | {r['load']} |")
-    print(f"| speed-up | | {results[0]['sgd_epoch'] / results[1]['sgd_epoch']:.2f}x | "
+    print(f"| speed-up | | {results[0]['sgd_epoch'] / results[1]['sgd_epoch']:.2f}x | | | "
           f"{results[0]['gd_step'] / results[1]['gd_step']:.2f}x | | | | |")
     rows = overhead(steps=100, updates=100)
     print("\nPer-round overhead, n = 20,000, p = 20 (DP-SGD q = 0.01: ~200 rows per step)\n")

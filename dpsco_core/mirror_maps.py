@@ -33,6 +33,22 @@ Bregman steps (note 2.2). The composite mirror step
   solves :math:`\kappa A \|u(\kappa)\|_p^{2-p} = 1` (or :math:`\|u(\kappa)\|_p = R` when the
   ball binds, whichever :math:`\kappa` is smaller: both sides increase in :math:`\kappa`), and
   :math:`\mu` is bisected until :math:`\|c + u\|_1 = D`.
+* :math:`K = \{\|u\|_p \le R\} \cap \{\|c + u\|_p \le D\}` (Algorithm 6's
+  :math:`X_i = X \cap \{\|x - x_{i-1}\|_p \le R_i\}` with X the lp ball of radius D):
+  :func:`bregman_project_lp`, the same nested search with the X constraint written as
+  :math:`\frac1p\|c + u\|_p^p \le \frac1p D^p` (multiplier :math:`\nu \ge 0`), so that for
+  fixed :math:`(\kappa, \nu)` each coordinate solves the strictly convex
+  :math:`\min_t |t|^p/(p\kappa) + \nu |c_j + t|^p/p - \theta_j t`, i.e. the increasing
+  equation :math:`\varphi(t)/\kappa + \nu\varphi(c_j + t) = \theta_j`
+  (:math:`\varphi(s) = \mathrm{sign}(s)|s|^{p-1}`), whose root lies between
+  :math:`\varphi^{-1}(\kappa\theta_j)` and :math:`-c_j` and between :math:`-c_j +
+  \varphi^{-1}(\theta_j/\nu)` and 0 (safeguarded root finding in that bracket). For fixed
+  :math:`\nu`, :math:`|t_j|` does not decrease in :math:`\kappa` (a smaller weight on
+  :math:`|t|^p`), so :math:`\kappa` is found as above; :math:`\|c + u(\nu)\|_p` does not
+  increase in :math:`\nu` (a larger weight on the penalty), so :math:`\nu` is bisected until
+  :math:`\|c + u\|_p = D`. This is the exact Bregman projection of the paper's Algorithm 5
+  step over :math:`X_i` (KKT: :math:`\theta = a\varphi(u) + b\varphi(c + u)` with scalars
+  :math:`a > 0`, :math:`b \ge 0`).
 """
 
 import math
@@ -43,6 +59,7 @@ from ._validation import check_int, check_positive, check_scalar, check_vector
 
 __all__ = ["pnorm_exponent", "l1_norm_constant", "pnorm_link", "pnorm_link_inverse",
            "bregman_divergence", "bregman_project_ball", "bregman_project_l1",
+           "bregman_project_lp",
            "mirror_step", "entropic_step", "check_p"]
 
 
@@ -430,13 +447,202 @@ def _project_l1(theta, p, scale, c, radius, D, tol):
     return x_hi
 
 
+def _lp_coordinates(theta, c, p, log_kappa, nu, t0=None):
+    """Per-coordinate root t of G(t) = phi(t)/kappa + nu phi(c_j + t) - theta_j (nu > 0).
+
+    phi(s) = sign(s)|s|^(p-1), so G increases: the root lies in [min(t1, -c), max(t1, -c)]
+    with t1 = phi^-1(kappa theta) (there the first term is theta and the second has the sign
+    of t + c) and in [min(t2, 0), max(t2, 0)] with t2 = -c + phi^-1(theta / nu). Newton
+    steps in the intersection of the two brackets (a bisection step whenever Newton leaves
+    it), from ``t0`` (a warm start) or the bracket's midpoint, until the residual is below
+    1e-14 of the terms' size or the bracket is a few ulps wide (vectorized).
+    """
+    e = 1.0 / (p - 1.0)                   # q - 1
+    kappa = math.exp(log_kappa)
+    big = np.finfo(float).max
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        la = np.log(np.abs(theta))
+        t1 = np.sign(theta) * np.exp(e * (log_kappa + la))
+        t2 = -c + np.sign(theta) * np.exp(e * (la - math.log(nu)))
+    t1 = np.clip(np.where(np.isnan(t1), 0.0, t1), -big, big)
+    t2 = np.clip(np.where(np.isnan(t2), -c, t2), -big, big)
+    lo = np.maximum(np.minimum(t1, -c), np.minimum(t2, 0.0))
+    hi = np.minimum(np.maximum(t1, -c), np.maximum(t2, 0.0))
+    hi = np.maximum(hi, lo)
+    t = 0.5 * (lo + hi) if t0 is None else np.clip(t0, lo, hi)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        for _ in range(100):
+            at, ac = np.abs(t), np.abs(c + t)
+            f1 = at ** (p - 1.0) / kappa
+            f2 = nu * ac ** (p - 1.0)
+            g = np.sign(t) * f1 + np.sign(c + t) * f2 - theta
+            done = (np.abs(g) <= 1e-14 * (f1 + f2 + np.abs(theta))) | \
+                (hi - lo <= 1e-15 * (np.abs(lo) + np.abs(hi)) + 1e-300)
+            if np.all(done):
+                break
+            pos = g > 0.0
+            hi = np.where(pos & ~done, t, hi)
+            lo = np.where(~pos & ~done, t, lo)
+            dg = (p - 1.0) * (at ** (p - 2.0) / kappa + nu * ac ** (p - 2.0))
+            tn = t - g / dg
+            bad = ~((tn > lo) & (tn < hi))
+            t = np.where(done, t, np.where(bad, 0.5 * (lo + hi), tn))
+    return t
+
+
+def _illinois(lo, hi, f_lo, f_hi):
+    """Regula falsi point of a bracket with f_lo <= 0 < f_hi (the midpoint as a safeguard)."""
+    if not (math.isfinite(f_lo) and math.isfinite(f_hi)) or f_hi - f_lo <= 0.0:
+        return 0.5 * (lo + hi)
+    x = lo - f_lo * (hi - lo) / (f_hi - f_lo)
+    return x if lo < x < hi else 0.5 * (lo + hi)
+
+
+def _solve_kappa_lp(theta, c, p, A, R, nu, tol, t0=None):
+    """(log kappa, t): kappa = min(kappa_free, kappa_R) for the lp penalty nu, the largest
+    log kappa with gap <= 0, gap = max(lk + log A + (2-p) log||t||, log||t|| - log R)
+    (increasing in lk; as :func:`_solve_kappa`), by Illinois steps in a bracket."""
+    lrm = math.log(R) if math.isfinite(R) else math.inf
+    state = {"t": t0}
+
+    def gap(lk):
+        t = _lp_coordinates(theta, c, p, lk, nu, state["t"])
+        state["t"] = t
+        r = _norm_scaled(t, p)
+        if r == 0.0:
+            return -math.inf, t
+        lr = math.log(r)
+        return max(lk + math.log(A) + (2.0 - p) * lr, lr - lrm), t
+    lo, hi = -5.0, 5.0
+    f_lo, t_lo = gap(lo)
+    while f_lo > 0.0 and lo > -690.0:
+        lo -= 10.0
+        f_lo, t_lo = gap(lo)
+    f_hi, _ = gap(hi)
+    while not f_hi > 0.0 and hi < 690.0:
+        hi += 10.0
+        f_hi, t_hi = gap(hi)
+        if not f_hi > 0.0:
+            lo, f_lo, t_lo = hi, f_hi, t_hi
+    if not f_hi > 0.0:
+        return hi, t_lo
+    side = 0
+    for _ in range(200):
+        # the gap grows at least as fast as lk: f_lo >= -tol puts lo within tol of the root
+        if hi - lo <= tol or f_lo >= -tol:
+            break
+        mid = _illinois(lo, hi, f_lo, f_hi)
+        f_mid, t_mid = gap(mid)
+        if f_mid > 0.0:
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
+        else:
+            lo, f_lo, t_lo = mid, f_mid, t_mid
+            if side == -1:
+                f_hi *= 0.5
+            side = -1
+    return lo, t_lo
+
+
+def bregman_project_lp(theta, *, p, scale, center, radius=math.inf, lp_radius, tol=1e-12):
+    r"""Exact argmin of :math:`\frac a2\|u\|_p^2 - \langle\theta,u\rangle` over
+    :math:`\|u\|_p \le R`, :math:`\|c + u\|_p \le D`; returns :math:`x = c + u`.
+
+    The Bregman projection of Algorithm 5's step onto Algorithm 6's
+    :math:`X_i = \{\|x\|_p \le D\} \cap \{\|x - c\|_p \le R\}` (module docstring): the radial
+    clip when it lies in X, else the nested search over the X multiplier :math:`\nu` (kept at
+    the feasible end, relative ``tol``). The center must lie in X.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (d,)
+        The dual point.
+    p : float
+        In (1, 2]: the exponent of the map and of both balls.
+    scale : float
+        a.
+    center : ndarray of shape (d,)
+        c, with :math:`\|c\|_p \le D`.
+    radius : float, default=inf
+        R of the localization ball around c.
+    lp_radius : float
+        D, the radius of X around 0.
+    tol : float, default=1e-12
+        Relative tolerance of the search on :math:`\nu`.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    p = check_p(p)
+    scale = check_positive(scale, "scale")
+    radius = check_positive(radius, "radius", allow_inf=True)
+    D = check_positive(lp_radius, "lp_radius")
+    tol = check_scalar(tol, "tol", low=0.0, high=1.0)
+    theta = check_vector(theta, "theta")
+    c = check_vector(center, "center")
+    if c.shape[0] != theta.shape[0]:
+        raise ValueError(f"center must have length {theta.shape[0]} (the length of theta); "
+                         f"got {c.shape[0]}.")
+    c_norm = _norm_scaled(c, p)
+    if not c_norm <= D * (1 + 1e-12):
+        raise ValueError(f"center must lie in the lp ball of radius lp_radius = {D!r}; got "
+                         f"||center||_p = {c_norm!r}.")
+    return _project_lp(theta, p, scale, c, radius, D, tol)
+
+
+def _project_lp(theta, p, scale, c, radius, D, tol):
+    u = _project_ball(theta, p, scale, radius)
+    f_lo = _norm_scaled(c + u, p) - D
+    if f_lo <= 0.0:
+        return c + u
+    state = {"t": None}
+
+    def point(nu):
+        _, t = _solve_kappa_lp(theta, c, p, scale, radius, nu, 1e-13, state["t"])
+        state["t"] = t
+        x = c + t
+        return x, _norm_scaled(x, p) - D
+    # phi(nu) = ||x(nu)||_p - D decreases: bracket phi(lo) > 0 >= phi(hi), Illinois steps on
+    # -nu, the feasible end kept (as the l1 kernel).
+    lo, hi = 0.0, max(float(np.max(np.abs(theta))), 1e-300)
+    x_hi, f_hi = point(hi)
+    while f_hi > 0.0:
+        lo, f_lo = hi, f_hi
+        hi *= 2.0
+        x_hi, f_hi = point(hi)
+    side = 0
+    for _ in range(200):
+        if hi - lo <= tol * hi or f_hi >= -tol * D:
+            break
+        mid = -_illinois(-hi, -lo, f_hi, f_lo)
+        x, f_mid = point(mid)
+        if f_mid > 0.0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi *= 0.5
+            side = 1
+        else:
+            hi, f_hi, x_hi = mid, f_mid, x
+            if side == 1:
+                f_lo *= 0.5
+            side = -1
+    norm = _norm_scaled(x_hi, p)
+    if norm > D:                # rounding only
+        x_hi = x_hi * (D / norm)
+    return x_hi
+
+
 def mirror_step(x, grad, step, *, p, scale, center, reg=0.0, radius=math.inf,
-                l1_radius=None):
+                l1_radius=None, lp_radius=None):
     r"""One composite mirror-descent step (note 2.2): the argmin over K of
     :math:`\langle g, x\rangle + \lambda h(x - c) + \frac1\eta D_h(x, x_k)`.
 
     K is the ball :math:`\|x - c\|_p \le R`, intersected with :math:`\|x\|_1 \le D` when
-    ``l1_radius`` is given. Returns the new x. ``x``, ``grad``, ``center``: finite vectors of
+    ``l1_radius`` is given, or with :math:`\|x\|_p \le D` when ``lp_radius`` is given
+    (Algorithm 6's :math:`X_i`; :func:`bregman_project_lp`). Returns the new x. ``x``, ``grad``, ``center``: finite vectors of
     one length; ``step``, ``scale`` in (0, inf); ``reg`` in [0, inf); ``radius`` in (0, inf];
     ``l1_radius`` in (0, inf). A step whose result leaves the float64 range raises a
     ValueError naming ``x``, ``grad`` and ``step``.
@@ -460,13 +666,17 @@ def mirror_step(x, grad, step, *, p, scale, center, reg=0.0, radius=math.inf,
     radius : float, default=inf
         R.
     l1_radius : float, optional
-        D.
+        D of the l1 ball X.
+    lp_radius : float, optional
+        D of the lp ball X (p the map's exponent); not with ``l1_radius``.
 
     Returns
     -------
     ndarray of shape (d,)
     """
     p = check_p(p)
+    if l1_radius is not None and lp_radius is not None:
+        raise ValueError("give at most one of l1_radius and lp_radius (X is one ball).")
     step = check_positive(step, "step")
     scale = check_positive(scale, "scale")
     reg = check_scalar(reg, "reg", low=0.0, low_open=False)
@@ -487,6 +697,13 @@ def mirror_step(x, grad, step, *, p, scale, center, reg=0.0, radius=math.inf,
     if not math.isfinite(A):
         raise ValueError(f"step * reg too large: scale * (1 + step * reg) exceeds the float64 "
                          f"range; got step={step!r}, reg={reg!r}.")
+    if lp_radius is not None:
+        D = check_positive(lp_radius, "lp_radius")
+        c_norm = _norm_scaled(center, p)
+        if not c_norm <= D * (1 + 1e-12):
+            raise ValueError(f"center must lie in the lp ball of radius lp_radius = {D!r}; "
+                             f"got ||center||_p = {c_norm!r}.")
+        return _project_lp(theta, p, A, center, radius, D, 1e-12)
     if l1_radius is None:
         with np.errstate(over="ignore"):
             out = center + _project_ball(theta, p, A, radius)

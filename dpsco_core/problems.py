@@ -6,7 +6,7 @@ r"""The composite empirical risk every solver minimizes, with its data and const
 
 with a per-sample loss :math:`\ell` (``dpsco_core.losses``) and a separable penalty
 :math:`\psi` (``dpsco_core.penalties``). ``Problem`` validates and stores the data once (float64,
-never writing to the caller's arrays), keeps the layouts the kernels need (Fortran / CSC for
+or dense float32 as given; never writing to the caller's arrays), keeps the layouts the kernels need (Fortran / CSC for
 column kernels, C / CSR for row kernels; each at most one copy, cached), and computes the
 constants of note 002, section 3.6:
 
@@ -114,12 +114,38 @@ def _check_X(X):
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"X must have at least one sample and one feature; got shape "
                          f"{arr.shape}.")
-    if arr.dtype != np.float64:
+    if arr.dtype not in (np.float64, np.float32):
         arr = arr.astype(np.float64, order="K")       # the one copy; keeps the layout
     if not all_finite(arr):
         raise ValueError("X must contain only finite values; it has NaN or inf.")
     _check_magnitude(arr.max(), arr.min(), "X")
     return _read_only(arr), False
+
+
+#: Bytes of float64 temporaries per chunk when a float32 X is read in float64 (derived
+#: constants, margins): at most 4 MB and 1/32 of X, large enough for BLAS and einsum to run at
+#: speed and small against the data (a chunk and its square are the peak: <= 6% of X).
+_CHUNK_BYTES = 4 << 20
+
+
+def _chunk_bytes(X):
+    return min(_CHUNK_BYTES, max(1 << 16, X.nbytes // 32))
+
+
+def _row_chunks(X):
+    """(start, float64 copy of rows start:start+k) over dense X, k rows of _chunk_bytes."""
+    n, p = X.shape
+    k = max(1, _chunk_bytes(X) // (8 * p))
+    for a in range(0, n, k):
+        yield a, X[a:a + k].astype(np.float64, order="K")
+
+
+def _col_chunks(X):
+    """(start, float64 copy of columns start:start+k) over dense X."""
+    n, p = X.shape
+    k = max(1, _chunk_bytes(X) // (8 * n))
+    for a in range(0, p, k):
+        yield a, X[:, a:a + k].astype(np.float64, order="K")
 
 
 #: Largest |entry| accepted in X and y: squares and sums of squares (norms, smoothness
@@ -135,6 +161,50 @@ def _check_magnitude(largest, smallest, name):
                          f"rescale {name}.")
 
 
+def _column_sq_norms32(X):
+    """einsum("ij,ij->j") of float32 X in float64, bitwise that of X.astype(np.float64)
+    (tests/kernels/test_float32.py): Fortran-like X by column chunks (each column's sum as in
+    the full array); C-like X by row chunks added row after row onto the running sums, the
+    order einsum takes over a C-ordered array."""
+    if X.flags.f_contiguous or abs(X.strides[0]) < abs(X.strides[1]):
+        return np.concatenate([np.einsum("ij,ij->j", c, c) for _, c in _col_chunks(X)])
+    acc = np.zeros(X.shape[1])
+    for _, chunk in _row_chunks(X):
+        sq = np.empty((chunk.shape[0] + 1, X.shape[1]))
+        sq[0] = acc
+        np.multiply(chunk, chunk, out=sq[1:])
+        acc = np.add.reduce(sq, axis=0)
+    return acc
+
+
+def _lambda_max32(X):
+    """Largest eigenvalue of X^T X for float32 X, in float64 from chunks (Gram matrices summed
+    chunk by chunk, or ARPACK on chunked products): no float64 copy of X."""
+    n, p = X.shape
+    if min(n, p) <= _EXACT_GRAM_MAX:
+        if p <= n:
+            G = np.zeros((p, p))
+            for _, c in _row_chunks(X):
+                G += c.T @ c
+        else:
+            G = np.zeros((n, n))
+            for _, c in _col_chunks(X):
+                G += c @ c.T
+        return _largest_eigenvalue(G)
+
+    def matvec(v):
+        v = np.ravel(v)
+        out = np.zeros(p)
+        for _, c in _row_chunks(X):
+            out += c.T @ (c @ v)
+        return out
+    op = scipy.sparse.linalg.LinearOperator((p, p), matvec=matvec, dtype=np.float64)
+    v0 = np.random.default_rng(0).standard_normal(p)
+    vals = scipy.sparse.linalg.eigsh(op, k=1, which="LA", v0=v0, tol=0.0,
+                                     return_eigenvectors=False)
+    return float(vals[0])
+
+
 class Problem:
     """Regularized empirical risk minimization over a linear model.
 
@@ -145,9 +215,20 @@ class Problem:
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features) or scipy.sparse matrix/array
-        Features. Dense input of any order and real dtype is converted to float64 (one copy at
-        most, keeping the memory order). Sparse CSR and CSC are used as they are (float64);
+        Features. Dense float64 and float32 input is kept as given (no copy, any memory
+        order); other real dtypes are converted to float64 (one copy, keeping the memory
+        order). Sparse CSR and CSC are used as they are (float64; other dtypes converted);
         other sparse formats are converted to CSR (one copy). X is never modified.
+
+        Float32 X is read in float64 without a float64 copy by ``dp_sgd`` (any layout) and
+        ``dp_cd`` (Fortran order; C order costs one float32 Fortran copy): their kernels
+        convert each value on load (exact), so a run is bitwise the same kernel run on
+        ``X.astype(np.float64)``. The constants they need (row and column norms, the
+        smoothness, margins) are computed in float64 from chunks of a few MB; the column norms
+        of Fortran-ordered X and the row norms are bitwise those of the float64 array, the
+        smoothness constant beta can differ in the last bits (BLAS sums the Gram matrix in
+        another order). Any other use of ``problem.X`` (the other solvers) converts float32
+        X to float64 once, on first use, and caches the copy.
     y : array-like of shape (n_samples,)
         Targets, or labels in the loss's encoding (``Logistic(labels="01")`` maps {0, 1} to
         {-1, +1}).
@@ -177,7 +258,10 @@ class Problem:
     Attributes
     ----------
     X : ndarray or sparse matrix
-        The validated features (float64; read-only view or converted copy).
+        The validated features as float64 (read-only view or converted copy; for float32
+        input converted on first access and cached).
+    X_data : ndarray or sparse matrix
+        The validated features as stored: float64, or dense float32 as given (read-only).
     y : ndarray of shape (n_samples,)
         The validated labels as the kernels use them (read-only; logistic/hinge in {-1, +1}).
     loss : Loss
@@ -213,15 +297,15 @@ class Problem:
                  row_norm: float | None = None, label_bound: float | None = None) -> None:
         self.loss = check_loss(loss)
         self.penalty = check_penalty(penalty)
+        self._cache: dict = {}
         self.X, self.is_sparse = _check_X(X)
-        self.n_samples, self.n_features = self.X.shape
+        self.n_samples, self.n_features = self.X_data.shape
         y_arr = check_vector(y, "y")
         _check_magnitude(y_arr.max(), y_arr.min(), "y")
         if y_arr.shape[0] != self.n_samples:
             raise ValueError(f"y must have one entry per row of X ({self.n_samples}); got "
                              f"{y_arr.shape[0]}.")
         self.y = _read_only(self.loss.check_labels(y_arr, "y"))
-        self._cache: dict = {}
         self.public_bounds = self._enforce_public_bounds(bounds, row_norm, label_bound)
 
     def _enforce_public_bounds(self, bounds, row_norm, label_bound):
@@ -239,6 +323,23 @@ class Problem:
         if y is not self.y:
             self.y = _read_only(y)
         return public
+
+    @property
+    def X(self) -> Any:
+        """The features as float64 (float32 ``X_data`` is converted on first access; cached)."""
+        X = self.X_data
+        if X is None or X.dtype == np.float64:
+            return X
+        return self._cached("X_float64", lambda: X.astype(np.float64, order="K"))
+
+    @X.setter
+    def X(self, value: Any) -> None:
+        self.X_data = value
+        getattr(self, "_cache", {}).pop("X_float64", None)
+
+    @property
+    def _float32(self) -> bool:
+        return getattr(self.X_data, "dtype", None) == np.float32
 
     def __repr__(self) -> str:
         kind = "sparse" if self.is_sparse else "dense"
@@ -264,6 +365,25 @@ class Problem:
         """Dense X as a C-ordered float64 array (for row kernels); cached, read-only."""
         self._require_dense("X_c", "X_csr")
         return self._cached("X_c", lambda: np.ascontiguousarray(self.X))
+
+    def X_kernel_rows(self) -> FloatArray:
+        """Dense X as the row kernels of ``dp_sgd`` read it, never copied: ``X_data``
+        (float64 or float32, any memory order; ``_kernels._batch`` gathers each block's rows)."""
+        self._require_dense("X_kernel_rows", "X_csr")
+        return self.X_data
+
+    def X_kernel_columns(self) -> FloatArray:
+        """Dense X as the column kernels of ``dp_cd`` read it: Fortran-ordered, float64 or
+        float32. ``X_data`` itself when Fortran-ordered; otherwise one Fortran-ordered copy in
+        X's own dtype (float64: ``X_fortran()``; float32: a float32 copy, half the memory),
+        cached. A row-major CD kernel was measured slower (bench/README.md, memory section)."""
+        self._require_dense("X_kernel_columns", "X_csc")
+        X = self.X_data
+        if X.flags.f_contiguous:
+            return X
+        if X.dtype == np.float64:
+            return self.X_fortran()
+        return self._cached("X_fortran32", lambda: np.asfortranarray(X))
 
     def X_csc(self) -> Any:
         """Sparse X in CSC format with sorted, unique indices (column kernels); cached.
@@ -309,6 +429,11 @@ class Problem:
         return w
 
     def _margins(self, w):
+        if not self.is_sparse and self._float32:
+            z = np.empty(self.n_samples)
+            for a, chunk in _row_chunks(self.X_data):
+                z[a:a + chunk.shape[0]] = chunk @ w
+            return z
         return np.ascontiguousarray(self.X @ w, dtype=np.float64)
 
     def margins(self, w: ArrayLike) -> FloatArray:
@@ -421,6 +546,8 @@ class Problem:
         def compute():
             if self.is_sparse:
                 return np.asarray(self.X.multiply(self.X).sum(axis=0), dtype=np.float64).ravel()
+            if self._float32:
+                return _column_sq_norms32(self.X_data)
             return np.einsum("ij,ij->j", self.X, self.X)
         return self._cached("column_sq_norms", compute)
 
@@ -428,6 +555,12 @@ class Problem:
         def compute():
             if self.is_sparse:
                 return np.asarray(self.X.multiply(self.X).sum(axis=1), dtype=np.float64).ravel()
+            if self._float32:
+                # row chunks of the same layout: per row the same einsum sum, the same bits
+                out = np.empty(self.n_samples)
+                for a, chunk in _row_chunks(self.X_data):
+                    out[a:a + chunk.shape[0]] = np.einsum("ij,ij->i", chunk, chunk)
+                return out
             return np.einsum("ij,ij->i", self.X, self.X)
         return self._cached("row_sq_norms", compute)
 
@@ -443,7 +576,11 @@ class Problem:
         def compute():
             if self.is_sparse:
                 return abs(self.X).max(axis=0).toarray().ravel().astype(np.float64)
-            return np.max(np.abs(self.X), axis=0)
+            # column chunks: max is exact in any order, and no |X| temporary of X's size
+            X = self.X_data
+            k = max(1, _chunk_bytes(X) // (X.itemsize * self.n_samples))
+            return np.concatenate([np.max(np.abs(X[:, a:a + k]), axis=0)
+                                   for a in range(0, self.n_features, k)]).astype(np.float64)
         return self._cached("column_max_abs", compute)
 
     def _loss_smoothness(self, what):
@@ -478,7 +615,9 @@ class Problem:
         """Largest eigenvalue of :math:`X^\\top X`: exact (Gram + eigvalsh) when min(n, p) is
         at most 2000, else ARPACK on the operator (relative accuracy ~ machine precision)."""
         def compute():
-            n, p = self.X.shape
+            n, p = self.X_data.shape
+            if not self.is_sparse and self._float32:
+                return _lambda_max32(self.X_data)
             X = self.X
             if min(n, p) <= _EXACT_GRAM_MAX:
                 G = (X.T @ X) if p <= n else (X @ X.T)

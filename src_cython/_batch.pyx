@@ -20,8 +20,16 @@ with the penalty of ``_prox.pxd`` applied coordinate-wise. Noise scale, normalis
 (``q n`` for Poisson sampling, the batch size for shuffling) and step are derived and accounted
 in Python (``dpsco_core.solvers.dp_sgd``): this module only computes.
 
-Layouts: dense C-ordered X (rows contiguous) or CSR (``data``, ``indices``, ``indptr``; int32 or
-int64 indices). One nogil core serves both: dense passes no index arrays.
+Layouts and dtypes: dense X, float64 or float32, any strides (C-ordered, Fortran-ordered or a
+strided view), or CSR float64 (``data``, ``indices``, ``indptr``; int32 or int64 indices). One
+nogil core serves all: dense passes no index arrays. Dense float64 C-ordered X is read in place;
+any other dense X is read without a copy of X: each block first gathers its (at most
+``BATCH_BLOCK``) rows into a per-thread buffer of ``BATCH_BLOCK * p`` doubles (the float32 ->
+float64 conversion is exact), and the block then runs the float64 C-ordered code on the buffer.
+Every arithmetic operation is therefore the float64 one on the same values in the same order:
+the result on float32 X (or on a Fortran-ordered X) is bitwise the result on
+``np.ascontiguousarray(X, dtype=np.float64)``. The buffers hold ``n_threads * BATCH_BLOCK * p``
+doubles (0.2 MB per thread at p = 100).
 
 Threading and summation order (results bitwise identical for any ``n_threads``): the batch is
 cut into blocks of ``BATCH_BLOCK`` consecutive batch rows. Block b's partial sum starts at +0.0
@@ -58,6 +66,7 @@ from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_geometric, random_interval, random_normal
 
 from _interrupt cimport Interrupt, POLL_WORK, interrupt_init, poll, raise_if_interrupted
+from _openmp_helpers cimport omp_get_max_threads, omp_get_thread_num
 from _batch cimport (BATCH_BLOCK, BATCH_GROUP, BATCH_PARALLEL_MIN_WORK, axpy_row, clip_weight,
                      dot_row, index_t)
 from _loss cimport LOSS_LOGISTIC, LOSS_SQUARED, loss_deriv, loss_deriv_diff
@@ -75,9 +84,22 @@ POISSON = SAMPLING_POISSON
 SHUFFLE = SAMPLING_SHUFFLE
 
 
+ctypedef fused real_t:
+    float
+    double
+
+
 cdef struct Rows:
-    # The data, row-accessible: dense C-ordered (indices == NULL) or CSR.
+    # The data, row-accessible: dense (indices == NULL) or CSR. Dense float64 C-ordered X is
+    # read in place through ``data``; any other dense X (``gather``) through ``data`` (float64)
+    # or ``data32`` (float32) with strides ``row_stride`` and ``col_stride`` (in elements),
+    # its block rows gathered into ``gbuf`` + thread * BATCH_BLOCK * p first.
     const double *data
+    const float *data32
+    Py_ssize_t row_stride
+    Py_ssize_t col_stride
+    bint gather
+    double *gbuf
     Py_ssize_t n
     Py_ssize_t p
     const double *y
@@ -92,6 +114,43 @@ cdef struct TwoPoint:
     const double *dx
     double eta
     double eta_prev
+
+
+cdef void _gather(const Rows *X, const int64_t *rows, Py_ssize_t lo, Py_ssize_t hi,
+                  double *buf) noexcept nogil:
+    """buf[r, :] = X[rows[lo + r], :] as float64 (C-ordered, r = 0..hi-lo-1): exact copies.
+
+    Rows are read along the smaller stride (row by row for C-like strides, column by column
+    for Fortran-like ones) so that consecutive reads are as close as the layout allows."""
+    cdef Py_ssize_t r, j, p = X.p, m = hi - lo, rs = X.row_stride, cs = X.col_stride
+    cdef const float *src32
+    cdef const double *src
+    cdef double *dst
+    cdef bint by_row = (cs if cs >= 0 else -cs) <= (rs if rs >= 0 else -rs)
+    if X.data32 != NULL:
+        if by_row:
+            for r in range(m):
+                src32 = X.data32 + rows[lo + r] * rs
+                dst = buf + r * p
+                for j in range(p):
+                    dst[j] = src32[j * cs]
+        else:
+            for j in range(p):
+                src32 = X.data32 + j * cs
+                for r in range(m):
+                    buf[r * p + j] = src32[rows[lo + r] * rs]
+    else:
+        if by_row:
+            for r in range(m):
+                src = X.data + rows[lo + r] * rs
+                dst = buf + r * p
+                for j in range(p):
+                    dst[j] = src[j * cs]
+        else:
+            for j in range(p):
+                src = X.data + j * cs
+                for r in range(m):
+                    buf[r * p + j] = src[rows[lo + r] * rs]
 
 
 cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index_t *indptr,
@@ -110,8 +169,14 @@ cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index
     cdef double weight, z, dz
     cdef double zs[BATCH_BLOCK]
     cdef double ys[BATCH_BLOCK]
+    cdef double *buf = NULL
     for j in range(X.p):
         partial[j] = 0.0
+    if indices == NULL and X.gather:
+        # one exact float64 C-ordered copy of the block's rows; the loops below read row t
+        # of the block at buf + (t - lo) p instead of X
+        buf = X.gbuf + omp_get_thread_num() * <Py_ssize_t> BATCH_BLOCK * X.p
+        _gather(X, rows, lo, hi, buf)
     if pair.dx == NULL and hi - lo <= BATCH_BLOCK:
         # Margins first, then the derivatives in one loop over contiguous arrays (the
         # branch-free logistic derivative of _exp_poly.h vectorizes there), then clip and
@@ -119,7 +184,7 @@ cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index
         for t in range(lo, hi):
             i = rows[t]
             if indices == NULL:
-                vals = X.data + i * X.p
+                vals = X.data + i * X.p if buf == NULL else buf + (t - lo) * X.p
                 cols = NULL
                 m = X.p
             else:
@@ -133,7 +198,7 @@ cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index
         for t in range(lo, hi):
             i = rows[t]
             if indices == NULL:
-                vals = X.data + i * X.p
+                vals = X.data + i * X.p if buf == NULL else buf + (t - lo) * X.p
                 cols = NULL
                 m = X.p
             else:
@@ -146,7 +211,7 @@ cdef inline Py_ssize_t _block(const Rows *X, const index_t *indices, const index
     for t in range(lo, hi):
         i = rows[t]
         if indices == NULL:
-            vals = X.data + i * X.p
+            vals = X.data + i * X.p if buf == NULL else buf + (t - lo) * X.p
             cols = NULL
             m = X.p
         else:
@@ -305,8 +370,41 @@ cdef Rows _rows(const double *data, Py_ssize_t n, Py_ssize_t p, const double[::1
                          f"{y.shape[0]} and {row_norms.shape[0]}")
     if n < 1 or p < 1:
         raise ValueError(f"X must have at least one row and one column; got ({n}, {p})")
-    return Rows(data=data, n=n, p=p, y=&y[0], row_norms=&row_norms[0], loss_kind=loss_kind,
+    return Rows(data=data, data32=NULL, row_stride=p, col_stride=1, gather=False, gbuf=NULL,
+                n=n, p=p, y=&y[0], row_norms=&row_norms[0], loss_kind=loss_kind,
                 loss_param=loss_param)
+
+
+cdef Rows _dense_rows(const real_t[:, :] X, const double[::1] y, const double[::1] row_norms,
+                      int loss_kind, double loss_param) except *:
+    """Rows of dense X of either dtype and any strides: in place when float64 C-ordered,
+    else through the block gather (module docstring)."""
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    cdef Rows data = _rows(NULL, n, p, y, row_norms, loss_kind, loss_param)
+    data.row_stride = X.strides[0] // <Py_ssize_t> sizeof(real_t)
+    data.col_stride = X.strides[1] // <Py_ssize_t> sizeof(real_t)
+    if X.strides[0] % <Py_ssize_t> sizeof(real_t) or X.strides[1] % <Py_ssize_t> sizeof(real_t):
+        raise ValueError("X's strides must be multiples of its item size")
+    if real_t is float:
+        data.data32 = &X[0, 0]
+        data.gather = True
+    else:
+        data.data = &X[0, 0]
+        data.gather = not ((p == 1 or data.col_stride == 1)
+                           and (n == 1 or data.row_stride == p))
+    return data
+
+
+cdef int _alloc_gather(Rows *X, int n_threads) except -1:
+    # One BATCH_BLOCK x p buffer per thread (the blocks of a group run on n_threads threads;
+    # prange reads num_threads=0 as "all": omp_get_max_threads()).
+    cdef Py_ssize_t n_buffers = n_threads if n_threads >= 1 else omp_get_max_threads()
+    if X.gather:
+        X.gbuf = <double *> malloc((n_buffers if n_buffers > 1 else 1) * <size_t> BATCH_BLOCK
+                                   * X.p * sizeof(double))
+        if X.gbuf == NULL:
+            raise MemoryError()
+    return 0
 
 
 cdef _check_csr(Py_ssize_t nnz, const index_t[::1] indices, const index_t[::1] indptr,
@@ -337,7 +435,7 @@ cdef _check_p(Py_ssize_t p, const double[::1] coef, double[::1] sum_out):
                          f"{coef.shape[0]} and {sum_out.shape[0]}")
 
 
-cdef Py_ssize_t _batch_grad(const Rows *X, const index_t *indices, const index_t *indptr,
+cdef Py_ssize_t _batch_grad(Rows *X, const index_t *indices, const index_t *indptr,
                             const int64_t[::1] rows, const double[::1] coef, double clip,
                             double[::1] sum_out, int n_threads, const double *coef_prev=NULL,
                             double eta=1.0, double eta_prev=0.0) except -1:
@@ -351,6 +449,7 @@ cdef Py_ssize_t _batch_grad(const Rows *X, const index_t *indices, const index_t
     try:
         if scratch == NULL or counts == NULL:
             raise MemoryError()
+        _alloc_gather(X, n_threads)
         if coef_prev != NULL:
             dx = <double *> malloc(X.p * sizeof(double))
             if dx == NULL:
@@ -365,10 +464,12 @@ cdef Py_ssize_t _batch_grad(const Rows *X, const index_t *indices, const index_t
         free(scratch)
         free(counts)
         free(dx)
+        free(X.gbuf)
+        X.gbuf = NULL
     return n_clipped
 
 
-def batch_grad_dense(const double[:, ::1] X,       # IN  (n, p) C-ordered
+def batch_grad_dense(const real_t[:, :] X,       # IN  (n, p) float64/float32, any strides
                      const double[::1] y,          # IN  (n,)
                      const int64_t[::1] rows,      # IN  (m,) batch rows, in [0, n)
                      const double[::1] coef,       # IN  (p,)
@@ -377,10 +478,12 @@ def batch_grad_dense(const double[:, ::1] X,       # IN  (n, p) C-ordered
                      double clip,                  # C in (0, inf]
                      double[::1] sum_out,          # OUT (p,) the clipped gradient sum
                      int n_threads):
-    """Clipped per-sample gradient sum over ``rows`` (dense X). Returns the #clipped rows."""
+    """Clipped per-sample gradient sum over ``rows`` (dense X). Returns the #clipped rows.
+
+    X float64 or float32, any strides, never copied (module docstring: the result is bitwise
+    the one on ``np.ascontiguousarray(X, dtype=np.float64)``)."""
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
-    cdef Rows data = _rows(&X[0, 0] if n > 0 and p > 0 else NULL, n, p, y, row_norms,
-                           loss_kind, loss_param)
+    cdef Rows data = _dense_rows(X, y, row_norms, loss_kind, loss_param)
     _check_p(p, coef, sum_out)
     _check_rows(rows, n)
     return _batch_grad(&data, <const int32_t *> NULL, <const int32_t *> NULL, rows, coef, clip,
@@ -405,7 +508,7 @@ def batch_grad_csr(const double[::1] data,         # IN  (nnz,) CSR values
     return _batch_grad(&X, indices_ptr, &indptr[0], rows, coef, clip, sum_out, n_threads)
 
 
-def batch_diff_dense(const double[:, ::1] X,       # IN  (n, p) C-ordered
+def batch_diff_dense(const real_t[:, :] X,       # IN  (n, p) float64/float32, any strides
                      const double[::1] y,          # IN  (n,)
                      const int64_t[::1] rows,      # IN  (m,) batch rows, in [0, n)
                      const double[::1] coef,       # IN  (p,) x_t
@@ -423,11 +526,11 @@ def batch_diff_dense(const double[:, ::1] X,       # IN  (n, p) C-ordered
     ``eta_prev (l'(z) - l'(z - dz)) + (eta - eta_prev) l'(z)`` with ``z = <x_i, coef>``,
     ``dz = <x_i, coef - coef_prev>`` (two ``dot_row`` lane sums) and the stable
     ``loss_deriv_diff``; its norm ``|weight| ||x_i||`` is clipped as in ``batch_grad_dense``.
-    Blocks, groups and summation order are those of ``batch_grad_dense``.
+    Blocks, groups, summation order and the accepted dtypes and layouts are those of
+    ``batch_grad_dense``.
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
-    cdef Rows data = _rows(&X[0, 0] if n > 0 and p > 0 else NULL, n, p, y, row_norms,
-                           loss_kind, loss_param)
+    cdef Rows data = _dense_rows(X, y, row_norms, loss_kind, loss_param)
     _check_p(p, coef, sum_out)
     _check_p(p, coef_prev, sum_out)
     _check_rows(rows, n)
@@ -474,7 +577,7 @@ cdef Run _run(Py_ssize_t n, int penalty_kind, double penalty_p1, double penalty_
                penalty_kind=penalty_kind, penalty_p1=penalty_p1, penalty_p2=penalty_p2)
 
 
-cdef tuple _sgd_call(const Rows *X, const index_t *indices, const index_t *indptr,
+cdef tuple _sgd_call(Rows *X, const index_t *indices, const index_t *indptr,
                      const Run *r, double[::1] coef, object sampling_generator,
                      object noise_generator, int n_threads):
     if coef.shape[0] != X.p:
@@ -490,6 +593,7 @@ cdef tuple _sgd_call(const Rows *X, const index_t *indices, const index_t *indpt
     try:
         if rows == NULL or grad == NULL or scratch == NULL or counts == NULL:
             raise MemoryError()
+        _alloc_gather(X, n_threads)
         with nogil:
             _sgd(X, indices, indptr, r, &coef[0], gens[0], gens[1], rows, grad, scratch,
                  counts, n_threads, &n_clipped, &n_sampled, &it)
@@ -499,11 +603,13 @@ cdef tuple _sgd_call(const Rows *X, const index_t *indices, const index_t *indpt
         free(grad)
         free(scratch)
         free(counts)
+        free(X.gbuf)
+        X.gbuf = NULL
     raise_if_interrupted(&it)
     return n_clipped, n_sampled
 
 
-def sgd_dense(const double[:, ::1] X,         # IN  (n, p) C-ordered
+def sgd_dense(const real_t[:, :] X,         # IN  (n, p) float64/float32, any strides
               const double[::1] y,            # IN  (n,)
               const double[::1] row_norms,    # IN  (n,)
               int loss_kind, double loss_param,
@@ -523,10 +629,11 @@ def sgd_dense(const double[:, ::1] X,         # IN  (n, p) C-ordered
     """Run ``n_steps`` proximal DP-SGD steps on dense X; ``coef`` is updated in place.
 
     Returns ``(n_clipped, n_sampled)``: clipped per-sample gradients and sampled rows in total.
+    X float64 or float32, any strides, never copied; the iterates are bitwise those on
+    ``np.ascontiguousarray(X, dtype=np.float64)`` (see ``batch_grad_dense``).
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
-    cdef Rows data = _rows(&X[0, 0] if n > 0 and p > 0 else NULL, n, p, y, row_norms,
-                           loss_kind, loss_param)
+    cdef Rows data = _dense_rows(X, y, row_norms, loss_kind, loss_param)
     cdef Run r = _run(n, penalty_kind, penalty_p1, penalty_p2, n_steps, sampling, sample_rate,
                       batch_size, step, clip, noise_scale, norm)
     return _sgd_call(&data, <const int32_t *> NULL, <const int32_t *> NULL, &r, coef,

@@ -20,6 +20,9 @@ in Python: this module only computes.
 
 Layouts: dense X Fortran-ordered (columns contiguous), or CSC (``data``, ``indices``,
 ``indptr``; int32 or int64 indices). One nogil core serves both: dense passes no index arrays.
+The values (dense X or CSC ``data``) are float64 or float32, read in place: a float32 value is
+converted to float64 on load (exact; ``_mm256_cvtps_pd`` on the AVX2 path) and every operation
+is the float64 one, so a run on float32 X is bitwise the run on ``X.astype(np.float64)``.
 
 Randomness and draw order (reproduced by ``dpsco_core.reference.cd``): each run owns one bit
 generator; update k draws, in this order, the coordinate (``Generator.integers(0, p)``, i.e.
@@ -71,6 +74,10 @@ ctypedef fused index_t:
     int32_t
     int64_t
 
+ctypedef fused real_t:
+    float
+    double
+
 cdef struct Settings:
     Py_ssize_t n
     Py_ssize_t p
@@ -95,7 +102,7 @@ cdef inline double _clip_term(double term, double c, Py_ssize_t *n_clipped) noex
     return term if term > -c else -c
 
 
-cdef inline double _lanes(const double *vals, const index_t *rows, Py_ssize_t m,
+cdef inline double _lanes(const real_t *vals, const index_t *rows, Py_ssize_t m,
                           const double *z, const double *y, int loss_kind, double loss_param,
                           double c, Py_ssize_t *n_clipped) noexcept nogil:
     """sum_t clip(vals[t] * l'(z[i_t], y[i_t]), c) over the m entries of one column, in four
@@ -146,6 +153,23 @@ cdef extern from "_cd_simd.h" nogil:
                                const double *coef, double *z) noexcept
     void dpsco_cd_axpy_scalar(double *z, double a, const double *x, Py_ssize_t n) noexcept
     void dpsco_cd_axpy_avx2(double *z, double a, const double *x, Py_ssize_t n) noexcept
+    # float32 X: the same loops, each value converted to double on load
+    void dpsco_cd_margins_scalar_f32(const float *X, Py_ssize_t n, Py_ssize_t p,
+                                     const double *coef, double *z) noexcept
+    void dpsco_cd_margins_avx2_f32(const float *X, Py_ssize_t n, Py_ssize_t p,
+                                   const double *coef, double *z) noexcept
+    void dpsco_cd_axpy_scalar_f32(double *z, double a, const float *x, Py_ssize_t n) noexcept
+    void dpsco_cd_axpy_avx2_f32(double *z, double a, const float *x, Py_ssize_t n) noexcept
+    double dpsco_cd_sq_dense_avx2_f32(const float *vals, const double *z, const double *y,
+                                      Py_ssize_t m, double c, Py_ssize_t *n_clipped,
+                                      unsigned char *try_fast, int count) noexcept
+    double dpsco_cd_sq_dense_fused_avx2_f32(double *z, double delta, const float *xprev,
+                                            const float *vals, const double *y, Py_ssize_t m,
+                                            double c, Py_ssize_t *n_clipped,
+                                            unsigned char *try_fast, int count) noexcept
+    double dpsco_cd_log_dense_avx2_f32(const float *vals, const double *z, const double *y,
+                                       Py_ssize_t m, double c, Py_ssize_t *n_clipped,
+                                       unsigned char *try_fast, int count) noexcept
     double dpsco_cd_sq_dense_avx2(const double *vals, const double *z, const double *y,
                                   Py_ssize_t m, double c, Py_ssize_t *n_clipped,
                                   unsigned char *try_fast, int count) noexcept
@@ -192,14 +216,17 @@ cdef enum:
     CHUNK = 256     # terms per vectorized block; a multiple of 4 keeps the lane of term t at t % 4
 
 
-cdef double _logistic_lanes(const double *vals, const index_t *rows, Py_ssize_t m,
+cdef double _logistic_lanes(const real_t *vals, const index_t *rows, Py_ssize_t m,
                             const double *z, const double *y, double c,
                             Py_ssize_t *n_clipped) noexcept nogil:
     """``_lanes`` for the logistic loss, bitwise equal to it: the clipped terms of a block of
     CHUNK samples are computed by one vectorized loop (``_exp_poly.h``; the exp per sample is
     what bounds DP-CD on logistic problems), then summed into the same four lanes in the same
-    order. CSC columns gather their margins and labels into the block first. The clip flags
-    are summed in four lanes too (integer-valued doubles: exact)."""
+    order. CSC columns gather their margins and labels into the block first, float32 values
+    are converted into a float64 block first (exact). The clip flags are summed in four lanes
+    too (integer-valued doubles: exact)."""
+    cdef double v_block[CHUNK]
+    cdef const double *v
     cdef double terms[CHUNK]
     cdef double flags[CHUNK]
     cdef double z_block[CHUNK]
@@ -210,14 +237,19 @@ cdef double _logistic_lanes(const double *vals, const index_t *rows, Py_ssize_t 
     for block in range((m + CHUNK - 1) // CHUNK):
         start = block * CHUNK
         size = m - start if m - start < CHUNK else CHUNK
+        if real_t is double:
+            v = vals + start
+        else:
+            for t in range(size):
+                v_block[t] = vals[start + t]
+            v = v_block
         if rows == NULL:
-            dpsco_logistic_clipped_terms(vals + start, z + start, y + start, size, c, terms,
-                                         flags)
+            dpsco_logistic_clipped_terms(v, z + start, y + start, size, c, terms, flags)
         else:
             for t in range(size):
                 z_block[t] = z[rows[start + t]]
                 y_block[t] = y[rows[start + t]]
-            dpsco_logistic_clipped_terms(vals + start, z_block, y_block, size, c, terms, flags)
+            dpsco_logistic_clipped_terms(v, z_block, y_block, size, c, terms, flags)
         head = size - size % 4
         for t in range(0, head, 4):
             a0 = a0 + terms[t]
@@ -241,7 +273,7 @@ cdef double _logistic_lanes(const double *vals, const index_t *rows, Py_ssize_t 
     return (a0 + a1) + (a2 + a3)
 
 
-cdef inline double _clipped_sum(const double *vals, const index_t *rows, Py_ssize_t m,
+cdef inline double _clipped_sum(const real_t *vals, const index_t *rows, Py_ssize_t m,
                                 const double *z, const double *y, int loss_kind,
                                 double loss_param, double c, Py_ssize_t *n_clipped,
                                 unsigned char *try_fast, int count) noexcept nogil:
@@ -252,10 +284,16 @@ cdef inline double _clipped_sum(const double *vals, const index_t *rows, Py_ssiz
     with ``count`` false the AVX2 loops skip counting clipped terms (``n_clipped`` is then
     meaningless)."""
     if dpsco_cd_avx2 and rows == NULL:
-        if loss_kind == LOSS_SQUARED:
-            return dpsco_cd_sq_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count)
-        if loss_kind == LOSS_LOGISTIC:
-            return dpsco_cd_log_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count)
+        if real_t is double:
+            if loss_kind == LOSS_SQUARED:
+                return dpsco_cd_sq_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count)
+            if loss_kind == LOSS_LOGISTIC:
+                return dpsco_cd_log_dense_avx2(vals, z, y, m, c, n_clipped, try_fast, count)
+        else:
+            if loss_kind == LOSS_SQUARED:
+                return dpsco_cd_sq_dense_avx2_f32(vals, z, y, m, c, n_clipped, try_fast, count)
+            if loss_kind == LOSS_LOGISTIC:
+                return dpsco_cd_log_dense_avx2_f32(vals, z, y, m, c, n_clipped, try_fast, count)
     if loss_kind == LOSS_SQUARED:
         return _lanes(vals, rows, m, z, y, LOSS_SQUARED, loss_param, c, n_clipped)
     if loss_kind == LOSS_LOGISTIC:
@@ -263,16 +301,22 @@ cdef inline double _clipped_sum(const double *vals, const index_t *rows, Py_ssiz
     return _lanes(vals, rows, m, z, y, loss_kind, loss_param, c, n_clipped)
 
 
-cdef void _margins(const double *data, const index_t *indices, const index_t *indptr,
+cdef void _margins(const real_t *data, const index_t *indices, const index_t *indptr,
                    const double *coef, Settings *s, double *z) noexcept nogil:
     """z = X @ coef, column by column (indices == NULL: dense Fortran-ordered data)."""
     cdef Py_ssize_t i, j, k
     if indices == NULL:
         # row-blocked, the same sum per element (_cd_simd.h)
-        if dpsco_cd_avx2:
-            dpsco_cd_margins_avx2(data, s.n, s.p, coef, z)
+        if real_t is double:
+            if dpsco_cd_avx2:
+                dpsco_cd_margins_avx2(data, s.n, s.p, coef, z)
+            else:
+                dpsco_cd_margins_scalar(data, s.n, s.p, coef, z)
         else:
-            dpsco_cd_margins_scalar(data, s.n, s.p, coef, z)
+            if dpsco_cd_avx2:
+                dpsco_cd_margins_avx2_f32(data, s.n, s.p, coef, z)
+            else:
+                dpsco_cd_margins_scalar_f32(data, s.n, s.p, coef, z)
         return
     for i in range(s.n):
         z[i] = 0.0
@@ -285,7 +329,7 @@ cdef void _margins(const double *data, const index_t *indices, const index_t *in
             z[indices[k]] += cj * data[k]
 
 
-cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *indptr,
+cdef Py_ssize_t _run(const real_t *data, const index_t *indices, const index_t *indptr,
                      const double *y, const double *step, const double *clip,
                      const double *noise_scale, double *coef, Settings *s, bitgen_t *gen,
                      double *z, double *sums, Py_ssize_t *last,
@@ -305,7 +349,7 @@ cdef Py_ssize_t _run(const double *data, const index_t *indices, const index_t *
     return n_clipped if s.count_clipped else 0
 
 
-cdef Py_ssize_t _run_body(const double *data, const index_t *indices, const index_t *indptr,
+cdef Py_ssize_t _run_body(const real_t *data, const index_t *indices, const index_t *indptr,
                           const double *y, const double *step, const double *clip,
                           const double *noise_scale, double *coef, Settings *s, bitgen_t *gen,
                           double *z, double *sums, Py_ssize_t *last, unsigned char *try_fast,
@@ -317,9 +361,9 @@ cdef Py_ssize_t _run_body(const double *data, const index_t *indices, const inde
     # (one pass over z instead of two; _cd_simd.h); never past the end of an inner loop
     cdef bint fuse = dpsco_cd_avx2 and indices == NULL and s.loss_kind == LOSS_SQUARED
     cdef double pending_delta = 0.0
-    cdef const double *pending_col = NULL
+    cdef const real_t *pending_col = NULL
     cdef double inv_n = 1.0 / s.normaliser
-    cdef const double *col
+    cdef const real_t *col
     for t in range(s.n_outer):
         if poll(it, &budget, s.n * s.p if indices == NULL else indptr[s.p]):
             return n_clipped
@@ -341,9 +385,15 @@ cdef Py_ssize_t _run_body(const double *data, const index_t *indices, const inde
             if indices == NULL:
                 col = data + j * s.n
                 if pending_col != NULL:
-                    acc = dpsco_cd_sq_dense_fused_avx2(z, pending_delta, pending_col, col, y,
-                                                       s.n, clip[j], &n_clipped, &try_fast[j],
-                                                       s.count_clipped)
+                    if real_t is double:
+                        acc = dpsco_cd_sq_dense_fused_avx2(z, pending_delta, pending_col, col,
+                                                           y, s.n, clip[j], &n_clipped,
+                                                           &try_fast[j], s.count_clipped)
+                    else:
+                        acc = dpsco_cd_sq_dense_fused_avx2_f32(z, pending_delta, pending_col,
+                                                               col, y, s.n, clip[j],
+                                                               &n_clipped, &try_fast[j],
+                                                               s.count_clipped)
                     pending_col = NULL
                 else:
                     acc = _clipped_sum(col, indices, s.n, z, y, s.loss_kind, s.loss_param,
@@ -366,10 +416,15 @@ cdef Py_ssize_t _run_body(const double *data, const index_t *indices, const inde
                 if fuse and k < s.n_inner - 1:
                     pending_delta = delta
                     pending_col = col
+                elif real_t is double:
+                    if dpsco_cd_avx2:
+                        dpsco_cd_axpy_avx2(z, delta, col, s.n)
+                    else:
+                        dpsco_cd_axpy_scalar(z, delta, col, s.n)
                 elif dpsco_cd_avx2:
-                    dpsco_cd_axpy_avx2(z, delta, col, s.n)
+                    dpsco_cd_axpy_avx2_f32(z, delta, col, s.n)
                 else:
-                    dpsco_cd_axpy_scalar(z, delta, col, s.n)
+                    dpsco_cd_axpy_scalar_f32(z, delta, col, s.n)
             else:
                 for idx in range(indptr[j], indptr[j + 1]):
                     z[indices[idx]] += delta * data[idx]
@@ -429,7 +484,7 @@ cdef _check_csc(Py_ssize_t n, Py_ssize_t p, Py_ssize_t nnz, Py_ssize_t n_indices
                          "as many as data)")
 
 
-def cd_dense(const double[::1, :] X,       # IN  (n, p) Fortran-ordered
+def cd_dense(const real_t[::1, :] X,       # IN  (n, p) Fortran-ordered, float64 or float32
              const double[::1] y,          # IN  (n,)
              int loss_kind, double loss_param,
              int penalty_kind, double penalty_p1, double penalty_p2,
@@ -448,6 +503,8 @@ def cd_dense(const double[::1, :] X,       # IN  (n, p) Fortran-ordered
     need with a history, and counting costs about a third of the AVX2 inner loop).
 
     ``margin_out`` holds X @ coef of the last iterate before averaging (a scratch buffer).
+    X float32 is read in place, each value converted to float64 on load: the run is bitwise the
+    run on ``X.astype(np.float64)``.
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
     cdef Settings s = _settings(n, p, loss_kind, loss_param, penalty_kind, penalty_p1,
@@ -479,7 +536,7 @@ def cd_dense(const double[::1, :] X,       # IN  (n, p) Fortran-ordered
     return n_clipped
 
 
-def cd_csc(const double[::1] data,         # IN  (nnz,) CSC values
+def cd_csc(const real_t[::1] data,         # IN  (nnz,) CSC values, float64 or float32
            const index_t[::1] indices,     # IN  (nnz,) row indices
            const index_t[::1] indptr,      # IN  (p + 1,)
            Py_ssize_t n_rows,
@@ -505,7 +562,7 @@ def cd_csc(const double[::1] data,         # IN  (nnz,) CSC values
     cdef double *sums = <double *> malloc(p * sizeof(double))
     cdef Py_ssize_t *last = <Py_ssize_t *> malloc(p * sizeof(Py_ssize_t))
     cdef Py_ssize_t n_clipped = 0
-    cdef const double *data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef const real_t *data_ptr = &data[0] if data.shape[0] > 0 else NULL
     cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
     cdef Interrupt it
     interrupt_init(&it)
@@ -526,7 +583,7 @@ def cd_csc(const double[::1] data,         # IN  (nnz,) CSC values
     return n_clipped
 
 
-cdef int _grid(const double *data, const index_t *indices, const index_t *indptr,
+cdef int _grid(const real_t *data, const index_t *indices, const index_t *indptr,
                const double *y, const double[:, ::1] step, const double[:, ::1] clip,
                const double[:, ::1] noise_scale, double[:, ::1] coef, Settings *s,
                bitgen_t **gens, int64_t *n_clipped, int n_threads, Interrupt *it) noexcept nogil:
@@ -564,7 +621,7 @@ cdef int _grid(const double *data, const index_t *indices, const index_t *indptr
     return -1 if failed else 0
 
 
-def cd_grid_dense(const double[::1, :] X, const double[::1] y,
+def cd_grid_dense(const real_t[::1, :] X, const double[::1] y,
                   int loss_kind, double loss_param,
                   int penalty_kind, double penalty_p1, double penalty_p2,
                   const double[:, ::1] step,         # IN  (R, p) one row per configuration
@@ -601,7 +658,7 @@ def cd_grid_dense(const double[::1, :] X, const double[::1] y,
         raise MemoryError()
 
 
-def cd_grid_csc(const double[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
+def cd_grid_csc(const real_t[::1] data, const index_t[::1] indices, const index_t[::1] indptr,
                 Py_ssize_t n_rows, const double[::1] y, int loss_kind, double loss_param,
                 int penalty_kind, double penalty_p1, double penalty_p2,
                 const double[:, ::1] step, const double[:, ::1] clip,
@@ -619,7 +676,7 @@ def cd_grid_csc(const double[::1] data, const index_t[::1] indices, const index_
     if n_runs == 0:
         return
     cdef bitgen_t **gens = bitgen_array(bit_generators, n_runs)
-    cdef const double *data_ptr = &data[0] if data.shape[0] > 0 else NULL
+    cdef const real_t *data_ptr = &data[0] if data.shape[0] > 0 else NULL
     cdef const index_t *indices_ptr = &indices[0] if indices.shape[0] > 0 else &indptr[0]
     cdef int status
     cdef Interrupt it

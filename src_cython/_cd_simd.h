@@ -22,6 +22,10 @@
  * with clipping. A per-column hint remembers a column whose last sum clipped, so a column that
  * always clips pays one pass, not two.
  *
+ * float32 X (the *_f32 bodies): each value is converted to double on load (_mm256_cvtps_pd of a
+ * 4-float load; the C conversion in scalar code), which is exact, and every operation is the
+ * double one: a float32 run is bitwise the run on X converted to float64.
+ *
  * Dispatch: dpsco_cd_init() picks the AVX2 bodies when the compiler can emit them (GCC or clang
  * on x86-64) and the CPU has AVX2 (__builtin_cpu_supports), unless the caller asks for the
  * scalar path (_cd.set_simd_path("scalar") or DPSCO_CD_SIMD=scalar at import: tests run both).
@@ -71,7 +75,7 @@ static inline double dpsco_cd_clip1(double term, double c, Py_ssize_t *n_clipped
  * same sum as the column-by-column loop ((0 + c_j1 x_j1) + c_j2 x_j2 ...), but row-blocked so
  * that z is written once per block instead of once per column. */
 #define DPSCO_CD_MARGIN_BLOCK 512
-#define DPSCO_CD_MARGINS_BODY                                                                 \
+#define DPSCO_CD_MARGINS_BODY(T)                                                              \
     {                                                                                         \
         Py_ssize_t i0, i, j, len;                                                             \
         for (i0 = 0; i0 < n; i0 += DPSCO_CD_MARGIN_BLOCK) {                                   \
@@ -81,7 +85,7 @@ static inline double dpsco_cd_clip1(double term, double c, Py_ssize_t *n_clipped
                 zb[i] = 0.0;                                                                  \
             for (j = 0; j < p; j++) {                                                         \
                 const double cj = coef[j];                                                    \
-                const double *col = X + j * n + i0;                                           \
+                const T *col = X + j * n + i0;                                                \
                 if (cj == 0.0)                                                                \
                     continue;                                                                 \
                 for (i = 0; i < len; i++)                                                     \
@@ -92,7 +96,11 @@ static inline double dpsco_cd_clip1(double term, double c, Py_ssize_t *n_clipped
 
 static void dpsco_cd_margins_scalar(const double *X, Py_ssize_t n, Py_ssize_t p,
                                     const double *coef, double *z)
-DPSCO_CD_MARGINS_BODY
+DPSCO_CD_MARGINS_BODY(double)
+
+static void dpsco_cd_margins_scalar_f32(const float *X, Py_ssize_t n, Py_ssize_t p,
+                                        const double *coef, double *z)
+DPSCO_CD_MARGINS_BODY(float)
 
 static void dpsco_cd_axpy_scalar(double *z, double a, const double *x, Py_ssize_t n)
 {
@@ -101,11 +109,22 @@ static void dpsco_cd_axpy_scalar(double *z, double a, const double *x, Py_ssize_
         z[i] = z[i] + a * x[i];
 }
 
+static void dpsco_cd_axpy_scalar_f32(double *z, double a, const float *x, Py_ssize_t n)
+{
+    Py_ssize_t i;
+    for (i = 0; i < n; i++)
+        z[i] = z[i] + a * (double) x[i];
+}
+
 #if DPSCO_CD_HAVE_AVX2
 
 DPSCO_AVX2 static void dpsco_cd_margins_avx2(const double *X, Py_ssize_t n, Py_ssize_t p,
                                              const double *coef, double *z)
-DPSCO_CD_MARGINS_BODY
+DPSCO_CD_MARGINS_BODY(double)
+
+DPSCO_AVX2 static void dpsco_cd_margins_avx2_f32(const float *X, Py_ssize_t n, Py_ssize_t p,
+                                                 const double *coef, double *z)
+DPSCO_CD_MARGINS_BODY(float)
 
 DPSCO_AVX2 static void dpsco_cd_axpy_avx2(double *z, double a, const double *x, Py_ssize_t n)
 {
@@ -116,6 +135,19 @@ DPSCO_AVX2 static void dpsco_cd_axpy_avx2(double *z, double a, const double *x, 
                                               _mm256_mul_pd(av, _mm256_loadu_pd(x + i))));
     for (; i < n; i++)
         z[i] = z[i] + a * x[i];
+}
+
+DPSCO_AVX2 static void dpsco_cd_axpy_avx2_f32(double *z, double a, const float *x,
+                                              Py_ssize_t n)
+{
+    Py_ssize_t i, head = n - n % 4;
+    const __m256d av = _mm256_set1_pd(a);
+    for (i = 0; i < head; i += 4)
+        _mm256_storeu_pd(z + i, _mm256_add_pd(_mm256_loadu_pd(z + i),
+                                              _mm256_mul_pd(av, _mm256_cvtps_pd(
+                                                  _mm_loadu_ps(x + i)))));
+    for (; i < n; i++)
+        z[i] = z[i] + a * (double) x[i];
 }
 
 /* ---- loads of z_i and y_i for terms t..t+3 (dense columns only: for CSC, AVX2 gathers were
@@ -236,6 +268,7 @@ DPSCO_AVX2 static inline __m256d dpsco_exp_avx2(__m256d x)
     }
 
 #define DPSCO_X_DENSE(t) _mm256_loadu_pd(vals + (t))
+#define DPSCO_X_DENSE_F32(t) _mm256_cvtps_pd(_mm_loadu_ps(vals + (t)))
 #define DPSCO_SQ_DENSE(t) (vals[t] * (2.0 * (z[t] - y[t])))
 #define DPSCO_LOG_DENSE(t) (vals[t] * dpsco_logistic_deriv(z[t], y[t]))
 
@@ -245,6 +278,12 @@ DPSCO_AVX2 static double dpsco_cd_sq_dense_avx2(const double *vals, const double
                                                 int count)
 DPSCO_CD_SUM_BODY(DPSCO_LOAD_DENSE, DPSCO_DERIV_SQUARED, DPSCO_X_DENSE, DPSCO_SQ_DENSE, 1, )
 
+DPSCO_AVX2 static double dpsco_cd_sq_dense_avx2_f32(const float *vals, const double *z,
+                                                    const double *y, Py_ssize_t m, double c,
+                                                    Py_ssize_t *n_clipped,
+                                                    unsigned char *try_fast, int count)
+DPSCO_CD_SUM_BODY(DPSCO_LOAD_DENSE, DPSCO_DERIV_SQUARED, DPSCO_X_DENSE_F32, DPSCO_SQ_DENSE, 1, )
+
 /* The previous update's axpy z += delta * xprev fused into this update's sum (squared loss):
  * one pass over z instead of two. z after the loop is exactly what the separate axpy leaves
  * (the same element-wise operations), and the sum reads the updated z, as before. With the
@@ -252,6 +291,11 @@ DPSCO_CD_SUM_BODY(DPSCO_LOAD_DENSE, DPSCO_DERIV_SQUARED, DPSCO_X_DENSE, DPSCO_SQ
 #define DPSCO_LOAD_AXPY(t)                                                                    \
     zv = _mm256_add_pd(_mm256_loadu_pd(zw + (t)),                                             \
                        _mm256_mul_pd(dlt, _mm256_loadu_pd(xprev + (t))));                     \
+    _mm256_storeu_pd(zw + (t), zv);                                                           \
+    yv = _mm256_loadu_pd(y + (t));
+#define DPSCO_LOAD_AXPY_F32(t)                                                                \
+    zv = _mm256_add_pd(_mm256_loadu_pd(zw + (t)),                                             \
+                       _mm256_mul_pd(dlt, _mm256_cvtps_pd(_mm_loadu_ps(xprev + (t)))));       \
     _mm256_storeu_pd(zw + (t), zv);                                                           \
     yv = _mm256_loadu_pd(y + (t));
 #define DPSCO_AXPY_TAIL                                                                       \
@@ -282,12 +326,45 @@ DPSCO_AVX2 static double dpsco_cd_sq_dense_fused_avx2(double *z, double delta,
     return dpsco_cd_sq_fused_body(z, delta, xprev, vals, y, m, c, n_clipped, try_fast, count);
 }
 
+DPSCO_AVX2 static double dpsco_cd_sq_fused_body_f32(double *zw, double delta,
+                                                    const float *xprev, const float *vals,
+                                                    const double *y, Py_ssize_t m, double c,
+                                                    Py_ssize_t *n_clipped,
+                                                    unsigned char *try_fast, int count)
+{
+    const double *z = zw;
+    const __m256d dlt = _mm256_set1_pd(delta);
+    DPSCO_CD_SUM_BODY(DPSCO_LOAD_AXPY_F32, DPSCO_DERIV_SQUARED, DPSCO_X_DENSE_F32,
+                      DPSCO_SQ_DENSE, 0, DPSCO_AXPY_TAIL)
+}
+
+DPSCO_AVX2 static double dpsco_cd_sq_dense_fused_avx2_f32(double *z, double delta,
+                                                          const float *xprev, const float *vals,
+                                                          const double *y, Py_ssize_t m,
+                                                          double c, Py_ssize_t *n_clipped,
+                                                          unsigned char *try_fast, int count)
+{
+    if (count && *try_fast) {
+        dpsco_cd_axpy_avx2_f32(z, delta, xprev, m);
+        return dpsco_cd_sq_dense_avx2_f32(vals, z, y, m, c, n_clipped, try_fast, count);
+    }
+    return dpsco_cd_sq_fused_body_f32(z, delta, xprev, vals, y, m, c, n_clipped, try_fast,
+                                      count);
+}
+
 /* logistic: no unclipped first try (the exp dominates, and |l'| <= 1 makes clips bind often) */
 DPSCO_AVX2 static double dpsco_cd_log_dense_avx2(const double *vals, const double *z,
                                                  const double *y, Py_ssize_t m, double c,
                                                  Py_ssize_t *n_clipped, unsigned char *try_fast,
                                                 int count)
 DPSCO_CD_SUM_BODY(DPSCO_LOAD_DENSE, DPSCO_DERIV_LOGISTIC, DPSCO_X_DENSE, DPSCO_LOG_DENSE, 0, )
+
+DPSCO_AVX2 static double dpsco_cd_log_dense_avx2_f32(const float *vals, const double *z,
+                                                     const double *y, Py_ssize_t m, double c,
+                                                     Py_ssize_t *n_clipped,
+                                                     unsigned char *try_fast, int count)
+DPSCO_CD_SUM_BODY(DPSCO_LOAD_DENSE, DPSCO_DERIV_LOGISTIC, DPSCO_X_DENSE_F32, DPSCO_LOG_DENSE, 0,
+                  )
 
 #else   /* no AVX2 bodies: never called (dpsco_cd_avx2 stays 0), defined so that _cd links */
 
@@ -316,6 +393,31 @@ static void dpsco_cd_margins_avx2(const double *X, Py_ssize_t n, Py_ssize_t p,
 { dpsco_cd_margins_scalar(X, n, p, coef, z); }
 static void dpsco_cd_axpy_avx2(double *z, double a, const double *x, Py_ssize_t n)
 { dpsco_cd_axpy_scalar(z, a, x, n); }
+static double dpsco_cd_sq_dense_avx2_f32(const float *vals, const double *z, const double *y,
+                                         Py_ssize_t m, double c, Py_ssize_t *n_clipped,
+                                         unsigned char *try_fast, int count)
+{
+    (void) vals; (void) z; (void) y; (void) m; (void) c; (void) n_clipped; (void) try_fast;
+    (void) count;
+    return 0.0;
+}
+static double dpsco_cd_log_dense_avx2_f32(const float *vals, const double *z, const double *y,
+                                          Py_ssize_t m, double c, Py_ssize_t *n_clipped,
+                                          unsigned char *try_fast, int count)
+{ return dpsco_cd_sq_dense_avx2_f32(vals, z, y, m, c, n_clipped, try_fast, count); }
+static double dpsco_cd_sq_dense_fused_avx2_f32(double *z, double delta, const float *xprev,
+                                               const float *vals, const double *y, Py_ssize_t m,
+                                               double c, Py_ssize_t *n_clipped,
+                                               unsigned char *try_fast, int count)
+{
+    (void) z; (void) delta; (void) xprev;
+    return dpsco_cd_sq_dense_avx2_f32(vals, z, y, m, c, n_clipped, try_fast, count);
+}
+static void dpsco_cd_margins_avx2_f32(const float *X, Py_ssize_t n, Py_ssize_t p,
+                                      const double *coef, double *z)
+{ dpsco_cd_margins_scalar_f32(X, n, p, coef, z); }
+static void dpsco_cd_axpy_avx2_f32(double *z, double a, const float *x, Py_ssize_t n)
+{ dpsco_cd_axpy_scalar_f32(z, a, x, n); }
 
 #endif
 

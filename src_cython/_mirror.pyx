@@ -12,6 +12,7 @@ Design
       g      = (g + N(0, noise_scale^2 I)) / expected_batch
       theta  = grad h(x - c) - eta_k g,  A = scale (1 + eta_k reg)
       x      = c + argmin_{||u||_p <= R, ||c + u||_1 <= D} A/2 ||u||_p^2 - <theta, u>
+               (or ||c + u||_p <= D with ``lp_radius``: bregman_project_lp)
       avg   += w_k (x - avg)
 
   with eta_k = 2 / (lambda (k + 1)) and w_k = 2 / (k + 1) when ``strongly_convex`` = lambda
@@ -33,7 +34,8 @@ Design
   ``clip_weight`` and ``axpy_row``.
 """
 
-from libc.math cimport INFINITY, exp, fabs, fmax, isfinite, log, log1p, pow, sqrt
+from libc.math cimport INFINITY, exp, fabs, fmax, fmin, isfinite, log, log1p, pow, sqrt
+import numpy as np
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_normal, random_standard_uniform
@@ -348,6 +350,195 @@ cdef bint _project_l1(const double *theta, const double *c, Py_ssize_t d, double
     return True
 
 
+# The lp-ball projection (mirror_maps.bregman_project_lp): the X constraint ||c + u||_p <= D
+# with multiplier nu on (1/p)||c + u||_p^p; for fixed (kappa, nu) each coordinate solves the
+# increasing equation phi(t)/kappa + nu phi(c_j + t) = theta_j (phi(s) = sign(s)|s|^(p-1)) by
+# safeguarded Newton in the bracket of mirror_maps._lp_coordinates, warm-started at the
+# previous evaluation's root (``t`` in and out).
+
+cdef void _lp_coordinates(const double *theta, const double *c, Py_ssize_t d, double p,
+                          double lk, double nu, double *t, bint warm) noexcept nogil:
+    cdef double e = 1.0 / (p - 1.0), kappa = exp(lk), la, t1, t2, lo, hi, tj, at, ac, f1, f2
+    cdef double g, dg, tn, big = 1.7976931348623157e308
+    cdef Py_ssize_t j
+    cdef int it
+    for j in range(d):
+        if theta[j] != 0.0:
+            la = log(fabs(theta[j]))
+            t1 = _sign(theta[j]) * exp(e * (lk + la))
+            t2 = -c[j] + _sign(theta[j]) * exp(e * (la - log(nu)))
+        else:
+            t1 = 0.0
+            t2 = -c[j]
+        t1 = fmin(fmax(t1, -big), big)
+        t2 = fmin(fmax(t2, -big), big)
+        lo = fmax(fmin(t1, -c[j]), fmin(t2, 0.0))
+        hi = fmin(fmax(t1, -c[j]), fmax(t2, 0.0))
+        hi = fmax(hi, lo)
+        tj = fmin(fmax(t[j], lo), hi) if warm else 0.5 * (lo + hi)
+        for it in range(100):
+            at = fabs(tj)
+            ac = fabs(c[j] + tj)
+            f1 = pow(at, p - 1.0) / kappa
+            f2 = nu * pow(ac, p - 1.0)
+            g = _sign(tj) * f1 + _sign(c[j] + tj) * f2 - theta[j]
+            if fabs(g) <= 1e-14 * (f1 + f2 + fabs(theta[j])) or \
+                    hi - lo <= 1e-15 * (fabs(lo) + fabs(hi)) + 1e-300:
+                break
+            if g > 0.0:
+                hi = tj
+            else:
+                lo = tj
+            dg = (p - 1.0) * (pow(at, p - 2.0) / kappa + nu * pow(ac, p - 2.0))
+            tn = tj - g / dg
+            if not (tn > lo and tn < hi):
+                tn = 0.5 * (lo + hi)
+            tj = tn
+        t[j] = tj
+
+
+cdef double _pnorm(const double *v, Py_ssize_t d, double p) noexcept nogil:
+    """||v||_p = m ||v / m||_p (mirror_maps._norm_scaled)."""
+    cdef double m = _max_abs(v, d), s = 0.0, a
+    cdef Py_ssize_t j
+    if m == 0.0:
+        return 0.0
+    for j in range(d):
+        a = fabs(v[j]) / m
+        if a > 0.0:
+            s += exp(p * log(a))
+    return m * pow(s, 1.0 / p)
+
+
+cdef double _lp_gap(const double *theta, const double *c, Py_ssize_t d, double p, double A,
+                    double lrm, double nu, double lk, double *t, bint warm) noexcept nogil:
+    cdef double r, lr
+    _lp_coordinates(theta, c, d, p, lk, nu, t, warm)
+    r = _pnorm(t, d, p)
+    if r == 0.0:
+        return -INFINITY
+    lr = log(r)
+    return fmax(lk + log(A) + (2.0 - p) * lr, lr - lrm)
+
+
+cdef void _solve_kappa_lp(const double *theta, const double *c, Py_ssize_t d, double p,
+                          double A, double R, double nu, double tol, double *t, double *t_lo,
+                          bint warm) noexcept nogil:
+    """mirror_maps._solve_kappa_lp: t_lo holds the coordinates at the returned log kappa;
+    ``t`` is the warm start and scratch."""
+    cdef double lo = -5.0, hi = 5.0, mid, f_lo, f_hi, f_mid
+    cdef double lrm = log(R) if isfinite(R) else INFINITY
+    cdef int it, side = 0
+    cdef Py_ssize_t j
+    f_lo = _lp_gap(theta, c, d, p, A, lrm, nu, lo, t, warm)
+    while f_lo > 0.0 and lo > -690.0:
+        lo -= 10.0
+        f_lo = _lp_gap(theta, c, d, p, A, lrm, nu, lo, t, True)
+    for j in range(d):
+        t_lo[j] = t[j]
+    f_hi = _lp_gap(theta, c, d, p, A, lrm, nu, hi, t, True)
+    while not (f_hi > 0.0) and hi < 690.0:
+        for j in range(d):
+            t_lo[j] = t[j]
+        lo, f_lo = hi, f_hi
+        hi += 10.0
+        f_hi = _lp_gap(theta, c, d, p, A, lrm, nu, hi, t, True)
+    if not (f_hi > 0.0):
+        for j in range(d):
+            t_lo[j] = t[j]
+        return
+    for it in range(200):
+        if hi - lo <= tol or f_lo >= -tol:
+            break
+        mid = _illinois(lo, hi, f_lo, f_hi)
+        f_mid = _lp_gap(theta, c, d, p, A, lrm, nu, mid, t, True)
+        if f_mid > 0.0:
+            hi, f_hi = mid, f_mid
+            if side == 1:
+                f_lo = 0.5 * f_lo
+            side = 1
+        else:
+            lo, f_lo = mid, f_mid
+            for j in range(d):
+                t_lo[j] = t[j]
+            if side == -1:
+                f_hi = 0.5 * f_hi
+            side = -1
+
+
+cdef double _lp_point(const double *theta, const double *c, Py_ssize_t d, double p, double A,
+                      double R, double D, double nu, double *x, double *t, bint warm) noexcept nogil:
+    """x = c + t(kappa(nu), nu); returns ||x||_p - D."""
+    cdef Py_ssize_t j
+    _solve_kappa_lp(theta, c, d, p, A, R, nu, 1e-13, t, x, warm)
+    for j in range(d):
+        t[j] = x[j]             # the warm start of the next nu
+        x[j] = c[j] + x[j]
+    return _pnorm(x, d, p) - D
+
+
+cdef bint _project_lp(const double *theta, const double *c, Py_ssize_t d, double p, double A,
+                      double R, double D, double *x, double *scratch) noexcept nogil:
+    """Exact Bregman projection onto the ball and the lp ball of radius D around 0
+    (mirror_maps.bregman_project_lp: the same brackets, Illinois steps and tolerances);
+    ``x`` holds the radial-clip point on entry, the result on exit; ``scratch`` 2 d doubles.
+    Returns whether the X constraint bound."""
+    cdef double lo = 0.0, hi, mid, norm, f_lo, f_hi, f_mid
+    cdef Py_ssize_t j
+    cdef int it, side = 0
+    cdef double *t = scratch
+    cdef double *trial = scratch + d
+    f_lo = _pnorm(x, d, p) - D
+    if f_lo <= 0.0:
+        return False
+    hi = _max_abs(theta, d)
+    if hi < 1e-300:
+        hi = 1e-300
+    f_hi = _lp_point(theta, c, d, p, A, R, D, hi, x, t, False)
+    while f_hi > 0.0:
+        lo, f_lo = hi, f_hi
+        hi *= 2.0
+        f_hi = _lp_point(theta, c, d, p, A, R, D, hi, x, t, True)
+    for it in range(200):
+        if hi - lo <= 1e-12 * hi or f_hi >= -1e-12 * D:
+            break
+        mid = -_illinois(-hi, -lo, f_hi, f_lo)
+        f_mid = _lp_point(theta, c, d, p, A, R, D, mid, trial, t, True)
+        if f_mid > 0.0:
+            lo, f_lo = mid, f_mid
+            if side == -1:
+                f_hi = 0.5 * f_hi
+            side = 1
+        else:
+            hi, f_hi = mid, f_mid
+            for j in range(d):
+                x[j] = trial[j]
+            if side == 1:
+                f_lo = 0.5 * f_lo
+            side = -1
+    norm = _pnorm(x, d, p)
+    if norm > D:
+        for j in range(d):
+            x[j] = x[j] * (D / norm)
+    return True
+
+
+def project_lp(const double[::1] theta, const double[::1] center, double p, double scale,
+               double radius, double lp_radius):
+    """The radial clip, then :func:`_project_lp` (tests and timing; mirror_maps.
+    bregman_project_lp without its argument checks)."""
+    cdef Py_ssize_t d = theta.shape[0], j
+    cdef double[::1] x = np.empty(d)
+    cdef double[::1] u = np.empty(d)
+    cdef double[::1] scratch = np.empty(2 * max(d, 1))
+    with nogil:
+        _project_ball(&theta[0], d, p, scale, radius, &u[0])
+        for j in range(d):
+            x[j] = center[j] + u[j]
+        _project_lp(&theta[0], &center[0], d, p, scale, radius, lp_radius, &x[0], &scratch[0])
+    return np.asarray(x)
+
+
 def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
                  const double[::1] y,           # IN  (n,)
                  const Py_ssize_t[::1] rows,    # IN  the chunk's rows (Poisson candidates)
@@ -361,10 +552,13 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
                  double step, double strongly_convex,
                  object bit_generator,          # IN  one numpy BitGenerator (the step stream)
                  double[::1] x_out,             # OUT (d,) last iterate
-                 double[::1] avg_out):          # OUT (d,) the (weighted) average
+                 double[::1] avg_out,           # OUT (d,) the (weighted) average
+                 double lp_radius=INFINITY):    # D of X = {||x||_p <= D} (Algorithm 6)
     """T noisy composite p-norm mirror steps (module docstring); returns the batch-size sum.
 
-    ``l1_radius = inf``: no l1 constraint; ``ball_radius = inf``: no localization ball.
+    ``l1_radius = inf``: no l1 constraint; ``ball_radius = inf``: no localization ball;
+    ``lp_radius`` finite: X is the lp ball of radius ``lp_radius`` (p the map's exponent;
+    not with a finite ``l1_radius``).
     """
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1], m = rows.shape[0], k, j, t, i
     cdef Py_ssize_t total = 0, n_clipped = 0, budget = POLL_WORK
@@ -440,6 +634,9 @@ def md_run_dense(const double[:, ::1] X,        # IN  (n, d) C-ordered
                 if isfinite(l1_radius):
                     explicit_link = _project_l1(theta, &center[0], d, p, A, ball_radius,
                                                 l1_radius, xs, scratch)
+                elif isfinite(lp_radius):
+                    explicit_link = _project_lp(theta, &center[0], d, p, A, ball_radius,
+                                                lp_radius, xs, scratch)
                 w = 2.0 / (k + 1) if strongly_convex > 0.0 else 1.0 / k
                 for j in range(d):
                     avg_out[j] = avg_out[j] + w * (xs[j] - avg_out[j])

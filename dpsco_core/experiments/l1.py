@@ -68,9 +68,11 @@ d in {100, 1000} with ``--full``): the paper's own versions beside the library's
 with its theorem's rate (O(.) constants set to 1, :func:`theorem_bound`): ``alg3`` (Theorem
 7) and ``alg3_pure`` (pure epsilon-DP, Theorem 6), ``alg2`` (parallel budget) and
 ``alg2_paper`` (the paper's epsilon/2^i, Theorem 4), ``alg6`` (Algorithm 6 in l_p geometry,
-p = 1.5, over the unit l_p ball, Theorem 13), and the strongly convex reduction of section 5
-around Algorithm 3 (``sc_alg3``, Theorem 9) and Algorithm 2 (``sc_alg2``, Theorem 8) with the
-LASSO's strong convexity 1/d in l1. The new methods tune only the clip factor (their second
+p = 1.5, over X = the unit l_p ball: every phase on X cap its localization ball, Theorem 13),
+and the strongly convex reduction of section 5 around Algorithm 3 (``sc_alg3``, Theorem 9;
+rounds after the first on the l1 ball around the previous output clipped to X, see
+:func:`~dpsco_core.solvers.mirror_descent.strongly_convex_reduction`) and Algorithm 2
+(``sc_alg2``, Theorem 8) with the LASSO's strong convexity 1/d in l1. The new methods tune only the clip factor (their second
 parameter is fixed at the middle of the matching grid).
 
 Writes ``l1.csv``, ``l1.md`` and PNG plots (for the sweeps of problem A).

@@ -30,22 +30,61 @@ import time
 import numpy as np
 
 __all__ = ["moreau_experiment", "composite_experiment", "minmax_experiment",
-           "exact_experiment", "applications_tables"]
+           "exact_experiment", "applications_tables", "l1_glm", "finite_sum_problem"]
 
 
-def _l1_glm(d=3):
+def l1_glm(d=3):
+    """The E7/E8 problem :math:`f(x) = \\|x\\|_1/d`: the mean of :math:`|\\langle a_s, x\\rangle|`
+    over the rows :math:`\\pm e_j` (twice each), a GLM with the absolute loss (G = 1, kernel
+    path). Shared with ``tests/mlmc/test_applications.py``.
+
+    Parameters
+    ----------
+    d : int, default=3
+
+    Returns
+    -------
+    (GLMOracle, callable)
+        The oracle and the exact value :math:`x \\mapsto \\|x\\|_1/d`.
+    """
     from dpsco_core import Problem
     from dpsco_core.mlmc import GLMOracle
-    A = np.vstack([np.eye(d), -np.eye(d)] * 2)
+    A = _rows(d)
     prob = Problem(A, np.zeros(A.shape[0]), loss="absolute")
     return GLMOracle(prob), (lambda x: float(np.abs(x).sum()) / d)
+
+
+def finite_sum_problem():
+    """The Algorithm 7 problem: :math:`F(x; i) = \\frac\\mu2\\|x - b_i\\|^2 + s\\|x\\|` over n = 8
+    fixed points :math:`b_i` (seed 0), :math:`\\mu = 1`, s = 0.3, whose minimizer is
+    :math:`x^* = \\bar b\\max(0, 1 - s/(\\mu\\|\\bar b\\|))`. Shared with
+    ``tests/mlmc/test_applications.py``.
+
+    Returns
+    -------
+    (FiniteSum, float, ndarray)
+        The finite sum, :math:`\\mu` and :math:`x^*`.
+    """
+    from dpsco_core.mlmc import FiniteSum
+    rs = np.random.default_rng(0)
+    n, mu, s = 8, 1.0, 0.3
+    B = rs.standard_normal((n, 2)) * 0.5 + np.array([0.6, 0.2])
+
+    def value(x, i):
+        return 0.5 * mu * np.sum((x - B[i]) ** 2) + s * np.linalg.norm(x)
+
+    def sub(x, i):
+        nx = np.linalg.norm(x)
+        return mu * (x - B[i]) + (s * x / nx if nx > 0 else 0.0)
+    bbar = B.mean(axis=0)
+    return FiniteSum(value, sub, n), mu, bbar * max(0.0, 1.0 - s / (mu * np.linalg.norm(bbar)))
 
 
 SGD_CAP = 20_000     # the E8 SGD baseline's step cap (a Python loop)
 
 
 def _rows(d=3):
-    """The rows of :func:`_l1_glm`: the SGD baselines draw a row uniformly and use
+    """The rows of :func:`l1_glm`: the SGD baselines draw a row uniformly and use
     ``sign(<a, x>) a``, the oracle's law, in NumPy (a kernel call per step costs more than
     the step)."""
     return np.vstack([np.eye(d), -np.eye(d)] * 2)
@@ -60,7 +99,7 @@ def moreau_experiment(epsilons, seeds, max_copies=16):
     """E7 rows: one per (epsilon, seed, method)."""
     from dpsco_core import ball_acceleration as ba
     from dpsco_core.mlmc import BoxDomain, moreau_agd
-    oracle, f = _l1_glm()
+    oracle, f = l1_glm()
     box = BoxDomain([0.3, -1.0, -1.0], 1.0)
     x0, x_star, f_star = np.full(3, 0.8), np.array([0.3, 0.0, 0.0]), 0.1
     D = float(np.linalg.norm(x0 - x_star))
@@ -100,7 +139,7 @@ def composite_experiment(epsilons, seeds, max_copies=40):
     """E8 rows: one per (epsilon, seed, method)."""
     from dpsco_core import ball_acceleration as ba
     from dpsco_core.mlmc import composite_agd
-    oracle, f = _l1_glm()
+    oracle, f = l1_glm()
     L, p, R = 2.0, np.array([1.0, 0.1, -0.5]), 1.5
     x_star = np.sign(p) * np.maximum(np.abs(p) - 1.0 / (3 * L), 0.0)
 
@@ -168,21 +207,11 @@ def minmax_experiment(epsilons, seeds, max_iter=8):
 
 def exact_experiment(n_copies, seed=0):
     """Algorithm 7: the Monte-Carlo mean against x* (z-scores) and the mean queries."""
-    from dpsco_core.mlmc import FiniteSum, exact_optimum_draws
-    rs = np.random.default_rng(0)
-    n, mu, s = 8, 1.0, 0.3
-    B = rs.standard_normal((n, 2)) * 0.5 + np.array([0.6, 0.2])
-
-    def value(x, i):
-        return 0.5 * mu * np.sum((x - B[i]) ** 2) + s * np.linalg.norm(x)
-
-    def sub(x, i):
-        nx = np.linalg.norm(x)
-        return mu * (x - B[i]) + (s * x / nx if nx > 0 else 0.0)
-    bbar = B.mean(axis=0)
-    x_star = bbar * max(0.0, 1.0 - s / (mu * np.linalg.norm(bbar)))
+    from dpsco_core.mlmc import exact_optimum_draws
+    problem, mu, x_star = finite_sum_problem()
+    n = problem.n
     t0 = time.perf_counter()
-    draws = exact_optimum_draws(FiniteSum(value, sub, n), mu, np.array([-0.5, 0.8]), 2.0,
+    draws = exact_optimum_draws(problem, mu, np.array([-0.5, 0.8]), 2.0,
                                 n_copies=n_copies, j0=6, random_state=seed)
     se = draws.samples.std(axis=0) / math.sqrt(n_copies)
     return [{"experiment": "alg7", "method": "exact_optimum_draws", "copies": n_copies,

@@ -46,6 +46,9 @@ r"""ReSQue evaluation: ``python -m dpsco_core reproduce resque-parallel [--full]
    The depth ratio minibatch / resque is the issue's target in the regime
    :math:`\varepsilon \in [d^{-1}, d^{-1/4}]` (column ``in_regime``).
 
+3. **Proximal oracles** (:mod:`.resque_parallel_prox`): the stand-in and Proposition 2's
+   multilevel estimator compared in the same runs, next to Theorem 2's depth and work.
+
 Outputs in ``--out``: ``resque.csv`` (one row per estimator ratio and per method and cell),
 ``resque.md`` (tables and fitted slopes next to Table I) and, with matplotlib,
 ``estimator.png`` and ``depth.png``. The default grid takes a few minutes on 2 cores;
@@ -291,6 +294,7 @@ def _write_csv(path, rows):
 
 
 def main(argv=None):
+    from .resque_parallel_prox import prox_markdown, prox_rows
     from .resque_report import markdown, plots, slope_rows
 
     parser = argparse.ArgumentParser(prog="python -m dpsco_core reproduce resque-parallel",
@@ -307,8 +311,10 @@ def main(argv=None):
     est = estimator_table(n_samples=GRIDS[grid].get("estimator_samples", 200_000))
     sco = sco_rows(grid, progress=not args.quiet)
     slopes = slope_rows(sco)
-    _write_csv(out / "resque.csv", est + sco + slopes)
-    text = markdown(est, sco, slopes, grid=grid, seconds=time.perf_counter() - start)
+    prox = prox_rows(grid)
+    _write_csv(out / "resque.csv", est + sco + slopes + prox)
+    text = "\n".join([markdown(est, sco, slopes, grid=grid, seconds=time.perf_counter() - start),
+                      *prox_markdown(prox)])
     (out / "resque.md").write_text(text)
     plots(est, sco, slopes, out)
     print(text)

@@ -7,7 +7,8 @@ Dask workers: it overrides only where a block is kept and how a list of per-bloc
 so the two give **bitwise the same result** for the same blocking and seed (the in-process one
 is the exact reference of the distributed one).
 
-Operations (each one round trip of the distributed executor):
+Operations (each one round trip of the distributed executor); X is dense or CSR (a sparse X
+is cut into CSR row blocks and runs through the CSR kernels):
 
 * :meth:`BlockExecutor.grad_sum`: clipped per-sample gradient sums at an iterate over a batch
   (DP-SGD, and full-batch DP-GD: ``dp_sgd(..., sample_rate=1.0)``);
@@ -40,6 +41,7 @@ import weakref
 from typing import Any, Callable
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._config import effective_n_threads
 from .._kernels import _prox
@@ -101,7 +103,7 @@ class BlockedProblem(Problem):
         self.penalty = penalty
         self.public_bounds = public_bounds
         self.n_samples, self.n_features = int(self.offsets[-1]), p.pop()
-        self.is_sparse = False
+        self.is_sparse = False      # no X on the client (its blocks may be CSR: blocks.Block)
         self.X = self.y = None
         self._cache = {}
 
@@ -140,6 +142,17 @@ class BlockedProblem(Problem):
     def _lambda_max(self):
         return self._cached("lambda_max", lambda: _largest_eigenvalue(_reduce(
             self.executor._map(_blocks.gram, self.blocks, [()] * len(self.blocks)))))
+
+    def _column_max_abs(self):
+        return self._cached("column_max_abs", lambda: np.max(self.executor._map(
+            _blocks.column_max_abs, self.blocks, [()] * len(self.blocks)), axis=0))
+
+    def _clipped_sq_sums(self, s_loss, b):
+        """sum_i min(s_loss x_ij^2, b_j), the blocks' sums added in block order (the private
+        smoothness release of ``dp_cd(..., smoothness="private")``)."""
+        b = np.asarray(b, dtype=np.float64)
+        return _reduce(self.executor._map(_blocks.clipped_sq_sums, self.blocks,
+                                          [(s_loss, b)] * len(self.blocks)))
 
     def lipschitz(self):
         lip = self._loss_lipschitz("a Lipschitz constant")
@@ -183,9 +196,6 @@ def resolve_executor(executor, problem):
     if executor is not None and not isinstance(executor, BlockExecutor):
         raise TypeError(f"executor must be None, a BlockExecutor or a DaskExecutor; got "
                         f"{type(executor).__name__}.")
-    if executor is not None and problem.is_sparse:     # refused before any budget is charged
-        raise TypeError("the blocked executors take dense X; this problem's X is sparse (run "
-                        "it with executor=None).")
     return executor
 
 
@@ -255,8 +265,9 @@ class BlockExecutor(SerialExecutor):
 
         Parameters
         ----------
-        X : ndarray, dask.array, str or list of str
-            Features: an array (cut into ``block_rows`` rows), a row-chunked ``dask.array``
+        X : ndarray, scipy.sparse matrix, dask.array, str or list of str
+            Features: an array (cut into ``block_rows`` rows; a sparse matrix into CSR row
+            blocks), a row-chunked ``dask.array``
             (one block per row chunk; computed where the block lives), the path of one
             ``.npy`` file (memory-mapped; rows ``block_rows`` at a time, read where the block
             lives), a list of ``.npy`` paths (one block per file) or a list of ``.parquet``
@@ -277,7 +288,7 @@ class BlockExecutor(SerialExecutor):
         public = check_public_bounds(bounds, row_norm, label_bound)
         calls = _block_calls(X, y, loss, public, features, self.block_rows)
         if calls is None:       # an array in memory: cut here, then put
-            X = np.asarray(X)
+            X = X.tocsr() if sp.issparse(X) else np.asarray(X)
             y = np.asarray(y)
             if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
                 raise ValueError(f"X must be 2-d and y 1-d with as many rows; got shapes "
@@ -334,11 +345,10 @@ class BlockExecutor(SerialExecutor):
                 raise ValueError("this BlockedProblem is held by another executor; pass "
                                  "executor=problem.executor (or none).")
             return problem
-        if problem.is_sparse:
-            raise TypeError("the blocked executors take dense X; this problem's X is sparse.")
         bound = self._bound.get(problem)
         if bound is None:
-            X, y = problem.X_c(), problem.y
+            # sparse X: CSR row blocks (each a copy of its rows, sorted unique indices)
+            X, y = (problem.X_csr() if problem.is_sparse else problem.X_c()), problem.y
             handles = self._put([_blocks.Block(X[lo:lo + self.block_rows],
                                                y[lo:lo + self.block_rows])
                                  for lo in range(0, problem.n_samples, self.block_rows)])

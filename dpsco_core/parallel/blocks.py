@@ -19,9 +19,11 @@ worker has lost them.
 """
 
 import hashlib
+import threading
 import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._kernels import _batch, _loss
 from ..losses import LOSS_HINGE, LOSS_LOGISTIC
@@ -29,6 +31,7 @@ from ..losses import LOSS_HINGE, LOSS_LOGISTIC
 __all__ = ["Block", "make_block", "block_shape", "load_npy_block", "load_npy_rows",
            "load_parquet_block", "synthetic_block", "poisson_rows", "worker_entropy",
            "grad_sum", "diff_sum", "loss_sum", "gram", "column_sq_norms", "max_row_norm",
+           "column_max_abs", "clipped_sq_sums",
            "cd_column_sum", "cd_release", "LOST"]
 
 #: Returned by :func:`cd_column_sum` when this worker does not hold the block's margins.
@@ -36,22 +39,29 @@ LOST = "lost"
 
 # DP-CD margins kept between updates: {(token, block index): [outer, applied, z]}.
 _CD_STATE: dict = {}
+_CD_LOCK = threading.Lock()
 
 
 class Block:
-    """One row block: C-ordered float64 ``X`` (n_b, p), labels ``y`` in the kernels' encoding
-    and the row norms ``row_norms``; a Fortran copy for column access is made on first use.
+    """One row block: float64 ``X`` (n_b, p), C-ordered or SciPy CSR with sorted, unique
+    indices; labels ``y`` in the kernels' encoding and the row norms ``row_norms``; a column
+    copy for DP-CD (Fortran order, or CSC) is made on first use.
 
     Parameters
     ----------
-    X : ndarray of shape (n_b, p)
+    X : ndarray or scipy.sparse.csr_matrix of shape (n_b, p)
     y : ndarray of shape (n_b,)
     """
 
     def __init__(self, X, y):
         self.X = X
         self.y = y
-        self.row_norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+        self.is_sparse = sp.issparse(X)
+        if self.is_sparse:      # as Problem._row_sq_norms computes them
+            self.row_norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1),
+                                                dtype=np.float64).ravel())
+        else:
+            self.row_norms = np.sqrt(np.einsum("ij,ij->i", X, X))
         self._X_f = None
 
     @property
@@ -60,13 +70,38 @@ class Block:
         return self.X.shape
 
     def X_fortran(self):
-        """Fortran-ordered copy of X (DP-CD reads columns), cached on the block."""
+        """Column-major copy of X (DP-CD reads columns): Fortran-ordered, or CSC for a CSR
+        block; cached on the block."""
         if self._X_f is None:
-            self._X_f = np.asfortranarray(self.X)
+            if self.is_sparse:
+                self._X_f = _canonical(self.X.tocsc())
+            else:
+                self._X_f = np.asfortranarray(self.X)
         return self._X_f
 
-    def __getstate__(self):       # the Fortran copy is a cache: never shipped
-        return {"X": self.X, "y": self.y, "row_norms": self.row_norms, "_X_f": None}
+    def column(self, j):
+        """``(rows, values)`` of column j: the nonzero rows of a sparse block, every row
+        (``slice(None)``) of a dense one."""
+        X_f = self.X_fortran()
+        if self.is_sparse:
+            lo, hi = X_f.indptr[j], X_f.indptr[j + 1]
+            return X_f.indices[lo:hi], X_f.data[lo:hi]
+        return slice(None), X_f[:, j]
+
+    def __getstate__(self):       # the column copy is a cache: never shipped
+        return {"X": self.X, "y": self.y, "is_sparse": self.is_sparse,
+                "row_norms": self.row_norms, "_X_f": None}
+
+
+def _canonical(X):
+    # sorted, unique indices, as the CSR kernels read them; a copy only when needed (never
+    # writing to the caller's buffers)
+    if X.has_canonical_format:
+        return X
+    X = X.copy()
+    X.sum_duplicates()
+    X.sort_indices()
+    return X
 
 
 def make_block(X, y, loss, bounds=None):
@@ -84,7 +119,12 @@ def make_block(X, y, loss, bounds=None):
     -------
     Block
     """
-    X = np.ascontiguousarray(np.asarray(X), dtype=np.float64)
+    if sp.issparse(X):          # CSR, float64, sorted unique indices (the CSR kernels)
+        X = _canonical(sp.csr_matrix(X, dtype=np.float64))
+        finite = np.isfinite(X.data).all()
+    else:
+        X = np.ascontiguousarray(np.asarray(X), dtype=np.float64)
+        finite = None
     y = np.ascontiguousarray(np.asarray(y), dtype=np.float64).reshape(-1)
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
         raise ValueError(f"a row block of X must be 2-dimensional and non-empty; got shape "
@@ -92,12 +132,15 @@ def make_block(X, y, loss, bounds=None):
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"a row block of y must have one entry per row of its X block "
                          f"({X.shape[0]}); got {y.shape[0]}.")
-    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+    if finite is None:
+        finite = np.isfinite(X).all()
+    if not (finite and np.isfinite(y).all()):
         raise ValueError("X and y must contain only finite values; a row block has NaN or inf.")
     y = loss.check_labels(y, "y")
     if bounds is not None:
         X, y = bounds.enforce(X, y)
-        X, y = np.ascontiguousarray(X), np.ascontiguousarray(y)
+        X = _canonical(X.tocsr()) if sp.issparse(X) else np.ascontiguousarray(X)
+        y = np.ascontiguousarray(y)
     return Block(X, y)
 
 
@@ -203,8 +246,14 @@ def grad_sum(block, index, coef, spec, loss_kind, loss_param, clip, n_threads=1)
     ``("rows", local_rows)``."""
     rows = _rows(block, index, spec)
     out = np.empty(block.shape[1])
-    clipped = _batch.batch_grad_dense(block.X, block.y, rows, coef, block.row_norms, loss_kind,
-                                      loss_param, clip, out, n_threads)
+    if block.is_sparse:
+        X = block.X
+        clipped = _batch.batch_grad_csr(X.data, X.indices, X.indptr, block.y, rows, coef,
+                                        block.row_norms, loss_kind, loss_param, clip, out,
+                                        n_threads)
+    else:
+        clipped = _batch.batch_grad_dense(block.X, block.y, rows, coef, block.row_norms,
+                                          loss_kind, loss_param, clip, out, n_threads)
     return out, int(clipped), int(rows.shape[0])
 
 
@@ -213,9 +262,16 @@ def diff_sum(block, rows, coef, coef_prev, eta, eta_prev, loss_kind, loss_param,
     """``(S_b, n_clipped)``: the clipped two-point differences of DP-SRGD on the block's rows
     (``_batch.batch_diff_dense``)."""
     out = np.empty(block.shape[1])
-    clipped = _batch.batch_diff_dense(block.X, block.y, np.ascontiguousarray(rows), coef,
-                                      coef_prev, block.row_norms, loss_kind, loss_param, eta,
-                                      eta_prev, clip, out, n_threads)
+    rows = np.ascontiguousarray(rows)
+    if block.is_sparse:
+        X = block.X
+        clipped = _batch.batch_diff_csr(X.data, X.indices, X.indptr, block.y, rows, coef,
+                                        coef_prev, block.row_norms, loss_kind, loss_param, eta,
+                                        eta_prev, clip, out, n_threads)
+    else:
+        clipped = _batch.batch_diff_dense(block.X, block.y, rows, coef, coef_prev,
+                                          block.row_norms, loss_kind, loss_param, eta,
+                                          eta_prev, clip, out, n_threads)
     return out, int(clipped)
 
 
@@ -229,12 +285,34 @@ def loss_sum(block, coef, loss_kind, loss_param):
 
 def gram(block):
     """X_b^T X_b (the smoothness constant of DP-SGD's step, when read from the data)."""
-    return block.X.T @ block.X
+    G = block.X.T @ block.X
+    return G.toarray() if sp.issparse(G) else G
 
 
 def column_sq_norms(block):
     """||X_b[:, j]||^2 for every j (DP-CD's coordinate smoothness, when read from the data)."""
+    if block.is_sparse:
+        return np.asarray(block.X.multiply(block.X).sum(axis=0), dtype=np.float64).ravel()
     return np.einsum("ij,ij->j", block.X, block.X)
+
+
+def column_max_abs(block):
+    """max_i |x_ij| for every j (the paper's data-dependent smoothness bounds)."""
+    if block.is_sparse:
+        return np.asarray(abs(block.X).max(axis=0).todense(), dtype=np.float64).ravel()
+    return np.max(np.abs(block.X), axis=0)
+
+
+def clipped_sq_sums(block, s_loss, b):
+    """sum_i min(s_loss x_ij^2, b_j) for every j (the private smoothness release's clipped
+    sums, :func:`dpsco_core.solvers.smoothness.private_coordinate_smoothness`)."""
+    if block.is_sparse:
+        terms = block.X_fortran().copy()
+        terms.data = s_loss * terms.data ** 2
+        cols = np.repeat(np.arange(block.shape[1]), np.diff(terms.indptr))
+        terms.data = np.minimum(terms.data, b[cols])
+        return np.asarray(terms.sum(axis=0), dtype=np.float64).ravel()
+    return np.minimum(s_loss * block.X ** 2, b).sum(axis=0)
 
 
 def max_row_norm(block):
@@ -244,18 +322,21 @@ def max_row_norm(block):
 
 # --------------------------------------------------------------------------------- DP-CD
 
-def _margins(X_f, coef):
+def _margins(block, coef):
     # z = X coef column by column, as the _cd kernel's _margins: a fixed order of operations
-    z = np.zeros(X_f.shape[0])
+    # (a sparse column adds to its nonzero rows only: the same values, x_ij = 0 adds +0.0)
+    z = np.zeros(block.shape[0])
     for j in np.flatnonzero(coef):
-        z += coef[j] * X_f[:, j]
+        rows, values = block.column(j)
+        z[rows] += coef[j] * values
     return z
 
 
-def _apply(z, X_f, entry):
+def _apply(z, block, entry):
     j, delta = entry
     if delta != 0.0:
-        z += delta * X_f[:, j]
+        rows, values = block.column(j)
+        z[rows] += delta * values
 
 
 def cd_column_sum(block, index, token, outer, k, message, j, clip_j, loss_kind, loss_param):
@@ -269,28 +350,37 @@ def cd_column_sum(block, index, token, outer, k, message, j, clip_j, loss_kind, 
     hold the margins at update ``k - 1`` (a new worker after a failure, or a moved task): the
     client then sends the replay.
     """
-    key = (token, index)
-    X_f = block.X_fortran()
+    with _CD_LOCK:      # an actor's thread and a task's thread never update one block at once
+        state = _cd_margins(block, (token, index), outer, k, message)
+    if state is None:
+        return LOST
+    # the derivatives of the column's rows only (a sparse column: its nonzero rows; the
+    # others' terms x_ij l' are 0, never clipped, and add nothing)
+    rows, values = block.column(j)
+    z = np.ascontiguousarray(state[2][rows])
+    deriv = np.empty_like(z)
+    _loss.loss_derivs(z, np.ascontiguousarray(block.y[rows]), loss_kind, loss_param, deriv, 1)
+    terms = values * deriv
+    clipped = int(np.count_nonzero(np.abs(terms) > clip_j))
+    return float(np.sum(np.clip(terms, -clip_j, clip_j))), clipped
+
+
+def _cd_margins(block, key, outer, k, message):
     if message[0] == "start":
-        state = _CD_STATE[key] = [outer, 0, _margins(X_f, message[1])]
+        state = _CD_STATE[key] = [outer, 0, _margins(block, message[1])]
     elif message[0] == "replay":
-        z = _margins(X_f, message[1])
+        z = _margins(block, message[1])
         for entry in message[2]:
-            _apply(z, X_f, entry)
+            _apply(z, block, entry)
         state = _CD_STATE[key] = [outer, len(message[2]), z]
     else:
         state = _CD_STATE.get(key)
         if state is None or state[0] != outer or state[1] not in (k - 1, k):
-            return LOST
+            return None
         if state[1] == k - 1:       # else: a re-run of an update already applied here
-            _apply(state[2], X_f, message[1])
+            _apply(state[2], block, message[1])
             state[1] = k
-    z = state[2]
-    deriv = np.empty_like(z)
-    _loss.loss_derivs(z, block.y, loss_kind, loss_param, deriv, 1)
-    terms = X_f[:, j] * deriv
-    clipped = int(np.count_nonzero(np.abs(terms) > clip_j))
-    return float(np.sum(np.clip(terms, -clip_j, clip_j))), clipped
+    return state
 
 
 def cd_release(token):

@@ -6,7 +6,9 @@ docstring): margins in four lanes, each block's partial sum accumulated row by r
 (``np.cumsum`` over rows), partials added in block order, Poisson batches from geometric gaps,
 shuffled batches from ``Generator.permutation``, noise from ``Generator.normal``. Results agree
 bitwise for the squared losses (the logistic loss goes through ``exp``, where NumPy's SIMD
-version may differ from the C library's by an ulp).
+version may differ from the C library's by an ulp). Dense X of any dtype and layout is taken as
+is: NumPy upcasts float32 exactly in every product with a float64 vector, as the kernel's
+block gather does (``tests/kernels/test_float32.py``).
 """
 
 import numpy as np

@@ -4,6 +4,8 @@ Written for clarity, not speed: one Python iteration per coordinate update. The 
 are summed in the kernel's four lanes (``_lane_sum``), so iterates agree bit for bit
 wherever NumPy's elementwise functions round like the C library's (always for the squared
 losses; ``exp`` may differ in the last bit on CPUs where NumPy uses its own SIMD ``exp``).
+float32 X or CSC data is taken as is: every product with a float64 array upcasts it exactly, as
+the kernel does on load.
 """
 
 import numpy as np

@@ -16,7 +16,7 @@ from .. import mirror_maps as mm
 
 def md_run_dense(X, y, rows, loss_kind, loss_param, row_norms, clip, x_start, center, p,
                  scale, reg, ball_radius, l1_radius, steps, q, expected_batch, noise_scale,
-                 step, strongly_convex, bit_generator, x_out, avg_out):
+                 step, strongly_convex, bit_generator, x_out, avg_out, lp_radius=math.inf):
     """T noisy composite mirror steps; ``x_out``, ``avg_out`` filled; returns the batch sum."""
     from .cd import _loss_deriv
     rng = np.random.Generator(bit_generator)
@@ -26,6 +26,7 @@ def md_run_dense(X, y, rows, loss_kind, loss_param, row_norms, clip, x_start, ce
     avg = np.zeros(d)
     total = 0
     l1 = None if not math.isfinite(l1_radius) else l1_radius
+    lp = None if not math.isfinite(lp_radius) or l1 is not None else lp_radius
     for k in range(1, steps + 1):
         idx = rows[rng.random(rows.size) < q]
         total += idx.size
@@ -42,7 +43,7 @@ def md_run_dense(X, y, rows, loss_kind, loss_param, row_norms, clip, x_start, ce
         g = g / expected_batch
         eta = 2.0 / (strongly_convex * (k + 1)) if strongly_convex > 0.0 else step
         x = mm.mirror_step(x, g, eta, p=p, scale=scale, center=center, reg=reg,
-                           radius=ball_radius, l1_radius=l1)
+                           radius=ball_radius, l1_radius=l1, lp_radius=lp)
         avg += (2.0 / (k + 1) if strongly_convex > 0.0 else 1.0 / k) * (x - avg)
     x_out[:] = x
     avg_out[:] = avg

@@ -18,11 +18,20 @@ assembles Theorems 1 and 2: BallAccel on :math:`F = \hat f_\rho` with
 :math:`\rho = \varepsilon/L` (``smoothing="glm"``: the smoothing bias of a GLM with
 :math:`\|a\| \le 1` is :math:`L\rho\sqrt{2/\pi}`, dimension-free; an extension, note 000 §9).
 
-The stochastic proximal oracle is a ball oracle run to accuracy
-:math:`\varphi = \min(\delta, \sigma)^2/(2\lambda)`: by λ-strong convexity
-:math:`E\|x - x^*\|^2 \le 2\varphi/\lambda`, which gives both the bias and the variance bound of
-Definition 5 (a simpler stand-in for the MLMC levels of Proposition 2; its cost is one more
-ball-oracle batch per iteration).
+The stochastic proximal oracle (Definition 5) comes in two versions, ``prox_oracle=``:
+
+- ``"ball"`` (default, :class:`BallProximalOracle`): a stand-in, one ball-oracle run to accuracy
+  :math:`\varphi = \min(\delta, \sigma)^2/(2\lambda)` with BallAccel's (δ, σ): by λ-strong
+  convexity :math:`E\|x - x^*\|^2 \le 2\varphi/\lambda`, which gives both the bias and the
+  variance bound of Definition 5. Its cost, :math:`48L^2/(\lambda\varphi) \ge 96L^2/\delta^2`
+  queries with BallAccel's :math:`\delta = \varepsilon/(120R)`, is :math:`O(\kappa^2)` per
+  iteration whatever λ.
+- ``"mlmc"`` (:class:`ReSQueMLMCProximalOracle`): **Proposition 2** (the paper's, after [CH22]
+  Algorithm 2; the parallel twin of Algorithm 6): a multilevel Monte Carlo estimate over
+  independent ball-oracle runs at the accuracies :math:`\varphi_j = \lambda r^2/(C_{ba} 2^j
+  \log^2(R\kappa/r))`, :math:`j \le j_{\max} = \lceil \log_2 K + C_{ba}\rceil`; unbiased for
+  the top level, at an expected cost of :math:`O(j_{\max} L^2 \log^2(R\kappa/r)/(\lambda^2
+  r^2))` queries, i.e. :math:`O(\kappa^2/K)` polylog at :math:`\lambda = \lambda_*`.
 
 Every run reports, from its executor, query depth (sequential oracle batches), total queries and
 computational depth (sequential optimizer steps + batches).
@@ -37,8 +46,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from .._random import check_random_state
+from .._random import BIT_GENERATOR, check_random_state, child_seed_sequences
 from .._validation import check_positive, check_vector
+from ..mlmc._schedule import level_from_raw
 from ..ball_acceleration import ConstantLambda, LambdaBisection, ball_acceleration
 from ..exceptions import external_stacklevel
 from ..parallel.executors import SerialExecutor
@@ -47,8 +57,9 @@ from .estimator import ReSQueBatch, ReSQueWarning
 if TYPE_CHECKING:
     from .._typing import ArrayLike, RandomStateLike
 
-__all__ = ["ReSQueEpochSGD", "ReSQueACSA", "BallProximalOracle", "parallel_sco",
-           "ParallelSCOResult", "epoch_sgd_schedule", "ac_sa_schedule"]
+__all__ = ["ReSQueEpochSGD", "ReSQueACSA", "BallProximalOracle", "ReSQueMLMCProximalOracle",
+           "proposition2_levels", "parallel_sco", "ParallelSCOResult", "epoch_sgd_schedule",
+           "ac_sa_schedule"]
 
 
 def epoch_sgd_schedule(lipschitz, lam, phi):
@@ -145,6 +156,36 @@ class ReSQueEpochSGD(_ReSQueBallOracle):
         Refuse a call that would need more queries.
     """
 
+    def n_queries(self, lam, phi):
+        r"""Queries of one call, :math:`\sum_k (T_k - 1) \le T = \lceil 48L^2/(\lambda\varphi)
+        \rceil` (Proposition 3).
+
+        Parameters
+        ----------
+        lam, phi : float
+            λ and the accuracy φ of the call.
+
+        Returns
+        -------
+        int
+        """
+        return sum(t - 1 for t in epoch_sgd_schedule(self.lipschitz, lam, phi)[1])
+
+    def n_steps(self, lam, phi):
+        """Sequential optimizer steps of one call (the batch itself not included).
+
+        Parameters
+        ----------
+        lam, phi : float
+            λ and the accuracy φ of the call.
+
+        Returns
+        -------
+        int
+        """
+        lengths = epoch_sgd_schedule(self.lipschitz, lam, phi)[1]
+        return sum(t - 1 for t in lengths) + len(lengths)
+
     def __call__(self, center, lam, phi, domain, random_state):
         c = check_vector(center, "center")
         _, lengths = epoch_sgd_schedule(self.lipschitz, lam, phi)
@@ -188,6 +229,37 @@ class ReSQueACSA(_ReSQueBallOracle):
         Refuse a call that would need more queries.
     """
 
+    def n_queries(self, lam, phi):
+        r"""Queries of one call, :math:`T\sum_k N_k \le 192L^2/(\lambda\varphi) + TK`
+        (Proposition 4).
+
+        Parameters
+        ----------
+        lam, phi : float
+            λ and the accuracy φ of the call.
+
+        Returns
+        -------
+        int
+        """
+        _, T, N = ac_sa_schedule(self.lipschitz, lam, phi, self.radius, self.smoothing_radius)
+        return T * sum(N)
+
+    def n_steps(self, lam, phi):
+        """Sequential optimizer steps of one call, K T (the batch itself not included).
+
+        Parameters
+        ----------
+        lam, phi : float
+            λ and the accuracy φ of the call.
+
+        Returns
+        -------
+        int
+        """
+        K, T, _ = ac_sa_schedule(self.lipschitz, lam, phi, self.radius, self.smoothing_radius)
+        return K * T
+
     def __call__(self, center, lam, phi, domain, random_state):
         c = check_vector(center, "center")
         K, T, N = ac_sa_schedule(self.lipschitz, lam, phi, self.radius, self.smoothing_radius)
@@ -230,6 +302,210 @@ class BallProximalOracle:
                                 random_state)
 
 
+def proposition2_levels(lam, radius, radius_bound, kappa, ball_accel_constant=1.0,
+                        accuracy_scale=1.0):
+    r"""The MLMC levels of Proposition 2: ``(j_max, [phi_0, ..., phi_jmax])``.
+
+    .. math::
+
+        \varphi_j = \frac{\lambda r^2}{C_{ba}\, 2^j \log^2(R\kappa/r)},\qquad
+        j = 0, 1, \dots, j_{\max} = \lceil \log_2 K + C_{ba} \rceil,\quad K = (R/r)^{2/3}
+
+    (Proposition 2, item 2, for j >= 1; :math:`j_{\max}` as in the proof of Theorems 1-2; the
+    base level :math:`\varphi_0` is the same formula at j = 0, the one consistent with the
+    :math:`\log^2` term of that proof's query count). ``accuracy_scale`` multiplies every
+    :math:`\varphi_j` (1 = the paper). The logarithm is natural and floored at 1 (it is below 1
+    only when :math:`R\kappa/r < e`, outside Proposition 1's range of interest).
+
+    Parameters
+    ----------
+    lam : float
+        λ of the call.
+    radius, radius_bound : float
+        r and R.
+    kappa : float
+        κ = L R / ε.
+    ball_accel_constant : float, default=1.0
+        :math:`C_{ba}`.
+    accuracy_scale : float, default=1.0
+        Multiplies every level's accuracy.
+
+    Returns
+    -------
+    tuple
+        (j_max, list of j_max + 1 accuracies).
+    """
+    lam = check_positive(lam, "lam")
+    r = check_positive(radius, "radius")
+    R = check_positive(radius_bound, "radius_bound")
+    kappa = check_positive(kappa, "kappa")
+    c_ba = check_positive(ball_accel_constant, "ball_accel_constant")
+    scale = check_positive(accuracy_scale, "accuracy_scale")
+    K = (R / r) ** (2.0 / 3.0)
+    j_max = max(1, math.ceil(math.log2(K) + c_ba))
+    ell = max(1.0, math.log(R * kappa / r))
+    phi0 = scale * lam * r * r / (c_ba * ell * ell)
+    return j_max, [phi0 * 2.0 ** (-j) for j in range(j_max + 1)]
+
+
+class ReSQueMLMCProximalOracle:
+    r"""Proposition 2's stochastic proximal oracle: multilevel Monte Carlo over ball-oracle runs.
+
+    One call at centre :math:`\bar x` and λ draws :math:`J \sim \mathrm{Geom}(1/2)`
+    (:math:`P(J = j) = 2^{-j}`, j >= 1) and returns
+
+    .. math::
+
+        \hat x = x_0 + 2^J (x_J - x_{J-1})\, 1\{J \le j_{\max}\},
+
+    :math:`x_j` an independent run of the ball oracle (Algorithm 1 or 2) at the accuracy
+    :math:`\varphi_j` of :func:`proposition2_levels`; so for each j >= 1 an iteration queries
+    a :math:`(\varphi_j, \lambda)`-ball oracle with probability :math:`2^{-j}` (Proposition 2,
+    item 2, counted per iteration; [CH22] Algorithm 2, the same estimator as this paper's
+    Algorithm 6 with one copy and ball-oracle levels). The estimate is not projected (that
+    would bias it).
+
+    **Guarantees** (exact telescoping; :math:`x^*` the ball-constrained prox point (8)):
+
+    - unbiased for the top level, :math:`E\hat x = E x_{j_{\max}}`, hence by λ-strong
+      convexity :math:`\|E\hat x - x^*\| \le \sqrt{2\varphi_{j_{\max}}/\lambda}`;
+    - :math:`E\|\hat x - x^*\|^2 \le 2E\|x_0 - x^*\|^2 + 2\sum_j 2^j E\|x_j - x_{j-1}\|^2
+      \le (4 + 24 j_{\max})\varphi_0/\lambda`;
+    - expected queries :math:`n(\varphi_0) + \sum_{j=1}^{j_{\max}} 2^{-j}(n(\varphi_j) +
+      n(\varphi_{j-1}))` with n the ball oracle's exact count; for EpochSGD
+      (:math:`n(\varphi) \le 48L^2/(\lambda\varphi)`) this is at most
+      :math:`(1 + \tfrac32 j_{\max})\, 48 C_{ba} L^2\log^2(R\kappa/r)/(\lambda^2 r^2)` plus
+      rounding, the summand of the proof of Theorems 1-2; AC-SA has 192 for 48 plus
+      :math:`TK` per run (Proposition 4). :meth:`guarantees` returns all of these.
+
+    **Depth and work charged.** The runs' query points depend only on :math:`(\bar x, \lambda)`
+    and fresh samples, so their batches form ONE round of queries (joined to the iteration's
+    ball-oracle round by :func:`parallel_sco` when ``share_rounds``); total queries are the
+    sum over the runs; computational depth is the SUM of the runs' sequential steps (the
+    charge of the proof of Theorems 1-2; a machine running the three runs side by side would
+    need only the largest).
+
+    Randomness: the call's SeedSequence has children 0 (J: one raw 64-bit word of
+    ``PCG64DXSM(child 0)``, :math:`J = \mathrm{ctz} + 1`, the level draw of
+    :mod:`dpsco_core.mlmc`), 1 (:math:`x_0`), 2 (:math:`x_J`) and 3 (:math:`x_{J-1}`).
+
+    Parameters
+    ----------
+    ball_oracle : ReSQueEpochSGD or ReSQueACSA
+        The ball oracle (its ``radius`` is r, its executor counts the queries).
+    radius_bound : float
+        R.
+    kappa : float
+        κ = L R / ε.
+    ball_accel_constant : float, default=1.0
+        :math:`C_{ba}`.
+    accuracy_scale : float, default=1.0
+        Multiplies every :math:`\varphi_j` (> 1 is outside the theory).
+
+    Attributes
+    ----------
+    levels_drawn : list of int
+        J of every call (J > j_max: the base level only).
+    round_open : bool
+        Set by the caller before a call when a batch of the current round was already issued:
+        the first batch of the call then joins it. Reset after each call.
+    """
+
+    def __init__(self, ball_oracle, radius_bound, kappa, ball_accel_constant=1.0,
+                 accuracy_scale=1.0):
+        self.ball_oracle = ball_oracle
+        self.radius_bound = check_positive(radius_bound, "radius_bound")
+        self.kappa = check_positive(kappa, "kappa")
+        self.ball_accel_constant = check_positive(ball_accel_constant, "ball_accel_constant")
+        self.accuracy_scale = check_positive(accuracy_scale, "accuracy_scale")
+        self.levels_drawn = []
+        self.round_open = False
+
+    def levels(self, lam):
+        """:func:`proposition2_levels` at λ.
+
+        Parameters
+        ----------
+        lam : float
+            λ of the call.
+
+        Returns
+        -------
+        tuple
+            (j_max, accuracies φ_0..φ_jmax).
+        """
+        return proposition2_levels(lam, self.ball_oracle.radius, self.radius_bound, self.kappa,
+                                   self.ball_accel_constant, self.accuracy_scale)
+
+    @staticmethod
+    def draw_level(random_state):
+        """J ~ Geom(1/2) of one call (child 0 of the call's SeedSequence; class docstring).
+
+        Parameters
+        ----------
+        random_state : None, int, SeedSequence or Generator
+            The call's seed.
+
+        Returns
+        -------
+        int
+        """
+        seed = check_random_state(random_state)
+        return level_from_raw(BIT_GENERATOR(child_seed_sequences(seed, 1)[0]).random_raw())
+
+    def guarantees(self, lam):
+        r"""Proposition 2's numbers at λ (class docstring).
+
+        Parameters
+        ----------
+        lam : float
+            λ of the call.
+
+        Returns
+        -------
+        dict
+            ``j_max``, ``phis``, ``bias_bound`` and ``mse_bound`` (of :math:`\hat x - x^*`, in
+            distance units), ``expected_queries`` and ``expected_steps`` (exact, from the
+            ball oracle's schedule).
+        """
+        j_max, phis = self.levels(lam)
+        b = self.ball_oracle
+
+        def expect(count):
+            return count(lam, phis[0]) + sum(
+                2.0 ** (-j) * (count(lam, phis[j]) + count(lam, phis[j - 1]))
+                for j in range(1, j_max + 1))
+
+        return {"j_max": j_max, "phis": phis,
+                "bias_bound": math.sqrt(2.0 * phis[j_max] / lam),
+                "mse_bound": (4.0 + 24.0 * j_max) * phis[0] / lam,
+                "expected_queries": expect(b.n_queries), "expected_steps": expect(b.n_steps)}
+
+    def __call__(self, center, lam, delta, sigma, domain, random_state):
+        # delta, sigma: BallAccel's (Proposition 1) targets; Proposition 2 sets the levels from
+        # (lam, r, R, kappa, C_ba) instead and meets them up to its universal constants.
+        seed = check_random_state(random_state)
+        s_level, s_base, s_hi, s_lo = child_seed_sequences(seed, 4)
+        J = level_from_raw(BIT_GENERATOR(s_level).random_raw())
+        j_max, phis = self.levels(lam)
+        runs = [(phis[0], s_base)]
+        if J <= j_max:
+            runs += [(phis[J], s_hi), (phis[J - 1], s_lo)]
+        ex, open_, outs = self.ball_oracle.executor, self.round_open, []
+        self.round_open = False
+        for phi, s in runs:
+            issues = self.ball_oracle.n_queries(lam, phi) > 0
+            if issues and open_:
+                ex.continue_round()        # same centre and λ: queries known in advance
+            outs.append(np.asarray(self.ball_oracle(center, lam, phi, domain, s),
+                                   dtype=np.float64))
+            open_ = open_ or issues
+        self.levels_drawn.append(J)
+        if J <= j_max:
+            return outs[0] + 2.0 ** J * (outs[1] - outs[2])
+        return outs[0]
+
+
 class _IterationOracles:
     r"""The ball and proximal oracles of one BallAccel iteration, sharing one query round.
 
@@ -240,9 +516,9 @@ class _IterationOracles:
     iteration the executor's counters are appended to ``trace``.
     """
 
-    def __init__(self, ball_oracle, share_round=True):
+    def __init__(self, ball_oracle, share_round=True, prox=None):
         self.ball = ball_oracle
-        self.prox = BallProximalOracle(ball_oracle)
+        self.prox = BallProximalOracle(ball_oracle) if prox is None else prox
         self.share_round = share_round
         self.trace = []
         self._issued = False
@@ -255,7 +531,9 @@ class _IterationOracles:
         return out
 
     def prox_oracle(self, center, lam, delta, sigma, domain, random_state):
-        if self.share_round and self._issued:
+        if isinstance(self.prox, ReSQueMLMCProximalOracle):
+            self.prox.round_open = self.share_round and self._issued
+        elif self.share_round and self._issued:
             self.ball.executor.continue_round()
         out = self.prox(center, lam, delta, sigma, domain, random_state)
         st = self.ball.executor.stats
@@ -283,6 +561,8 @@ class ParallelSCOResult:
         Bound on :math:`\\hat f_\\rho - f`.
     trace : ndarray of shape (n_iter, 3) or None
         The counters after each iteration.
+    prox_levels : ndarray of shape (n_iter,) or None
+        ``prox_oracle="mlmc"``: the level J drawn at each iteration (J > j_max: base only).
     """
 
     x: np.ndarray
@@ -294,6 +574,7 @@ class ParallelSCOResult:
     computational_depth: int
     smoothing_error_bound: float
     trace: np.ndarray | None = field(repr=False, default=None)
+    prox_levels: np.ndarray | None = field(repr=False, default=None)
 
 
 def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: float,
@@ -303,6 +584,7 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
                  max_queries: int = 10 ** 7, share_rounds: bool = True,
                  callback: Callable[[int, np.ndarray], bool] | None = None,
                  lambda_factor: float = 1.0, ball_accel_constant: float = 1.0,
+                 prox_oracle: str = "ball", prox_accuracy_scale: float = 1.0,
                  random_state: RandomStateLike = None) -> ParallelSCOResult:
     r"""Theorems 1 (``inner="epoch_sgd"``) and 2 (``inner="ac_sa"``): minimize f to accuracy ε
     over :math:`B_R(x_0)` with a batched stochastic subgradient oracle.
@@ -331,7 +613,23 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
         \le r` (optimality of the prox point), so the ball constraint is inactive; the
         paper's Lemma 8 states the looser 2L/λ (use 2 to follow it).
     ball_accel_constant : float, default=1.0
-        C_ba of Proposition 1, widening the bisection's λ range (unspecified in the paper).
+        C_ba of Propositions 1-2, widening the bisection's λ range and setting the MLMC levels
+        of ``prox_oracle="mlmc"`` (unspecified in the paper).
+    prox_oracle : {"ball", "mlmc"}, default="ball"
+        The stochastic proximal oracle (module docstring): ``"ball"`` one ball-oracle run at
+        :math:`\min(\delta, \sigma)^2/(2\lambda)` (the stand-in; :math:`O(\kappa^2)`
+        queries per iteration at ``accuracy_scale=1``), ``"mlmc"`` Proposition 2's multilevel
+        estimator (:class:`ReSQueMLMCProximalOracle`; levels :math:`\varphi_j = \lambda r^2/
+        (C_{ba}2^j\log^2(R\kappa/r))`, :math:`j_{\max} = \lceil\log_2 K + C_{ba}\rceil`).
+        ``"ball"`` stays the default: in ``reproduce resque-parallel`` (part 5, README) the
+        stand-in at ``accuracy_scale=3000`` reaches ε with 76 to 223 times fewer queries and
+        6.7 to 7.6 times less computational depth than Proposition 2 at its own accuracies, which
+        takes about 20% fewer rounds (Nemirovski, d = 16, ε = 0.2 to 0.05).
+    prox_accuracy_scale : float, default=1.0
+        ``prox_oracle="mlmc"`` only: multiplies every level accuracy :math:`\varphi_j`
+        (1 = the paper; > 1 is outside the theory). ``accuracy_scale`` does not apply to
+        them: scaled to the ball oracle's accuracy floor, all levels would coincide and the
+        :math:`2^J` weights would only amplify noise.
     executor : SerialExecutor or ThreadExecutor, optional
     max_iter : int, default=200
     accuracy_scale : float, default=1.0
@@ -396,7 +694,17 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
                                       max(c_ba * L / eps, lam_const), max_bisections=8)
     else:
         raise ValueError(f"line_search must be 'constant' or 'bisection'; got {line_search!r}.")
-    oracles = _IterationOracles(ball, share_rounds)
+    prox: BallProximalOracle | ReSQueMLMCProximalOracle
+    if prox_oracle == "ball":
+        prox = BallProximalOracle(ball)
+    elif prox_oracle == "mlmc":
+        # kappa = L R / eps (Proposition 1); it only enters log(R kappa / r)
+        prox = ReSQueMLMCProximalOracle(ball, R, L * R / eps, c_ba,
+                                        check_positive(prox_accuracy_scale,
+                                                       "prox_accuracy_scale"))
+    else:
+        raise ValueError(f"prox_oracle must be 'ball' or 'mlmc'; got {prox_oracle!r}.")
+    oracles = _IterationOracles(ball, share_rounds, prox)
     res = ball_acceleration(oracles.ball_oracle, oracles.prox_oracle, next_lambda, x,
                             epsilon=eps, radius_bound=R, lipschitz=L, movement=rho,
                             max_iter=max_iter, accuracy_scale=accuracy_scale,
@@ -404,4 +712,6 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
     st = executor.stats
     return ParallelSCOResult(res.x, res, rho, rho, st.query_depth, st.total_queries,
                              st.computational_depth, bias,
-                             np.array(oracles.trace, dtype=np.int64).reshape(-1, 3))
+                             np.array(oracles.trace, dtype=np.int64).reshape(-1, 3),
+                             np.array(prox.levels_drawn, dtype=np.int64)
+                             if isinstance(prox, ReSQueMLMCProximalOracle) else None)

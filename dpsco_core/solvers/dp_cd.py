@@ -539,13 +539,16 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
     ``PrivacyLeakWarning`` and are listed in ``privacy.conditions``. Not accounted either:
     hyperparameter tuning on the private data, feature standardization.
 
-    **Layout and cost.** The kernel reads columns: dense X is used as is when Fortran-ordered
-    float64; any other dense input (C-ordered, float32) is converted once, by
-    ``Problem.X_fortran()``, and the copy is cached on the problem (later calls, on any solver
-    using columns, reuse it). A row-major kernel was not written: each coordinate update reads
+    **Layout, dtype and cost.** The kernel reads columns: dense Fortran-ordered X, float64 or
+    float32, is read in place without a copy (float32 values are converted to float64 on load,
+    exactly, so the run is bitwise the kernel run on ``X.astype(np.float64)``). Dense C-ordered
+    (or otherwise strided) X is copied once into Fortran order in its own dtype
+    (``Problem.X_kernel_columns()``: a float32 copy for float32 X), cached on the problem
+    (later calls reuse it). A row-major kernel was not written: each coordinate update reads
     one column, which in a C-ordered array reads a 64-byte cache line per row (eight times the
-    traffic of a contiguous column once p >= 8), so the one copy costs less than a pass
-    would. Sparse X is used as CSC. Without ``record_history`` nothing but the updates is
+    traffic of a contiguous column once p >= 8); bench/README.md (memory section) has the
+    measured cost, so the one copy costs less than a pass would. Sparse X is used as CSC
+    (float64). Without ``record_history`` nothing but the updates is
     computed from the data: no objective, and the kernel skips counting clipped terms.
 
     References
@@ -611,7 +614,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
             k_outer, n_inner, average, selection == "cyclic", offset, bit_generator, margins,
             normaliser=m, count_clipped=record_history)
     else:
-        X = problem.X_fortran()
+        X = problem.X_kernel_columns()  # Fortran-ordered, float64 or float32
         run = lambda k_outer, offset: _cd.cd_dense(  # noqa: E731
             X, problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
             *problem.penalty.params, steps, clips, noise_scales, coef, k_outer, n_inner,
@@ -807,7 +810,7 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
         X = problem.X_csc()
         _cd.cd_grid_csc(X.data, X.indices, X.indptr, n, *args, count_clipped=evaluate)
     else:
-        _cd.cd_grid_dense(problem.X_fortran(), *args, count_clipped=evaluate)
+        _cd.cd_grid_dense(problem.X_kernel_columns(), *args, count_clipped=evaluate)
     elapsed = time.perf_counter() - start
     objective = (np.array([objective_or_inf(problem, w) for w in coef]) if evaluate
                  else np.full(n_runs, np.nan))

@@ -202,7 +202,14 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     ----------
     problem : Problem
         Data, a smooth loss (squared, logistic, Huber: :math:`\beta` must exist) and a
-        separable penalty (L1, L2, ElasticNet, Box or none).
+        separable penalty (L1, L2, ElasticNet, Box or none). Dense X, float64 or float32, in
+        any memory order (C, Fortran, strided) is read without a copy: each block of 256 batch
+        rows is gathered into a small float64 buffer (exact), so the iterates are bitwise the
+        kernel's on ``np.ascontiguousarray(X, dtype=np.float64)``; sparse X is read as CSR
+        (float64). C order is the fast layout: float32 C costs about 1.2x float64 C per
+        epoch, a Fortran-ordered X 3-4x (each sampled row touches p cache lines; measured
+        at 1e6 x 100, bench/README.md memory section), so with memory to spare pass
+        ``np.ascontiguousarray(X)`` (one copy, about a third of a C-order epoch).
     epsilon : float
         Privacy budget in (0, inf]; ``inf`` runs the non-private algorithm (no noise).
     delta : float
@@ -426,7 +433,7 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
             batch_size_int, eta, clip, noise_scale, norm, sampling_generator, noise_generator,
             n_threads)
     else:
-        X = problem.X_c()
+        X = problem.X_kernel_rows()     # float64/float32, any layout: never copied
         run = lambda k: _batch.sgd_dense(  # noqa: E731
             X, problem.y, row_norms, problem.loss.kind, problem.loss.param,
             problem.penalty.kind, *problem.penalty.params, coef, k, kind, q, batch_size_int,

@@ -115,8 +115,11 @@ class PaperCalibrationWarning(DPSCOWarning):
 class _Domain:
     """The polytope: "l1" (vertices +-radius e_j), "simplex" (radius e_j) or explicit vertices."""
 
-    def __init__(self, domain, radius, d, center=None):
+    def __init__(self, domain, radius, d, center=None, outer_radius=None):
         self.center = None
+        self.arms = None
+        if outer_radius is not None and center is None:
+            raise ValueError("outer_radius needs center.")
         if center is not None:
             if not (isinstance(domain, str) and domain == "l1"):
                 raise ValueError("center needs domain='l1'.")
@@ -147,8 +150,33 @@ class _Domain:
             self.radius = self.vertex_norm
             if self.vertex_norm == 0.0:
                 raise ValueError("the vertices must not all be 0.")
+        if outer_radius is not None:
+            self._clip_arms(check_scalar(outer_radius, "outer_radius", low=0.0), d)
         # diam_1 <= 2 max ||c_i||_1 (equality for the l1 ball and the simplex).
         self.diameter = 2.0 * self.vertex_norm
+
+    def _clip_arms(self, D, d):
+        """Arms c +- a_j^+- e_j: the longest ones (at most R) that stay in {||x||_1 <= D}.
+
+        ||c + s e_j||_1 = ||c||_1 - |c_j| + |c_j + s| <= D gives s <= D - ||c||_1 + |c_j| - c_j
+        (the + arm) and s <= D - ||c||_1 + |c_j| + c_j (the - arm). Their hull lies in
+        :math:`X \\cap B` and contains the l1 ball around c of radius min(R, D - ||c||_1).
+        """
+        c = self.center
+        slack = D - float(np.abs(c).sum())
+        if slack < -1e-12 * D:
+            raise ValueError(f"center must lie in the l1 ball of radius outer_radius = {D!r}; "
+                             f"got ||center||_1 = {float(np.abs(c).sum())!r}.")
+        base = max(slack, 0.0) + np.abs(c)
+        arms = np.minimum(self.radius, np.maximum(0.0, np.concatenate([base - c, base + c])))
+        if not arms.max() > 0.0:
+            raise ValueError("every arm of the clipped ball is 0 (center = 0 and "
+                             "outer_radius = 0).")
+        self.arms = arms
+        self.name, self.code = "arms", _frank_wolfe.DOMAIN_NONE
+        # scores are shifted by the common -<c, v>: the sensitivity is that of the arms
+        self.vertex_norm = float(arms.max())
+        self.radius = self.vertex_norm
 
     def start(self, d):
         if self.center is not None:
@@ -160,6 +188,8 @@ class _Domain:
         return self.vertices.mean(axis=0)
 
     def contains(self, x, tol=1e-9):
+        if self.name == "arms":
+            return True
         if self.name == "l1":
             c = 0.0 if self.center is None else self.center
             return np.abs(x - c).sum() <= self.radius * (1 + tol)
@@ -486,8 +516,7 @@ class _Stepper:
         self.clip = source.row_clip(lipschitz, "inf")
         d = source.n_features
         self.d = d
-        per = 2 if dom.code == _frank_wolfe.DOMAIN_L1_BALL else 1
-        m = dom.n_vertices if dom.vertices is not None else per * d
+        m = dom.n_vertices          # 2d (l1 ball, arms), d (simplex) or the vertices
         self.n_blocks = -(-m // _frank_wolfe.FW_BLOCK_SIZE)
 
     def leaf(self, rows, w, alpha, w_prev, alpha_prev, v_prev, correction, seed_seq, scale):
@@ -497,7 +526,17 @@ class _Stepper:
         sel = self.source.gradient(rows, self.clip, w, alpha, w_prev, alpha_prev, v_prev,
                                    correction, self.dom.code, self.dom.radius, scale, self.kind,
                                    gens, resid, v)
-        if self.dom.vertices is not None:
+        if self.dom.arms is not None:
+            # -<c +- a e_j - c, v>: the common -<c, v> dropped (report-noisy-max is
+            # invariant to a common shift)
+            scores = -np.concatenate([v, -v]) * self.dom.arms
+            if scale > 0:
+                i, _ = _noisy_max.report_noisy_max(scores, scale, self.kind, gens,
+                                                   self.source.n_threads)
+            else:
+                i = int(np.argmax(scores))
+            sel = (int(i), 1)
+        elif self.dom.vertices is not None:
             scores = -(self.dom.vertices @ v)
             if scale > 0:
                 i, _ = _noisy_max.report_noisy_max(scores, scale, self.kind, gens,
@@ -509,6 +548,13 @@ class _Stepper:
 
     def step(self, w, alpha, sel, eta):
         j, sign = sel
+        if self.dom.arms is not None:
+            # x <- (1 - eta) x + eta (c +- a_j e_j), kept unscaled (alpha = 1 throughout)
+            i, d = j, self.d
+            w *= alpha * (1.0 - eta)
+            w += eta * self.dom.center
+            w[i % d] += eta * (1.0 if i < d else -1.0) * self.dom.arms[i]
+            return 1.0
         if self.dom.center is not None:
             # x <- (1 - eta) x + eta (c + sign R e_j), kept unscaled (alpha = 1 throughout)
             w *= alpha * (1.0 - eta)
@@ -564,7 +610,8 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
                    calibration: str = "strict", batch: int | str = "auto",
                    n_phases: int | None = None, random_state: RandomStateLike = None,
                    n_threads: int | None = None, record_history: bool = True,
-                   budget: Budget | None = None, center: ArrayLike | None = None) -> Result:
+                   budget: Budget | None = None, center: ArrayLike | None = None,
+                   outer_radius: float | None = None) -> Result:
     r"""Private variance-reduced ("dyadic") Frank-Wolfe: Algorithm 3 of Asi et al. (2021).
 
     Minimizes :math:`F(x) = \frac1n\sum_i \ell(\langle a_i, x\rangle, y_i)` over a polytope
@@ -637,6 +684,17 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
         :math:`c \pm R e_j` score :math:`-\langle c, v\rangle \mp R v_j`; the common
         term shifts every score alike, which leaves report-noisy-max's output distribution
         unchanged, so the sensitivities and the ledger are those of the radius-R ball at 0.
+    outer_radius : float, optional
+        With ``center``: D of the constraint set :math:`X = \{\|x\|_1 \le D\}` that the
+        ball must stay in. Each vertex :math:`c \pm R e_j` is pulled toward c to the
+        longest arm :math:`c \pm a_j^\pm e_j` (:math:`a \le R`) inside X, so the domain is
+        the polytope :math:`\mathrm{conv}\{c \pm a_j^\pm e_j\} \subseteq X \cap B`, with 2d
+        public vertices (c is public), as Algorithm 3 needs; it contains the l1 ball around c
+        of radius :math:`\min(R, D - \|c\|_1)` and every inward arm in full, but not all of
+        :math:`X \cap B` when c is near the boundary of X (that intersection is not the hull
+        of 2d known points). The scores are :math:`\mp a_j^\pm v_j` (the common
+        :math:`-\langle c, v\rangle` dropped), so the sensitivities and the ledger are those
+        of the ball of radius :math:`\max a \le R`.
 
     Returns
     -------
@@ -662,7 +720,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     if calibration not in ("strict", "paper"):
         raise ValueError(f"calibration must be 'strict' or 'paper'; got {calibration!r}.")
     n, d = problem.n_samples, problem.n_features
-    dom = _Domain(domain, radius, d, center)
+    dom = _Domain(domain, radius, d, center, outer_radius)
     if smoothness is not None:
         smoothness = check_scalar(smoothness, "smoothness", low=0.0)
     private = math.isfinite(epsilon)
@@ -745,6 +803,10 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
             hist_obj.append(objective_or_inf(problem, alpha * w))
     elapsed = time.perf_counter() - start
     coef = alpha * w
+    if dom.name == "arms":    # final safety clamp into X (rounding only)
+        norm = np.abs(coef).sum()
+        if norm > outer_radius:
+            coef = coef * (outer_radius / norm)
     if dom.name == "l1":      # final safety clamp (rounding only; note 004, section 9.3)
         c = dom.center if dom.center is not None else 0.0
         norm = np.abs(coef - c).sum()

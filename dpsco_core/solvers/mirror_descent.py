@@ -152,7 +152,8 @@ def _event(sigma, q, steps):
 # --------------------------------------------------------------------------------------------
 
 def _run_md(problem, rows, *, x_start, p, scale, center, reg, ball, l1_radius, steps, q,
-            expected_batch, sigma, clip, step, strongly_convex, mirror_map, radius, rng):
+            expected_batch, sigma, clip, step, strongly_convex, mirror_map, radius, rng,
+            lp_radius=None):
     """T noisy (composite) mirror steps on the samples ``rows``; returns the averaged iterate.
 
     ``step`` is a constant eta (convex case, uniform average) unless ``strongly_convex`` is
@@ -172,7 +173,8 @@ def _run_md(problem, rows, *, x_start, p, scale, center, reg, ball, l1_radius, s
         np.ascontiguousarray(x_start, dtype=np.float64),
         np.ascontiguousarray(center, dtype=np.float64), p, scale, reg, ball,
         math.inf if l1_radius is None else l1_radius, steps, q, expected_batch, sigma * clip,
-        0.0 if step is None else step, strongly_convex or 0.0, rng.bit_generator, x_out, avg)
+        0.0 if step is None else step, strongly_convex or 0.0, rng.bit_generator, x_out, avg,
+        math.inf if lp_radius is None else lp_radius)
     return avg
 
 
@@ -555,9 +557,12 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     epsilon, delta : float
         The target; delta in (0, 1).
     radius : float, default=1.0
-        D > 0: X is :math:`\{\|x\|_1 \le D\}` (l1). For lp geometry X is the whole space and
-        the localization balls are the only constraint (the exact Bregman projection onto the
-        intersection of two lp balls is not implemented); D then only sets the scales.
+        D > 0: X is :math:`\{\|x\|_1 \le D\}` (l1) or :math:`\{\|x\|_p \le D\}` (lp
+        geometry, Algorithm 6 / appendix B). Every phase's steps are the exact Bregman
+        projections onto :math:`X_i = X \cap \{\|x - x_{i-1}\|_p \le R_i\}`, as the paper
+        states (:func:`~dpsco_core.mirror_maps.bregman_project_l1`, and
+        :func:`~dpsco_core.mirror_maps.bregman_project_lp` for the intersection of two lp
+        balls); the earlier lp version without X is not kept (the paper does not allow it).
     lipschitz : float, default=1.0
         L (dual-norm gradient bound): sets the scales and the default clip.
     geometry : "l1" or float p in (1, 2], default="l1"
@@ -628,8 +633,10 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     C = _default_clip(lipschitz, d, norm_p) if clip is None else check_scalar(clip, "clip",
                                                                               low=0.0)
     x = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
-    if x.shape != (d,) or (norm_p == 1.0 and np.abs(x).sum() > radius * (1 + 1e-12)):
-        raise ValueError(f"start must be a vector of length {d} in the l1 ball of radius "
+    x_norm = np.abs(x).sum() if norm_p == 1.0 else np.sum(np.abs(x) ** norm_p) ** (1 / norm_p)
+    if x.shape != (d,) or x_norm > radius * (1 + 1e-12):
+        raise ValueError(f"start must be a vector of length {d} in X, the "
+                         f"{'l1' if norm_p == 1.0 else f'l{norm_p:g}'} ball of radius "
                          f"{radius:g}.")
     seed = check_random_state(random_state)
     assign_seq, run_seq = child_seed_sequences(seed, 2)
@@ -637,7 +644,10 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     probs = np.array([ph["n"] for ph in phases], dtype=float) / n
     u = np.random.Generator(block_bit_generators(assign_seq, 1)[0]).random(problem.n_samples)
     label = np.searchsorted(np.cumsum(probs), u, side="right")
+    # X_i = X cap {||x - x_{i-1}||_p <= R_i} (Algorithms 2 and 6): X is the l1 ball or, for
+    # lp geometry, the lp ball of radius D (exact Bregman projections, mirror_maps)
     l1 = radius if norm_p == 1.0 else None
+    lp = radius if norm_p != 1.0 else None
     for ph in phases:      # the calibration uses the public schedule only
         ph["sample_rate"] = min(1.0, ph["batch"] / ph["n"])
         ph["noise_multiplier"] = _calibrate(ph["epsilon"], delta, ph["sample_rate"], ph["steps"],
@@ -659,7 +669,8 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
         x = _run_md(problem, rows, x_start=x, p=p, scale=1.0 / (p - 1.0), center=x.copy(),
                     reg=lam, ball=ph["ball_radius"], l1_radius=l1, steps=ph["steps"], q=q,
                     expected_batch=ph["batch"], sigma=sigma, clip=C, step=None,
-                    strongly_convex=lam, mirror_map="pnorm", radius=radius, rng=rng)
+                    strongly_convex=lam, mirror_map="pnorm", radius=radius, rng=rng,
+                    lp_radius=lp)
     report = report_from_event(worst["event"], delta=delta, relation=relation,
                                budget_split={"optimization": 1.0},
                                assumptions=(_PARALLEL, *public_n_assumptions(relation, n)),
@@ -732,12 +743,19 @@ def strongly_convex_reduction(problem: Problem, *, solver: Any = localized_mirro
     quantities only. How each solver gets its ball:
 
     * :func:`~dpsco_core.solvers.vr_frank_wolfe` (Theorem 9): Algorithm 3 has no starting
-      point (its first step, :math:`\eta_1 = 1`, lands on a vertex), so round i runs on the
-      ball :math:`\{\|x - x_{i-1}\|_1 \le R_i\}` (``center=``, ``radius=``). Deviation:
-      this ball contains :math:`X \cap B` but is not intersected with X (that intersection is
-      not the hull of known vertices); the loss is clipped, hence L-Lipschitz, everywhere, and
-      the optimum over X lies in the ball, so a round's output may leave X by at most its
-      distance to :math:`x^*`.
+      point (its first step, :math:`\eta_1 = 1`, lands on a vertex), so round i optimises
+      over a set of l1 diameter at most :math:`2R_i` around :math:`x_{i-1}` inside X, as the
+      FKT20 proof needs (each round's rate scales with its domain's diameter, which the
+      shrinking radius makes small; the domain must contain :math:`x^*`). Theorem 9 also
+      needs the set to be the hull of :math:`m = O(d)` public vertices (report-noisy-max over
+      them); :math:`X \cap \{\|x - x_{i-1}\|_1 \le R_i\}` is not. Round i therefore runs on
+      the ball's 2d vertices :math:`x_{i-1} \pm R_i e_j` pulled toward :math:`x_{i-1}` into X
+      (``center=``, ``radius=``, ``outer_radius=`` of
+      :func:`~dpsco_core.solvers.vr_frank_wolfe`): a polytope inside :math:`X \cap B` that
+      contains the ball of radius :math:`\min(R_i, D - \|x_{i-1}\|_1)` and every inward
+      arm. Deviation: when :math:`x_{i-1}` is within :math:`R_i` of the boundary of X, parts
+      of :math:`X \cap B` (the directions that move mass between coordinates along the
+      boundary) are outside it. Every round's output lies in X.
     * :func:`localized_mirror_descent` (Theorem 8): ``start=`` :math:`x_{i-1}` and
       ``distance=`` :math:`R_i` (Theorem 4's proof uses D only to bound
       :math:`\|x^* - x_0\|`); the iterates stay in X and the phases' own localization balls.
@@ -821,7 +839,9 @@ def strongly_convex_reduction(problem: Problem, *, solver: Any = localized_mirro
         seed_i = child_seed_sequences(run_seq, 1, offset=i)[0]
         radii.append(R)
         if style == "fw":
-            res = solver(sub, center=x if i > 0 else None, radius=R, random_state=seed_i,
+            # round 1 runs on X itself; later rounds on the ball around x_{i-1}, clipped to X
+            clip = {"center": x, "outer_radius": radius} if i > 0 else {}
+            res = solver(sub, radius=R if i > 0 else radius, random_state=seed_i, **clip,
                          **solver_kwargs)
         elif style == "md" and strong_convexity is not None:
             res = solver(sub, start=x, radius=radius, distance=R if i > 0 else None,

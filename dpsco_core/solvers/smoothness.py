@@ -63,6 +63,9 @@ PUBLIC_SMOOTHNESS_BOUNDS_ASSUMPTION = "the smoothness bounds b_j are public"
 
 
 def _column_max_abs(problem):
+    from ..parallel.blocked import BlockedProblem
+    if isinstance(problem, BlockedProblem):     # X in row blocks: a reduction over them
+        return problem._column_max_abs()
     X = problem.X_csc() if problem.is_sparse else problem.X_fortran()
     if problem.is_sparse:
         return np.asarray(abs(X).max(axis=0).todense()).ravel()
@@ -103,7 +106,10 @@ def smoothness_bounds(problem, bounds):
 
 
 def _clipped_means(problem, b, n):
+    from ..parallel.blocked import BlockedProblem
     s_loss = problem.loss.smoothness
+    if isinstance(problem, BlockedProblem):     # X in row blocks: a reduction over them
+        return problem._clipped_sq_sums(s_loss, b) / n
     if problem.is_sparse:
         X = problem.X_csc()
         terms = X.copy()

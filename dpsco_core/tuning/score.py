@@ -1,24 +1,29 @@
-"""The private score of a trial: a clipped validation loss on a held-out split, with noise.
+"""The private score of a trial: a clipped objective on a set of records, with noise.
 
-The score of a model ``w`` on the held-out records ``V`` (``|V| = n_v``, a public size) is
+The score of a model ``w`` on the records ``V`` (``|V| = n_v``, a public size: the held-out
+split of :func:`~dpsco_core.tuning.search.tune_solver`, or the training records themselves
+under its default ``validation_fraction=0``; ``public_n`` under add/remove-one) is
 
 .. math::
 
     S(w) = -\\Big(\\frac{1}{n_v} \\sum_{i \\in V} \\min(\\ell(\\langle x_i, w\\rangle, y_i), B)
     + \\psi(w)\\Big) + \\mathcal N\\big(0, (s B / n_v)^2\\big),
 
-the negated validation objective with every record's loss clipped to the public ``B``
+the negated objective with every record's loss clipped to the public ``B``
 (``loss_clip``), the penalty :math:`\\psi(w)` (a function of ``w`` alone) and Gaussian noise
 of noise multiplier ``s`` (:func:`dpsco_core.mechanisms.gaussian_mechanism`).
 
 **Sensitivity and neighbouring relation.** Each clipped loss lies in [0, B] (the losses are
 non-negative). Replace-one: one record of V changes, the sum by at most B. Zero-out: a record
 becomes the null record, which contributes nothing, so again at most B. Add/remove-one: the
-sum changes by at most B, and the normaliser ``n_v`` is the public split size, never the
+sum changes by at most B, and the normaliser ``n_v`` is a public size (``public_n``), never the
 private count of V (issue 15's rule: a noisy sum is normalised by a public constant). Under
 all three the l2 sensitivity of the mean is ``B / n_v``, and the release is the Gaussian
 mechanism ``GaussianDpEvent(s)`` under the relation of the caller. ``w`` is a private output
 of the same trial (its cost is in the trial's event), and the penalty is post-processing.
+When V are the records ``w`` was trained on, the score is a second mechanism on the same data
+chosen after the first's output (adaptive composition): the trial's event composes both,
+which covers it.
 """
 
 from typing import Any
@@ -49,12 +54,12 @@ def score_event(noise_multiplier: float) -> GaussianDpEvent:
 
 def validation_score(problem: Any, coef: Any, *, loss_clip: float, noise_multiplier: float,
                      public_n: int | None = None, random_state: Any = None) -> float:
-    """Private score of ``coef`` on the held-out ``problem`` (module docstring).
+    """Private score of ``coef`` on the records of ``problem`` (module docstring).
 
     Parameters
     ----------
     problem : Problem
-        The held-out split (private).
+        The scored records (private): the held-out split, or the training records.
     coef : ndarray of shape (n_features,)
         The model to score.
     loss_clip : float
@@ -69,7 +74,7 @@ def validation_score(problem: Any, coef: Any, *, loss_clip: float, noise_multipl
     Returns
     -------
     float
-        The noisy negated validation objective (higher is better).
+        The noisy negated clipped objective (higher is better).
 
     Notes
     -----

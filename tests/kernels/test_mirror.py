@@ -23,11 +23,15 @@ CASES = {
     "l1-and-ball": (9, 0.1, 0.05, 0.0, 2.0, 1.0, None),
     "euclidean": (9, 0.1, 0.05, 1.0, 2.0, 1.0, 2.0),
     "lp": (12, 0.1, math.inf, 0.0, 0.0, 1.0, 1.5),
+    # Algorithm 6: X = {||x||_1.5 <= 0.1} (the last entry) with and without the ball
+    "lp-ball-X": (12, math.inf, 0.05, 1.0, 2.0, 1.0, 1.5, 0.1),
+    "lp-X": (10, math.inf, math.inf, 0.0, 0.0, 1.0, 1.3, 0.05),
 }
 
 
 def _run(impl, case, seed, steps=6):
-    d, l1, ball, reg, sc, noise, p = case
+    d, l1, ball, reg, sc, noise, p = case[:7]
+    lp = case[7] if len(case) > 7 else math.inf
     rng = np.random.default_rng(seed)
     n = 300
     X = rng.choice([-1.0, 1.0], size=(n, d))
@@ -42,7 +46,7 @@ def _run(impl, case, seed, steps=6):
     x_out, avg = np.empty(d), np.empty(d)
     total = impl.md_run_dense(X, y, rows, 1, 0.0, norms, 1.5, c, c, p, 1.0 / (p - 1.0), reg,
                               ball, l1, steps, 0.1, 15.0, noise, 0.5, sc,
-                              np.random.PCG64DXSM(seed), x_out, avg)
+                              np.random.PCG64DXSM(seed), x_out, avg, lp)
     return total, x_out, avg
 
 
@@ -57,6 +61,8 @@ def test_matches_twin(name, global_seed):
     d, l1 = case[0], case[1]
     if math.isfinite(l1):
         assert np.abs(got[1]).sum() <= l1 * (1 + 1e-12)
+    if len(case) > 7:
+        assert np.sum(np.abs(got[1]) ** case[6]) ** (1 / case[6]) <= case[7] * (1 + 1e-12)
 
 
 def test_deterministic_and_rejects_bad_shapes(global_seed):

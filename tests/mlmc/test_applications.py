@@ -8,25 +8,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpsco_core import Problem
 from dpsco_core import ball_acceleration as ba
-from dpsco_core.mlmc import (AffineFamily, BoxDomain, FiniteSum, GLMOracle,
-                             SoftmaxGradientOracle, composite_agd, ellipsoid_method,
-                             exact_levels, exact_optimum_draws, gradients_for_epochs,
+from dpsco_core.experiments.mlmc_applications import finite_sum_problem, l1_glm
+from dpsco_core.mlmc import (AffineFamily, BoxDomain, SoftmaxGradientOracle, composite_agd,
+                             ellipsoid_method, exact_levels, exact_optimum_draws, gradients_for_epochs,
                              epochs_for_budget, minimize_max_of_functions, moreau_agd,
                              softmax_value)
 
 
-def _l1_glm(d=3):
-    """f(x) = mean |<a_s, x>| over rows +-e_j: f = ||x||_1 / d, G = 1 (kernel path)."""
-    A = np.vstack([np.eye(d), -np.eye(d)] * 2)
-    prob = Problem(A, np.zeros(A.shape[0]), loss="absolute")
-    return GLMOracle(prob), (lambda x: np.abs(x).sum() / d)
-
-
 def test_moreau_agd_reaches_epsilon_with_t_projections():
     """T14: x* = (0.3, 0, 0) on the box [0.3, 1] x [-1, 1]^2, f* = 0.1; exactly T projections."""
-    oracle, f = _l1_glm()
+    oracle, f = l1_glm()
     box = BoxDomain([0.3, -1.0, -1.0], 1.0)
     calls = []
 
@@ -54,7 +46,7 @@ def test_moreau_agd_reaches_epsilon_with_t_projections():
 def test_composite_agd_rate_and_gradient_count():
     """T15: Psi = (L/2)||x - p||^2 + ||x||_1 / d, x* = soft-threshold(p, 1/(d L)); N exact
     gradients of A and Psi(x_N) - Psi* <= 4 L R^2 / (N (N + 1))."""
-    oracle, f = _l1_glm()
+    oracle, f = l1_glm()
     L, p = 2.0, np.array([1.0, 0.1, -0.5])
     x_star = np.sign(p) * np.maximum(np.abs(p) - 1.0 / (3 * L), 0.0)
     psi = lambda x: 0.5 * L * np.sum((x - p) ** 2) + f(x)    # noqa: E731
@@ -127,27 +119,10 @@ def test_min_max_by_ball_acceleration():
     assert counts["n_subgradients"] > 0 and counts["n_values"] >= counts["n_subgradients"]
 
 
-def _finite_sum():
-    """F(x; i) = (mu/2)||x - b_i||^2 + s ||x||: x* = bbar max(0, 1 - s / (mu ||bbar||))."""
-    rs = np.random.default_rng(0)
-    n, mu, s = 8, 1.0, 0.3
-    B = rs.standard_normal((n, 2)) * 0.5 + np.array([0.6, 0.2])
-
-    def value(x, i):
-        return 0.5 * mu * np.sum((x - B[i]) ** 2) + s * np.linalg.norm(x)
-
-    def sub(x, i):
-        nx = np.linalg.norm(x)
-        return mu * (x - B[i]) + (s * x / nx if nx > 0 else 0.0)
-
-    bbar = B.mean(axis=0)
-    return FiniteSum(value, sub, n), mu, bbar * max(0.0, 1.0 - s / (mu * np.linalg.norm(bbar)))
-
-
 def test_exact_estimator_enumeration_and_zero_bias():
     """T17: enumerating J with one draw's randomness telescopes to x_J exactly, x_J (ellipsoid
     levels) reaches x*; Monte-Carlo mean = x* within 4.5 standard errors; costs."""
-    prob, mu, x_star = _finite_sum()
+    prob, mu, x_star = finite_sum_problem()
     x0 = np.array([-0.5, 0.8])
     seed = np.random.SeedSequence(5)
     J, j0 = 22, 6

@@ -120,10 +120,6 @@ def test_blocked_problem_constants_and_errors(tmp_path):
         fresh.X_c()
     with pytest.raises(TypeError, match="executor must be"):
         dp.dp_sgd(prob, epsilon=1.0, delta=1e-6, passes=1, batch_size=10, executor=object())
-    import scipy.sparse as sp
-    sparse = dp.Problem(sp.csr_matrix(X), y, loss="squared")
-    with pytest.raises(TypeError, match="sparse"):
-        dp.dp_cd(sparse, epsilon=1.0, delta=1e-6, passes=1, executor=ex)
     with pytest.raises(ValueError, match="another executor"):
         BlockExecutor().bind(fresh)
     np.save(tmp_path / "X.npy", X)
@@ -182,3 +178,68 @@ def test_dp_cd_add_remove_divides_by_public_n():
     with pytest.raises(ValueError, match="public_n"):
         dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=1, neighboring_relation="add_or_remove_one",
                  executor=BlockExecutor(block_rows=300))
+
+
+def _sparse(n=3000, p=30, seed=1):
+    import scipy.sparse as sp
+    X = sp.random(n, p, density=0.1, random_state=seed, format="csr")
+    w = np.random.default_rng(seed).standard_normal(p)
+    return X, np.where(X @ w >= 0, 1.0, -1.0)
+
+
+def test_sparse_csr_blocks_close_to_fused_sparse_kernels():
+    # CSR row blocks through the CSR batch kernels: the fused sparse kernels' streams, only the
+    # summation order differs (per block, then block order)
+    import scipy.sparse as sp
+    X, y = _sparse()
+    prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    ex = BlockExecutor(block_rows=700)
+    bp = ex.bind(prob)
+    assert all(sp.isspmatrix_csr(b.X) for b in bp.blocks)
+    kw = dict(epsilon=1.0, delta=1e-6, passes=1, batch_size=200, random_state=3,
+              sampling="shuffle")
+    np.testing.assert_allclose(dp.dp_sgd(prob, executor=ex, **kw).coef,
+                               dp.dp_sgd(prob, **kw).coef, rtol=0, atol=1e-12)
+    # the same blocks given as a CSR matrix to BlockExecutor.problem: the same bits
+    fresh = BlockExecutor(block_rows=700).problem(sp.csc_matrix(X), y, loss="logistic",
+                                                  penalty=dp.L2(1e-3))
+    assert np.array_equal(dp.dp_sgd(fresh, **kw).coef, dp.dp_sgd(prob, executor=ex, **kw).coef)
+    assert math.isclose(fresh.smoothness(), prob.smoothness(), rel_tol=1e-10)
+    # DP-CD: a sparse column's nonzero rows only
+    sq = dp.Problem(X, X @ np.ones(X.shape[1]), loss="squared", penalty=dp.L1(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, passes=4, random_state=1)
+    fused, blocked = dp.dp_cd(sq, **kw), dp.dp_cd(sq, executor=BlockExecutor(block_rows=700),
+                                                 **kw)
+    np.testing.assert_allclose(blocked.coef, fused.coef, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(blocked.history.objective, fused.history.objective, rtol=1e-12)
+    assert blocked.stats["clipped_fraction"] == fused.stats["clipped_fraction"]
+    half = dp.Problem(X, X @ np.ones(X.shape[1]), loss="half_squared")
+    kw = dict(epsilon=1.0, delta=1e-6, beta=1.0, radius=5.0, random_state=2)
+    np.testing.assert_allclose(
+        dp.solvers.dp_srgd(half, executor=BlockExecutor(block_rows=700), **kw).coef,
+        dp.solvers.dp_srgd(half, **kw).coef, rtol=0, atol=1e-12)
+
+
+def test_private_smoothness_on_blocked_problem_and_failures_charge_nothing():
+    # smoothness="private" on a BlockedProblem: the clipped sums and the column maxima are
+    # reductions over the blocks (once raised TypeError after the budget was charged)
+    X, y = _data(n=1000)
+    prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(1e-3))
+    bp = BlockExecutor(block_rows=300).problem(X, y, loss="squared", penalty=dp.L1(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, passes=2, smoothness="private", random_state=0)
+    budget = dp.Budget(2.0, 1e-5)
+    res = dp.dp_cd(bp, budget=budget, **kw)
+    assert len(budget.ledger) == 1 and res.privacy.epsilon <= 1.0
+    # the release reads the same constants as in memory (the block sums in another order)
+    fused = dp.dp_cd(prob, **kw)
+    np.testing.assert_allclose(res.coef, fused.coef, rtol=0, atol=1e-9)
+    spent = (budget.spent_epsilon, budget.spent_delta, len(budget.ledger))
+    for bad in (dict(smoothness_bounds=np.ones(2)), dict(smoothness_share=1.5),
+                dict(smoothness_bounds="max")):
+        with pytest.raises(ValueError):
+            dp.dp_cd(bp, budget=budget, **kw, **bad)
+        assert (budget.spent_epsilon, budget.spent_delta, len(budget.ledger)) == spent, bad
+    hinge = BlockExecutor(block_rows=300).problem(X, np.where(y >= 0, 1.0, -1.0), loss="hinge")
+    with pytest.raises(ValueError, match="smooth"):
+        dp.dp_cd(hinge, budget=budget, **kw)
+    assert (budget.spent_epsilon, budget.spent_delta, len(budget.ledger)) == spent

@@ -66,6 +66,41 @@ def test_dp_sgd_and_dp_gd_same_bits_as_in_process(client):
     assert remote.round_trips > 0
 
 
+def test_task_rounds_and_actor_rounds_same_bits(client):
+    # direct=False: every round as Dask tasks (one per worker); direct=True: through one actor
+    # per worker; both the bits of the in-process executor
+    X, y = _data(classify=True)
+    prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=5, sample_rate=0.25, passes=1)
+    ref = dp.dp_sgd(prob, executor=BlockExecutor(block_rows=BLOCK), **kw).coef
+    tasks = DaskExecutor(client, block_rows=BLOCK, direct=False)
+    assert np.array_equal(dp.dp_sgd(prob, executor=tasks, **kw).coef, ref)
+    assert not tasks._actors
+    actors = DaskExecutor(client, block_rows=BLOCK)
+    assert np.array_equal(dp.dp_sgd(prob, executor=actors, **kw).coef, ref)
+    assert len(actors._actors) == 2          # one per worker, each with its blocks
+
+
+def _fail_on_block(block, index):
+    if index == 1:
+        raise ValueError(f"block {index} refused")
+    return index
+
+
+def test_error_in_a_block_is_raised_not_swallowed(client):
+    # the actor round fails, the round runs again as tasks, and the task's error reaches the
+    # caller; the next round goes through the actors again
+    X, y = _data(n=1500)
+    ex = DaskExecutor(client, block_rows=BLOCK)
+    prob = ex.problem(X, y, loss="squared")
+    assert ex._map(_fail_on_block, prob.blocks, [(0,), (2,), (3,)]) == [0, 2, 3]
+    assert ex._actors
+    with pytest.raises(ValueError, match="block 1 refused"):
+        ex._map(_fail_on_block, prob.blocks, [(0,), (1,), (2,)])
+    assert ex._map(_fail_on_block, prob.blocks, [(0,), (2,), (3,)]) == [0, 2, 3]
+    assert ex._actors
+
+
 def test_dp_cd_same_bits_margins_on_workers(client):
     X, y = _data()
     prob = dp.Problem(X, y, loss="squared", penalty=dp.L1(1e-3))
@@ -209,3 +244,27 @@ def test_lost_scattered_block_raises_clear_error(client):
     if not isinstance(err, Exception):     # the killed worker held none of the blocks
         pytest.skip("the killed worker held no scattered block")
     assert isinstance(err, RuntimeError) and "scattered" in str(err), err
+
+
+def test_sparse_csr_blocks_and_private_smoothness_same_bits(client):
+    # CSR row blocks on the workers: DP-SGD (Poisson) and DP-CD (a sparse column's nonzero
+    # rows, with smoothness="private": two reductions over the blocks) bitwise the in-process
+    # BlockExecutor
+    import scipy.sparse as sp
+    X = sp.random(2000, 12, density=0.2, random_state=4, format="csr")
+    w = np.linspace(-1, 1, 12)
+    prob = dp.Problem(X, np.where(X @ w >= 0, 1.0, -1.0), loss="logistic",
+                      penalty=dp.L2(1e-3))
+    local, remote = BlockExecutor(block_rows=BLOCK), DaskExecutor(client, block_rows=BLOCK)
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=5, sample_rate=0.25, passes=1)
+    a = dp.dp_sgd(prob, executor=local, **kw)
+    b = dp.dp_sgd(prob, executor=remote, **kw)
+    assert np.array_equal(a.coef, b.coef)
+    assert np.array_equal(a.history.objective, b.history.objective)
+    sq = dp.Problem(X, X @ w, loss="squared", penalty=dp.L1(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, n_outer=2, n_inner=6, random_state=1,
+              smoothness="private")
+    a = dp.dp_cd(sq, executor=local, **kw)
+    b = dp.dp_cd(sq, executor=remote, **kw)
+    assert np.array_equal(a.coef, b.coef)
+    assert a.stats["clipped_fraction"] == b.stats["clipped_fraction"]

@@ -394,3 +394,118 @@ def test_entropic_md_lemma_a2_stability():
     assert sym <= 4 * eta ** 2 * L ** 2 * R ** 2
     assert x.stats["steps"] == R * n and np.isclose(x.coef.sum(), 1.0)
     assert math.isinf(x.privacy.epsilon)
+
+
+# --- Algorithm 6's X_i = X cap ball for lp geometry (issue 22) ------------------------------
+
+def _lp_case(case):
+    """(p, c, theta, R): the X constraint binds alone (cases 0, 3, 4, 7: R = inf or large),
+    with the ball (1, 5: c near the boundary of X), or not at all (2, 6: a small ball; 8, 9:
+    theta small): the radial clip is then already in X."""
+    rng = np.random.default_rng(100 + case)
+    d = 6
+    p = [1.2, 1.5, 1.8, 2.0][case % 4]
+    c = rng.standard_normal(d)
+    c *= (0.95 if case % 4 == 1 else 0.6) / _pnorm(c, p)
+    theta = rng.standard_normal(d) * (0.05 if case >= 8 else 3.0)
+    R = [math.inf, 0.7, 0.3, 5.0][case % 4 if case < 8 else 1]
+    return p, c, theta, R
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_bregman_project_lp_against_scipy(case):
+    from dpsco_core._kernels import _mirror
+    p, c, theta, R = _lp_case(case)
+    a = 1 / (p - 1)
+    rng = np.random.default_rng(case)
+
+    def f(x):
+        return 0.5 * a * _pnorm(x - c, p) ** 2 - theta @ (x - c)
+    cons = [{"type": "ineq", "fun": lambda x: 1.0 - _pnorm(x, p)}]
+    if math.isfinite(R):
+        cons.append({"type": "ineq", "fun": lambda x: R - _pnorm(x - c, p)})
+    x = mm.bregman_project_lp(theta, p=p, scale=a, center=c, radius=R, lp_radius=1.0)
+    assert _pnorm(x, p) <= 1.0 * (1 + 1e-12)
+    if math.isfinite(R):
+        assert _pnorm(x - c, p) <= R * (1 + 1e-9)
+    # generic solvers (SLSQP from 4 starts, trust-constr): the best feasible point
+    refs = [optimize.minimize(f, c + rng.standard_normal(c.size) * 0.01, method="SLSQP",
+                              constraints=cons, options={"ftol": 1e-14, "maxiter": 1000})
+            for _ in range(4)]
+    refs.append(optimize.minimize(f, c, method="trust-constr", constraints=cons,
+                                  options={"gtol": 1e-12, "xtol": 1e-14, "maxiter": 3000}))
+    feasible = [r for r in refs if min(con["fun"](r.x) for con in cons) >= -1e-9]
+    ref = min(feasible, key=lambda r: r.fun)
+    assert f(x) <= ref.fun + 1e-8 * max(1.0, abs(ref.fun))
+    np.testing.assert_allclose(x, ref.x, atol=1e-5)
+    # the kernel's version (Newton per coordinate, Illinois outside) is the same point
+    np.testing.assert_allclose(_mirror.project_lp(theta, c, p, a, R, 1.0), x, rtol=1e-9,
+                               atol=1e-12)
+    ball_only = c + mm.bregman_project_ball(theta, p, a, R)
+    assert (_pnorm(ball_only, p) <= 1.0) == (case in (2, 6, 8, 9))
+    if _pnorm(ball_only, p) <= 1.0:       # X inactive: the radial clip, bit for bit
+        np.testing.assert_array_equal(x, ball_only)
+    else:                                 # X active: on its boundary
+        assert _pnorm(x, p) == pytest.approx(1.0, rel=1e-10)
+        if case % 4 == 1:                 # and the ball too
+            assert _pnorm(x - c, p) == pytest.approx(R, rel=1e-8)
+
+
+def test_bregman_project_lp_euclidean_closed_form():
+    # p = 2, no ball: the Euclidean projection of c + theta / a onto the unit ball
+    rng = np.random.default_rng(7)
+    c = rng.standard_normal(8)
+    c *= 0.5 / np.linalg.norm(c)
+    theta = 4 * rng.standard_normal(8)
+    x = mm.bregman_project_lp(theta, p=2.0, scale=1.0, center=c, lp_radius=1.0)
+    z = c + theta
+    np.testing.assert_allclose(x, z / np.linalg.norm(z), rtol=1e-11)
+    with pytest.raises(ValueError, match="lp_radius"):
+        mm.bregman_project_lp(theta, p=2.0, scale=1.0, center=3 * c, lp_radius=1.0)
+    with pytest.raises(ValueError, match="at most one"):
+        mm.mirror_step(c, theta, 0.1, p=2.0, scale=1.0, center=c, l1_radius=1.0,
+                       lp_radius=1.0)
+
+
+def test_alg6_iterates_stay_in_X(lasso):
+    # Algorithm 6 over X = {||x||_1.5 <= 0.2} and <= 0.01 (x_true lies outside): every
+    # phase's output lies in X_i = X cap ball, hence the output in X; sparse X (the NumPy twin)
+    # gives the same point to rounding.
+    import scipy.sparse as sp
+    prob, _ = lasso
+    p, D = 1.5, 0.2
+    res = md.localized_mirror_descent(prob, epsilon=1.0, delta=1e-5, geometry=p, radius=D,
+                                      max_steps=30, random_state=3)
+    assert _pnorm(res.coef, p) <= D * (1 + 1e-9)
+    tiny = md.localized_mirror_descent(prob, epsilon=1.0, delta=1e-5, geometry=p, radius=0.01,
+                                       max_steps=30, random_state=3)
+    assert _pnorm(tiny.coef, p) <= 0.01 * (1 + 1e-9)
+    sparse = dp.Problem(sp.csr_matrix(prob.X), prob.y, loss="half_squared")
+    res_s = md.localized_mirror_descent(sparse, epsilon=1.0, delta=1e-5, geometry=p,
+                                        radius=D, max_steps=30, random_state=3)
+    np.testing.assert_allclose(res_s.coef, res.coef, rtol=1e-7, atol=1e-10)
+    with pytest.raises(ValueError, match="start must be"):
+        md.localized_mirror_descent(prob, epsilon=1.0, delta=1e-5, geometry=p, radius=D,
+                                    start=np.full(prob.n_features, 0.1), max_steps=3)
+
+
+def test_strongly_convex_reduction_frank_wolfe_rounds_stay_in_X():
+    # Theorem 9's rounds run on the ball around x_{i-1} clipped to X (vr_frank_wolfe's
+    # outer_radius): with x_true near the boundary of X and shrinking radii (a small
+    # rate_constant), the output lies in X, the radii shrink, and the excess is below the
+    # trivial x = 0 by more than 3 standard errors (6 seeds).
+    d, n, L = 4, 8000, 3.0
+    exc, zero = [], []
+    for seed in range(6):
+        X, y, xt = make_rademacher_lasso(n, d, 2, radius=0.97, noise=0.5, random_state=seed)
+        prob = dp.Problem(X, y, loss="half_squared")
+        res = md.strongly_convex_reduction(prob, solver=dp.solvers.vr_frank_wolfe,
+                                           strong_convexity=1.0 / d, rate_constant=0.01,
+                                           epsilon=1.0, delta=n ** -1.1, lipschitz=L,
+                                           radius=1.0, random_state=seed)
+        assert np.abs(res.coef).sum() <= 1.0 + 1e-12
+        assert res.stats["radii"][-1] < res.stats["radii"][0]
+        exc.append(0.5 * np.sum((res.coef - xt) ** 2))
+        zero.append(0.5 * np.sum(xt ** 2))
+    diff = np.array(zero) - np.array(exc)
+    assert diff.mean() > 3 * diff.std(ddof=1) / math.sqrt(len(diff))

@@ -353,3 +353,37 @@ def test_paper_batch_phases_use_the_diameter():
     _, Tp = fw.vr_frank_wolfe_schedule(n, d, epsilon=eps, delta=delta, radius=R, lipschitz=L,
                                        smoothness=beta, batch="paper")
     assert Tp == max(1, T7)
+
+
+def test_clipped_ball_domain_stays_in_X_and_matches_vertices():
+    # center c near the boundary of X = {||x||_1 <= 1}, radius 0.5: the arms c +- a e_j are
+    # the longest (<= 0.5) inside X; the run equals the explicit-vertex run over the same 2d
+    # points without noise, its iterates stay in X, and the ledger is the ball of radius
+    # max a (the common shift <c, v> of the scores does not count).
+    X, y, _ = make_rademacher_lasso(3000, 8, 2, radius=1.0, noise=0.5, random_state=5)
+    prob = dp.Problem(X, y, loss="half_squared")
+    c = np.array([0.5, -0.3, 0.1, 0, 0, 0, 0, 0.05])
+    dom = fw._Domain("l1", 0.5, 8, c, outer_radius=1.0)
+    verts = np.concatenate([c + np.diag(dom.arms[:8]), c - np.diag(dom.arms[8:])])
+    assert np.all(np.abs(verts).sum(axis=1) <= 1.0 + 1e-12)
+    assert dom.arms.max() == 0.5 and dom.arms.min() == pytest.approx(0.05)   # 1 - 0.95
+    a = fw.vr_frank_wolfe(prob, epsilon=math.inf, lipschitz=3.0, radius=0.5, center=c,
+                          outer_radius=1.0, random_state=2)
+    b = fw.vr_frank_wolfe(prob, epsilon=math.inf, lipschitz=3.0, domain=verts,
+                          random_state=2)
+    np.testing.assert_allclose(a.coef, b.coef, atol=1e-12)
+    assert np.abs(a.coef).sum() <= 1.0 + 1e-12
+    priv = fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, radius=0.5, center=c,
+                             outer_radius=1.0, random_state=2)
+    ball = fw.vr_frank_wolfe(prob, epsilon=1.0, lipschitz=3.0, radius=0.5, center=c,
+                             random_state=2)
+    assert priv.stats["lambdas"] == ball.stats["lambdas"]
+    assert priv.privacy.epsilon <= 1.0 * (1 + 1e-9)
+    assert np.abs(priv.coef).sum() <= 1.0 + 1e-12
+    # with the whole ball inside X the arms are the ball's vertices
+    inner = fw._Domain("l1", 0.2, 8, c * 0.5, outer_radius=1.0)
+    assert np.all(inner.arms == 0.2)
+    with pytest.raises(ValueError, match="outer_radius needs center"):
+        fw.vr_frank_wolfe(prob, epsilon=1.0, outer_radius=1.0)
+    with pytest.raises(ValueError, match="center must lie"):
+        fw._Domain("l1", 0.5, 8, 3 * c, outer_radius=1.0)

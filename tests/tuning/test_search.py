@@ -42,7 +42,7 @@ def test_report_is_the_accountants_and_within_target(problem, solver, refit):
     event = res.privacy.event
     selection = event.events[0] if refit else event
     assert isinstance(selection, RepeatAndSelectDpEvent)
-    assert (selection.mean, selection.shape) == (20.0, 1.0)
+    assert (selection.mean, selection.shape) == (40.0, 1.0)
     eps = RdpAccountant(None, relation).compose(event).get_epsilon(1e-6)
     assert res.privacy.epsilon == pytest.approx(eps, rel=1e-12)
     assert 0.95 < res.privacy.epsilon <= 1.0
@@ -119,17 +119,73 @@ def test_trial_with_another_event_is_refused():
 
 @pytest.mark.parametrize("n", [1, 2])
 def test_too_few_records_to_split_is_a_clear_error(n):
-    """The selection needs one validation and two training records; below that the error names
-    n_samples and says how to train without selection (the estimators then fit)."""
+    """A held-out split needs one validation and two training records; below that the error
+    names n_samples and says how to do without (the default scores on the training records,
+    so the estimators fit)."""
     from dpsco_core.estimators import DPLasso
     X, y = np.ones((n, 1)), np.linspace(-1.0, 1.0, n)
     tiny = Problem(X, y, loss="half_squared", penalty=L1(0.1))
     with pytest.raises(ValueError, match=f"n_samples={n}"):
-        tune_solver(tiny, epsilon=1.0, delta=1e-5, solver="cd", passes=1.0, random_state=0)
+        tune_solver(tiny, epsilon=1.0, delta=1e-5, solver="cd", passes=1.0, random_state=0,
+                    validation_fraction=0.2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(ValueError, match=f"n_samples={n}"):
-            DPLasso(alpha=0.1, passes=1, random_state=0).fit(X, y)
-        if n == 2:
-            model = DPLasso(alpha=0.1, passes=1, step=1.0, clip=1.0, random_state=0).fit(X, y)
+        res = tune_solver(tiny, epsilon=1.0, delta=1e-5, solver="cd", passes=1.0,
+                          random_state=0, candidates=[grids.Candidate(1.0, 1.0)] * 2,
+                          loss_clip=1.0)
+        assert np.all(np.isfinite(res.coef)) and res.privacy.epsilon <= 1.0
+        if n == 1:              # the estimators' own floor (delta = 1 / n^2 needs n >= 2)
+            with pytest.raises(ValueError, match="n_samples=1"):
+                DPLasso(alpha=0.1, passes=1, random_state=0).fit(X, y)
+            return
+        for fixed in [{}, dict(step=1.0, clip=1.0)]:
+            model = DPLasso(alpha=0.1, passes=1, random_state=0, **fixed).fit(X, y)
             assert np.all(np.isfinite(model.coef_))
+
+
+# -- add/remove-one: the record count is private, public_n is the normaliser ----------------
+
+def test_add_remove_one_needs_public_n_up_front(problem):
+    """Refused before anything runs or is charged: without public_n, and with a held-out split
+    (whose sizes would be functions of the private n)."""
+    budget = Budget(1.0, 1e-6, neighboring_relation="add_or_remove_one")
+    with pytest.raises(ValueError, match="public_n"):
+        tune_solver(problem, epsilon=1.0, delta=1e-6, passes=2, random_state=0, budget=budget,
+                    neighboring_relation="add_or_remove_one")
+    with pytest.raises(ValueError, match="validation_fraction=0"):
+        tune_solver(problem, epsilon=1.0, delta=1e-6, passes=2, random_state=0, budget=budget,
+                    neighboring_relation="add_or_remove_one", public_n=3000,
+                    validation_fraction=0.2)
+    assert budget.ledger == ()
+    # Under the other relations n is public, and another public_n is refused.
+    with pytest.raises(ValueError, match="public_n must be None"):
+        tune_solver(problem, epsilon=1.0, delta=1e-6, passes=2, random_state=0,
+                    public_n=2999)
+
+
+@pytest.mark.parametrize("refit", [False, True])
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+def test_add_remove_one_with_public_n(problem, solver, refit):
+    """Every run and score divides by public_n; DP-SGD samples at batch_size / public_n. The
+    report is the accountant's composition of the charged event, within the target."""
+    from dpsco_core.tuning.search import _solver_event
+
+    m = 2500                                     # public count, not the private n = 3000
+    budget = Budget(1.0, 1e-6, neighboring_relation="add_or_remove_one")
+    res = tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=2,
+                      neighboring_relation="add_or_remove_one", public_n=m, refit=refit,
+                      random_state=0, budget=budget)
+    relation = NeighboringRelation.ADD_OR_REMOVE_ONE
+    assert res.privacy.neighboring_relation is relation
+    assert budget.ledger == (res.privacy.event,)
+    eps = RdpAccountant(None, relation).compose(res.privacy.event).get_epsilon(1e-6)
+    assert res.privacy.epsilon == pytest.approx(eps, rel=1e-12)
+    assert 0.95 < res.privacy.epsilon <= 1.0
+    assert any(f"public_n = {m}" in a for a in res.privacy.assumptions)
+    selection = res.privacy.event.events[0] if refit else res.privacy.event
+    run_event = selection.event.events[0]
+    assert run_event == _solver_event(solver, res.trial_epsilon, 1e-6 / 2 if refit else 1e-6,
+                                      m, 4, 2.0, 256, False)
+    if solver == "sgd":
+        assert run_event.event.sampling_probability == pytest.approx(256 / m)
+    assert np.all(np.isfinite(res.coef))
