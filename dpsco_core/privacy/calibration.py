@@ -18,7 +18,8 @@ from scipy import optimize
 
 from .._validation import check_delta, check_epsilon, check_int, check_positive
 from ..exceptions import OrderGridWarning, PrivacyBudgetError
-from ._checks import check_conversion, check_orders, check_sample_rate, round_up
+from ._checks import (check_conversion, check_orders, check_sample_rate, immutable_orders,
+                      round_up)
 from .accountants import (DEFAULT_PLD_DISCRETIZATION, DEFAULT_RDP_ORDERS, PldAccountant,
                           _warn_if_edge)
 from .._kernels import _rdp
@@ -37,9 +38,8 @@ __all__ = [
     "steps_from_epochs",
 ]
 
-_DEFAULT_ORDERS = (check_orders(DEFAULT_RDP_ORDERS),
+_DEFAULT_ORDERS = (immutable_orders(DEFAULT_RDP_ORDERS),
                    tuple(float(a) for a in DEFAULT_RDP_ORDERS))
-_DEFAULT_ORDERS[0].setflags(write=False)
 
 #: Largest noise multiplier the searches try before declaring a budget infeasible.
 MAX_NOISE_MULTIPLIER = 1e6
