@@ -8,7 +8,7 @@ import numpy as np
 from .._validation import check_scalar, check_vector
 
 __all__ = ["check_orders", "check_conversion", "check_sample_rate", "round_up",
-           "immutable_orders"]
+           "immutable_orders", "is_immutable_orders"]
 
 #: Order grids already validated by :func:`immutable_orders`, by ``id``; the entry goes when
 #: the array dies, and a hit is also checked by identity (issue 18: validating and copying the
@@ -53,6 +53,11 @@ def immutable_orders(orders, name="orders"):
     view.flags.writeable = False
     _VALIDATED[id(view)] = view
     return view
+
+
+def is_immutable_orders(orders):
+    """Whether ``orders`` is an array made by :func:`immutable_orders` (values fixed)."""
+    return _VALIDATED.get(id(orders)) is orders
 
 
 def check_conversion(conversion, name="conversion"):

@@ -44,3 +44,18 @@ def test_round_up_scalar_path_is_bitwise_the_array_path():
             got, want = round_up(x), _round_up_array(x)
             assert type(got) is type(want)
             assert np.array(got).tobytes() == np.array(want).tobytes()
+
+
+@pytest.mark.parametrize("conversion", ["improved", "mironov"])
+def test_epsilons_on_a_constant_grid_are_bitwise_those_of_a_plain_array(conversion):
+    from dpsco_core.privacy.conversions import _epsilons
+
+    grid = immutable_orders(DEFAULT_RDP_ORDERS)
+    plain = np.array(DEFAULT_RDP_ORDERS)
+    rng = np.random.default_rng(3)
+    for _ in range(3):      # the second and third use the cached terms
+        rdp = np.abs(rng.normal(size=grid.size)) * 10.0 ** rng.uniform(-6, 2)
+        rdp[::17] = np.inf
+        for delta in (1e-12, 1e-5, 0.3):
+            assert (_epsilons(grid, rdp, delta, conversion).tobytes()
+                    == _epsilons(plain, rdp, delta, conversion).tobytes())
