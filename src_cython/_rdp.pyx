@@ -71,20 +71,32 @@ cdef inline double _log_fact(int k) noexcept nogil:
 cdef double _log_a_int(double alpha, double log_q, double log_1mq, double inv2s2) noexcept nogil:
     cdef int a = <int>alpha, k, kmax = 0
     cdef double g_alpha = _log_fact(a), t, mx = -INFINITY, kf, total = 0.0
-    # two passes (largest term first, then the others' sum): no term array to allocate
+    cdef double terms[LF_SIZE]
+    # two passes (largest term first, then the others' sum); the terms are kept for orders
+    # below LF_SIZE (every order of the default grid), recomputed above it (same values)
     for k in range(a + 1):
         kf = <double>k
         t = (g_alpha - _log_fact(k) - _log_fact(a - k) + kf * log_q
              + (alpha - kf) * log_1mq) + (kf * kf - kf) * inv2s2
+        if a < LF_SIZE:
+            terms[k] = t
         if t > mx:
             mx = t
             kmax = k
     for k in range(a + 1):
         if k == kmax:
             continue
-        kf = <double>k
-        t = (g_alpha - _log_fact(k) - _log_fact(a - k) + kf * log_q
-             + (alpha - kf) * log_1mq) + (kf * kf - kf) * inv2s2
+        if a < LF_SIZE:
+            t = terms[k]
+        else:
+            kf = <double>k
+            t = (g_alpha - _log_fact(k) - _log_fact(a - k) + kf * log_q
+                 + (alpha - kf) * log_1mq) + (kf * kf - kf) * inv2s2
+        # exp of anything below -746 rounds to exactly 0 (the smallest subnormal is
+        # exp(-744.4)): skipping it leaves the sum bitwise unchanged (issue 18: most terms of
+        # the large orders are far below the largest)
+        if t - mx < -746.0:
+            continue
         total += exp(t - mx)
     return log1p(total) + mx
 

@@ -1,10 +1,19 @@
 """Argument checks shared by the privacy modules (on top of ``dpsco_core._validation``)."""
 
+import math
+import weakref
+
 import numpy as np
 
 from .._validation import check_scalar, check_vector
 
-__all__ = ["check_orders", "check_conversion", "check_sample_rate", "round_up"]
+__all__ = ["check_orders", "check_conversion", "check_sample_rate", "round_up",
+           "immutable_orders", "is_immutable_orders"]
+
+#: Order grids already validated by :func:`immutable_orders`, by ``id``; the entry goes when
+#: the array dies, and a hit is also checked by identity (issue 18: validating and copying the
+#: library's constant grid was a few per cent of a first ``dp_sgd`` call, three times over).
+_VALIDATED: "weakref.WeakValueDictionary[int, np.ndarray]" = weakref.WeakValueDictionary()
 
 #: RDP -> (epsilon, delta) conversions understood by every accountant and calibration function.
 CONVERSIONS = ("improved", "mironov")
@@ -13,6 +22,9 @@ CONVERSIONS = ("improved", "mironov")
 def check_orders(orders, name="orders"):
     """Return a fresh read-only float64 copy of ``orders``, each order checked to be in (1, inf).
 
+    An array made by :func:`immutable_orders` is returned as is: it was checked when it was
+    made and cannot be written to, so a copy would hold the same values.
+
     Raises
     ------
     TypeError
@@ -20,12 +32,32 @@ def check_orders(orders, name="orders"):
     ValueError
         If it is empty, not 1-dimensional, holds NaN or inf, or holds an order <= 1.
     """
+    if _VALIDATED.get(id(orders)) is orders:
+        return orders
     arr = check_vector(orders, name, copy=True)
     if np.any(arr <= 1.0):
         bad = float(arr[arr <= 1.0][0])
         raise ValueError(f"{name} must all be in (1, inf); got {bad!r}.")
     arr.flags.writeable = False
     return arr
+
+
+def immutable_orders(orders, name="orders"):
+    """Return ``check_orders(orders)`` as an array that can never be made writeable, registered
+    so that :func:`check_orders` returns it without a copy (for constant grids, built once).
+
+    The array is a read-only view of a read-only copy: NumPy refuses to make a view writeable
+    when its base is not, so its values are fixed for its lifetime.
+    """
+    view = check_orders(orders, name).view()
+    view.flags.writeable = False
+    _VALIDATED[id(view)] = view
+    return view
+
+
+def is_immutable_orders(orders):
+    """Whether ``orders`` is an array made by :func:`immutable_orders` (values fixed)."""
+    return _VALIDATED.get(id(orders)) is orders
 
 
 def check_conversion(conversion, name="conversion"):
@@ -50,6 +82,11 @@ def round_up(value):
     or two; a relative 1e-13 plus one ulp keeps the reported number above the exact value of the
     formula, in the spirit of OpenDP's upward casts. An exact zero stays zero.
     """
+    if type(value) is float or type(value) is np.float64:
+        # The scalar case (most calls), with the same IEEE operations as the array case below.
+        if value == 0.0:
+            return np.float64(0.0)
+        return np.float64(math.nextafter(float(value) * (1.0 + 1e-13), math.inf))
     value = np.asarray(value, dtype=np.float64)
     with np.errstate(over="ignore"):
         up = np.nextafter(value * (1.0 + 1e-13), np.inf)

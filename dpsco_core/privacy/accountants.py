@@ -23,7 +23,8 @@ import numpy as np
 
 from .._validation import check_delta, check_epsilon, check_int, check_positive, check_scalar
 from ..exceptions import OrderGridWarning, UnsupportedEventError, external_stacklevel
-from ._checks import check_conversion, check_orders, check_sample_rate, round_up
+from ._checks import (check_conversion, check_orders, check_sample_rate, immutable_orders,
+                      round_up)
 from .conversions import _rdp_to_delta, _rdp_to_epsilon
 from .events import (
     ApproximateRdpDpEvent,
@@ -57,6 +58,9 @@ __all__ = ["DEFAULT_RDP_ORDERS", "PrivacyAccountant", "RdpAccountant", "PureDpAc
 #: our epsilons match dp-accounting's.
 DEFAULT_RDP_ORDERS = tuple([1.0 + x / 10.0 for x in range(1, 100)]
                            + [float(x) for x in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0])
+
+#: The default grid, validated once (immutable: the accountants take it without a copy).
+_DEFAULT_GRID = immutable_orders(DEFAULT_RDP_ORDERS)
 
 
 class _Unsupported(Exception):
@@ -410,7 +414,7 @@ class RdpAccountant(PrivacyAccountant):
     def __init__(self, orders=None, neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE,
                  *, conversion="improved"):
         super().__init__(neighboring_relation)
-        self._orders = check_orders(DEFAULT_RDP_ORDERS if orders is None else orders)
+        self._orders = check_orders(_DEFAULT_GRID if orders is None else orders)
         self._conversion = check_conversion(conversion)
         self._rdp = np.zeros_like(self._orders)
         self._slack = 0.0

@@ -18,14 +18,15 @@ from scipy import optimize
 
 from .._validation import check_delta, check_epsilon, check_int, check_positive
 from ..exceptions import OrderGridWarning, PrivacyBudgetError
-from ._checks import check_conversion, check_orders, check_sample_rate, round_up
+from ._checks import (check_conversion, check_orders, check_sample_rate, immutable_orders,
+                      round_up)
 from .accountants import (DEFAULT_PLD_DISCRETIZATION, DEFAULT_RDP_ORDERS, PldAccountant,
                           _warn_if_edge)
 from .._kernels import _rdp
 from .conversions import _epsilons, _rdp_to_epsilon
 from .events import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
 from .gdp import _gdp_mu, gdp_mu
-from .rdp import RDP_ABS_SLACK, _finish, _sampled_gaussian_curve
+from .rdp import RDP_ABS_SLACK, _finish, _orders_array, _sampled_gaussian_curve
 
 __all__ = [
     "calibrate_sampled_gaussian",
@@ -37,9 +38,8 @@ __all__ = [
     "steps_from_epochs",
 ]
 
-_DEFAULT_ORDERS = (check_orders(DEFAULT_RDP_ORDERS),
+_DEFAULT_ORDERS = (immutable_orders(DEFAULT_RDP_ORDERS),
                    tuple(float(a) for a in DEFAULT_RDP_ORDERS))
-_DEFAULT_ORDERS[0].setflags(write=False)
 
 #: Largest noise multiplier the searches try before declaring a budget infeasible.
 MAX_NOISE_MULTIPLIER = 1e6
@@ -241,7 +241,7 @@ def _sampled_gaussian_multiplier(target_epsilon, target_delta, sample_rate, step
     tests) the Brent search on the full grid below decides. Typically two roots and one
     full-grid evaluation, against a dozen full evaluations for Brent's method.
     """
-    grid = np.asarray(orders)
+    grid = _orders_array(orders)   # immutable: its conversion terms are cached
 
     def full(s):
         rdp = _sampled_gaussian_curve(sample_rate, s, orders)
@@ -264,7 +264,7 @@ def _per_order_search(target_epsilon, target_delta, sample_rate, steps, orders, 
                       epsilon_tolerance, max_noise_multiplier, start):
     """``(s, order)`` of :func:`_sampled_gaussian_multiplier`'s per-order search, or None
     when it cannot certify an answer (the caller then runs the full-grid search)."""
-    grid = np.asarray(orders)
+    grid = _orders_array(orders)
     improved = conversion == "improved"
     # The roots aim a hair below the target, so that the accountant's rounded epsilon
     # (round_up: 1e-13 relative and one ulp) stays at or below it.

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import optimize
 
 from .._validation import check_delta, check_scalar
-from ._checks import check_conversion, check_orders, round_up
+from ._checks import check_conversion, check_orders, is_immutable_orders, round_up
 
 __all__ = [
     "rdp_to_epsilon",
@@ -53,16 +53,38 @@ def _check_curve(orders, rdp):
 def _epsilons(orders, rdp, delta, conversion):
     """Per-order epsilon bounds (vectorised); inf where an order gives no bound."""
     log_delta = math.log(delta)
+    minus_one, use, log1p_inv, log_orders = _grid_terms(orders)
     with np.errstate(invalid="ignore", over="ignore"):
-        eps = rdp - log_delta / (orders - 1.0)
+        eps = rdp - log_delta / minus_one
         if conversion == "improved":
-            use = orders > _MIN_ORDER_IMPROVED
-            improved = (rdp + np.log1p(-1.0 / orders)
-                        - (log_delta + np.log(orders)) / (orders - 1.0))
+            improved = (rdp + log1p_inv - (log_delta + log_orders) / minus_one)
             eps = np.where(use, improved, eps)
             # delta >= sqrt(1 - exp(-r)) (total variation from KL <= D_alpha) gives epsilon 0.
             eps = np.where(delta * delta + np.expm1(-rdp) > 0.0, 0.0, eps)
     return np.where(np.isnan(eps), np.inf, eps)
+
+
+#: The order-only terms of :func:`_epsilons` for immutable grids (``immutable_orders``), by
+#: ``id``, the array held with them (so its id is not reused); at most 64 grids are kept.
+_GRID_TERMS: dict = {}
+
+
+def _grid_terms(orders):
+    """``(orders - 1, orders > 1.01, log1p(-1 / orders), log(orders))``: the same NumPy
+    operations on the same array as before, computed once per constant grid (issue 18)."""
+    hit = _GRID_TERMS.get(id(orders))
+    if hit is not None and hit[0] is orders:
+        return hit[1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        terms = (orders - 1.0, orders > _MIN_ORDER_IMPROVED, np.log1p(-1.0 / orders),
+                 np.log(orders))
+    if is_immutable_orders(orders):
+        for term in terms:
+            term.flags.writeable = False
+        if len(_GRID_TERMS) >= 64:
+            _GRID_TERMS.clear()
+        _GRID_TERMS[id(orders)] = (orders, terms)
+    return terms
 
 
 def _log_deltas(orders, rdp, epsilon, conversion):

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._kernels import _rdp
 from .._validation import check_positive, check_scalar
-from ._checks import check_orders, check_sample_rate
+from ._checks import check_orders, check_sample_rate, immutable_orders
 
 __all__ = [
     "RDP_SLACK",
@@ -303,7 +303,14 @@ def _sampled_gaussian_evaluator(sample_rate, orders):
     validated order array) and shared by the calibration search and the accountant's report of
     the same run. The compiled evaluation keeps no state, so the lock of
     :func:`_shared_evaluate` is only kept for callers that extend it."""
-    return SampledGaussianRdp(sample_rate, np.asarray(orders))
+    return SampledGaussianRdp(sample_rate, _orders_array(orders))
+
+
+@functools.lru_cache(maxsize=8)
+def _orders_array(orders):
+    """The validated, immutable array of a hashable order grid, built once per grid (a new
+    sample rate then builds its evaluator without validating and copying the grid again)."""
+    return immutable_orders(np.asarray(orders))
 
 
 _SHARED_LOCK = threading.Lock()

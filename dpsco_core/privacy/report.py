@@ -191,7 +191,7 @@ class PrivacyReport:
         if self.mode == "heuristic" and HEURISTIC_CONDITION not in self.conditions:
             object.__setattr__(self, "conditions", self.conditions + (HEURISTIC_CONDITION,))
         if self.orders is not None:
-            object.__setattr__(self, "orders", tuple(float(a) for a in self.orders))
+            object.__setattr__(self, "orders", tuple(map(float, self.orders)))
 
     @classmethod
     def from_event(cls, event, *, delta, accountant="rdp",
@@ -239,7 +239,7 @@ class PrivacyReport:
         if accountant == "rdp":
             acc = RdpAccountant(orders, neighboring_relation, conversion=conversion)
             conversion_name = acc.conversion
-            used_orders = None if orders is None else tuple(acc.orders)
+            used_orders = None if orders is None else tuple(acc.orders.tolist())
         elif accountant == "basic-composition":
             acc = PureDpAccountant(neighboring_relation)
             conversion_name, used_orders = "none", None

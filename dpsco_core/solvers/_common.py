@@ -207,17 +207,25 @@ def report_from_event(event, *, delta, relation, budget_split, assumptions, targ
 @functools.lru_cache(maxsize=256)
 def _memo_report(event, delta, relation, budget_split, assumptions, extra_orders, conversion,
                  conditions, accountant="rdp", mode=None):
-    from ..privacy.accountants import DEFAULT_RDP_ORDERS
-
-    orders = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, dtype=float),
-                                       np.asarray(extra_orders, dtype=float)]))
-    if accountant == "pld":
-        orders = None
+    orders = None if accountant == "pld" else _report_orders(extra_orders)
     return PrivacyReport.from_event(event, delta=delta, accountant=accountant,
                                     neighboring_relation=relation, orders=orders,
                                     conversion=conversion, budget_split=dict(budget_split),
                                     assumptions=tuple(DEFAULT_ASSUMPTIONS) + assumptions,
                                     conditions=conditions, mode=mode)
+
+
+@functools.lru_cache(maxsize=256)
+def _report_orders(extra_orders):
+    """The report's order grid for ``extra_orders`` (a tuple of floats): dp-accounting's
+    default grid and the extra orders, sorted without repeats; built once per tuple, immutable
+    (the accountant then takes it without a copy)."""
+    from ..privacy._checks import immutable_orders
+    from ..privacy.accountants import DEFAULT_RDP_ORDERS
+
+    grid = np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, dtype=float),
+                           np.asarray(extra_orders, dtype=float)])
+    return immutable_orders(np.unique(grid))
 
 
 def objective_or_inf(problem, w):

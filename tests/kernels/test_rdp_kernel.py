@@ -75,3 +75,30 @@ def test_smallest_root_is_the_smallest_order_root(q, steps, target, delta):
     best, best_alpha = min(roots)
     assert s == pytest.approx(best, rel=1e-9) and alpha == best_alpha
     assert _rdp.order_epsilon(q, alpha, s, steps, delta, True) <= target
+
+
+def _log_a_int_two_pass(alpha, q, s):
+    # The integer-order sum as the kernel computed it before the underflow skip (issue 18):
+    # every term's exp added, in order, in scalar double arithmetic.
+    from scipy.special import gammaln
+
+    a, log_q, log_1mq, inv2s2 = int(alpha), math.log(q), math.log1p(-q), 1.0 / (2.0 * s * s)
+    g = [float(gammaln(k + 1.0)) for k in range(a + 1)]
+    terms = [(g[a] - g[k] - g[a - k] + k * log_q + (alpha - k) * log_1mq)
+             + (k * k - k) * inv2s2 for k in range(a + 1)]
+    kmax = max(range(a + 1), key=lambda k: (terms[k], -k))
+    total = 0.0
+    for k in range(a + 1):
+        if k != kmax:
+            total += math.exp(terms[k] - terms[kmax])
+    return math.log1p(total) + terms[kmax]
+
+
+@pytest.mark.parametrize("q, s", [(1e-5, 0.5), (256 / 45312, 1.39), (0.1, 3.0), (0.9, 20.0)])
+def test_integer_orders_skip_only_exact_zeros(q, s):
+    # Terms more than 746 below the largest have exp == 0.0 exactly: skipping them keeps the
+    # sum bitwise, on the kept-terms path (orders up to 1024) and the recomputed one (above).
+    orders = np.array([2.0, 17.0, 63.0, 128.0, 1024.0, 1025.0, 1500.0])
+    got = _rdp.log_a_sampled_gaussian(q, orders, s)
+    want = np.array([_log_a_int_two_pass(a, q, s) for a in orders])
+    assert got.tobytes() == want.tobytes()
