@@ -106,8 +106,7 @@ cdef inline double _lanes(const real_t *vals, const index_t *rows, Py_ssize_t m,
                           const double *z, const double *y, int loss_kind, double loss_param,
                           double c, Py_ssize_t *n_clipped) noexcept nogil:
     """sum_t clip(vals[t] * l'(z[i_t], y[i_t]), c) over the m entries of one column, in four
-    lanes (see the module docstring); rows == NULL means i_t = t (dense); with rows (CSC) z and
-    y are interleaved (``_run``): the margin of row i is z[2 i] and its label y[2 i]."""
+    lanes (see the module docstring); rows == NULL means i_t = t (dense)."""
     cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
     cdef Py_ssize_t t, i, head = m - m % 4
     if rows == NULL:
@@ -126,16 +125,16 @@ cdef inline double _lanes(const real_t *vals, const index_t *rows, Py_ssize_t m,
                 a2 = a2 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
     else:
         for t in range(0, head, 4):
-            i = 2 * rows[t]
+            i = rows[t]
             a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
-            i = 2 * rows[t + 1]
+            i = rows[t + 1]
             a1 = a1 + _clip_term(vals[t + 1] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
-            i = 2 * rows[t + 2]
+            i = rows[t + 2]
             a2 = a2 + _clip_term(vals[t + 2] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
-            i = 2 * rows[t + 3]
+            i = rows[t + 3]
             a3 = a3 + _clip_term(vals[t + 3] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
         for t in range(head, m):
-            i = 2 * rows[t]
+            i = rows[t]
             if t - head == 0:
                 a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
             elif t - head == 1:
@@ -147,7 +146,6 @@ cdef inline double _lanes(const real_t *vals, const index_t *rows, Py_ssize_t m,
 
 cdef extern from "_cd_simd.h" nogil:
     int dpsco_cd_avx2
-    void prefetch "DPSCO_CD_PREFETCH"(const void *ptr) noexcept
     int dpsco_cd_init(int requested)
     void dpsco_cd_margins_scalar(const double *X, Py_ssize_t n, Py_ssize_t p,
                                  const double *coef, double *z) noexcept
@@ -216,7 +214,6 @@ cdef extern from "_exp_poly.h" nogil:
 
 cdef enum:
     CHUNK = 256     # terms per vectorized block; a multiple of 4 keeps the lane of term t at t % 4
-    PREFETCH_AHEAD = 32     # CSC margin refresh: entries between a row's prefetch and its use
 
 
 cdef double _logistic_lanes(const real_t *vals, const index_t *rows, Py_ssize_t m,
@@ -250,8 +247,8 @@ cdef double _logistic_lanes(const real_t *vals, const index_t *rows, Py_ssize_t 
             dpsco_logistic_clipped_terms(v, z + start, y + start, size, c, terms, flags)
         else:
             for t in range(size):
-                z_block[t] = z[2 * rows[start + t]]      # interleaved (CSC, see _lanes)
-                y_block[t] = y[2 * rows[start + t]]
+                z_block[t] = z[rows[start + t]]
+                y_block[t] = y[rows[start + t]]
             dpsco_logistic_clipped_terms(v, z_block, y_block, size, c, terms, flags)
         head = size - size % 4
         for t in range(0, head, 4):
@@ -306,8 +303,7 @@ cdef inline double _clipped_sum(const real_t *vals, const index_t *rows, Py_ssiz
 
 cdef void _margins(const real_t *data, const index_t *indices, const index_t *indptr,
                    const double *coef, Settings *s, double *z) noexcept nogil:
-    """z = X @ coef, column by column (indices == NULL: dense Fortran-ordered data; CSC:
-    z[2 i] for row i, the labels interleaved)."""
+    """z = X @ coef, column by column (indices == NULL: dense Fortran-ordered data)."""
     cdef Py_ssize_t i, j, k
     if indices == NULL:
         # row-blocked, the same sum per element (_cd_simd.h)
@@ -322,20 +318,15 @@ cdef void _margins(const real_t *data, const index_t *indices, const index_t *in
             else:
                 dpsco_cd_margins_scalar_f32(data, s.n, s.p, coef, z)
         return
-    # CSC: z and y interleaved (the margin of row i is z[2 i], see _run); the scatter's random
-    # rows are prefetched PREFETCH_AHEAD entries ahead (it was a quarter of the sparse kernel)
     for i in range(s.n):
-        z[2 * i] = 0.0
+        z[i] = 0.0
     cdef double cj
-    cdef Py_ssize_t nnz = indptr[s.p]
     for j in range(s.p):
         cj = coef[j]            # a local: z and coef may alias for the compiler
         if cj == 0.0:
             continue
         for k in range(indptr[j], indptr[j + 1]):
-            if k + PREFETCH_AHEAD < nnz:
-                prefetch(&z[2 * indices[k + PREFETCH_AHEAD]])
-            z[2 * indices[k]] += cj * data[k]
+            z[indices[k]] += cj * data[k]
 
 
 cdef Py_ssize_t _run(const real_t *data, const index_t *indices, const index_t *indptr,
@@ -347,60 +338,15 @@ cdef Py_ssize_t _run(const real_t *data, const index_t *indices, const index_t *
     run stops early, leaving ``coef`` partly updated, once ``it`` is interrupted), or -1 if
     its scratch could not be allocated."""
     cdef unsigned char *try_fast = <unsigned char *> malloc(s.p)
-    cdef double *zy = NULL
-    cdef Py_ssize_t i, j, n_clipped
+    cdef Py_ssize_t j, n_clipped
     if try_fast == NULL:
         return -1
     for j in range(s.p):
         try_fast[j] = 1
-    if indices == NULL:
-        n_clipped = _run_body(data, indices, indptr, y, step, clip, noise_scale, coef, s, gen,
-                              z, sums, last, try_fast, it)
-    else:
-        # CSC: margins and labels interleaved, zy[2 i] = z_i and zy[2 i + 1] = y_i, so that the
-        # gather of a column's (z_i, y_i) touches one cache line per entry instead of two: at
-        # 1e5 rows both arrays miss L2 and these misses bound the sparse kernel. Only where
-        # the values live changes, not one operation (results bitwise the same).
-        zy = <double *> malloc(2 * s.n * sizeof(double))
-        if zy == NULL:
-            free(try_fast)
-            return -1
-        for i in range(s.n):
-            zy[2 * i] = z[i]
-            zy[2 * i + 1] = y[i]
-        n_clipped = _run_body(data, indices, indptr, zy + 1, step, clip, noise_scale, coef, s,
-                              gen, zy, sums, last, try_fast, it)
-        for i in range(s.n):
-            z[i] = zy[2 * i]
-        free(zy)
+    n_clipped = _run_body(data, indices, indptr, y, step, clip, noise_scale, coef, s, gen, z,
+                          sums, last, try_fast, it)
     free(try_fast)
     return n_clipped if s.count_clipped else 0
-
-
-cdef inline void _prefetch_column(const real_t *data, const index_t *indices,
-                                  const index_t *indptr, Py_ssize_t j) noexcept nogil:
-    """Prefetch hints for CSC column j's indices and values (one per cache line)."""
-    cdef Py_ssize_t idx, start = indptr[j], end = indptr[j + 1]
-    if end <= start:
-        return
-    idx = start
-    while idx < end:
-        prefetch(&indices[idx])
-        idx += 64 // sizeof(index_t)
-    prefetch(&indices[end - 1])
-    idx = start
-    while idx < end:
-        prefetch(&data[idx])
-        idx += 64 // sizeof(real_t)
-    prefetch(&data[end - 1])
-
-
-cdef inline Py_ssize_t _draw_coordinate(bitgen_t *gen, Settings *s,
-                                        Py_ssize_t update) noexcept nogil:
-    """The coordinate of global update ``update``: cyclic, or ``Generator.integers(0, p)``."""
-    if s.cyclic:
-        return update % s.p
-    return <Py_ssize_t> random_bounded_uint64(gen, 0, <uint64_t> (s.p - 1), 0, 0)
 
 
 cdef Py_ssize_t _run_body(const real_t *data, const index_t *indices, const index_t *indptr,
@@ -410,8 +356,7 @@ cdef Py_ssize_t _run_body(const real_t *data, const index_t *indices, const inde
                           Interrupt *it) noexcept nogil:
     cdef Py_ssize_t t, k, i, j, idx, n_clipped = 0, update = s.update_offset
     cdef Py_ssize_t budget = POLL_WORK
-    cdef Py_ssize_t ahead, jq[4]        # coordinates drawn ahead: update u's at jq[u % 4]
-    cdef double acc, g, w_new, delta, nq[4]
+    cdef double acc, g, w_new, delta
     # AVX2, dense, squared loss: an update's axpy is deferred into the next update's sum
     # (one pass over z instead of two; _cd_simd.h); never past the end of an inner loop
     cdef bint fuse = dpsco_cd_avx2 and indices == NULL and s.loss_kind == LOSS_SQUARED
@@ -427,35 +372,15 @@ cdef Py_ssize_t _run_body(const real_t *data, const index_t *indices, const inde
             for j in range(s.p):
                 sums[j] = 0.0
                 last[j] = 1
-        # Update k's draws (the coordinate, then the normal) are made during update k - 2:
-        # the same calls in the same order, never past the inner loop's last update, so the
-        # stream and the generator's final state are unchanged. Knowing the coordinates two
-        # updates ahead lets a CSC column be prefetched in two steps while the current one is
-        # summed: its indices and values two updates ahead, its rows' margins one update ahead
-        # (their indices are then in cache). Each column of a random coordinate is a cache
-        # miss; the chain index -> margin made every update wait for two memory latencies.
-        for ahead in range(2 if s.n_inner > 1 else 1):
-            jq[ahead] = _draw_coordinate(gen, s, update)
-            update += 1
-            nq[ahead] = random_standard_normal(gen)
-            if indices != NULL:
-                _prefetch_column(data, indices, indptr, jq[ahead])
         for k in range(s.n_inner):
-            j = jq[k & 3]
+            if s.cyclic:
+                j = update % s.p
+            else:
+                j = <Py_ssize_t> random_bounded_uint64(gen, 0, <uint64_t> (s.p - 1), 0, 0)
+            update += 1
             if poll(it, &budget, 8 + (s.n if indices == NULL else indptr[j + 1] - indptr[j])):
                 return n_clipped
-            if k + 2 < s.n_inner:
-                ahead = (k + 2) & 3
-                jq[ahead] = _draw_coordinate(gen, s, update)
-                update += 1
-                nq[ahead] = random_standard_normal(gen)
-                if indices != NULL:
-                    _prefetch_column(data, indices, indptr, jq[ahead])
-            if indices != NULL and k + 1 < s.n_inner:
-                ahead = jq[(k + 1) & 3]
-                for idx in range(indptr[ahead], indptr[ahead + 1]):
-                    prefetch(&z[2 * indices[idx]])
-            g = noise_scale[j] * nq[k & 3]
+            g = noise_scale[j] * random_standard_normal(gen)
             # acc = sum_i clip(x_ij * l'(z_i, y_i), clip[j])
             if indices == NULL:
                 col = data + j * s.n
@@ -502,7 +427,7 @@ cdef Py_ssize_t _run_body(const real_t *data, const index_t *indices, const inde
                     dpsco_cd_axpy_scalar_f32(z, delta, col, s.n)
             else:
                 for idx in range(indptr[j], indptr[j + 1]):
-                    z[2 * indices[idx]] += delta * data[idx]      # interleaved (see _run)
+                    z[indices[idx]] += delta * data[idx]
             if s.average:
                 sums[j] += coef[j] * (k + 1 - last[j])
                 last[j] = k + 1

@@ -62,18 +62,6 @@ static int dpsco_cd_init(int requested)
     return dpsco_cd_avx2;
 }
 
-/* ---- CSC: software prefetch -------------------------------------------------------------
- * A CSC column's margins are a gather at random rows: at 1e5 rows the margins (and labels) do
- * not fit in L2, so every entry is an L3 (or DRAM) access that the hardware prefetchers cannot
- * predict. _cd.pyx issues these hints for the next update's column while the current one is
- * summed (the coordinate is drawn one update ahead) and a few entries ahead in the margin
- * refresh. A prefetch only moves cache lines: it never changes what is computed. */
-#if defined(__GNUC__) || defined(__clang__)
-#define DPSCO_CD_PREFETCH(ptr) __builtin_prefetch((const void *) (ptr), 1, 3)
-#else
-#define DPSCO_CD_PREFETCH(ptr) ((void) (ptr))
-#endif
-
 /* ---- scalar pieces shared by both paths ------------------------------------------------ */
 
 static inline double dpsco_cd_clip1(double term, double c, Py_ssize_t *n_clipped)
