@@ -140,6 +140,44 @@ def test_grid_equals_twin_for_any_thread_count(path, layout):
         _same(got, results[0])
 
 
+# CSC columns of every ragged length (nnz mod 4) at density 0.3; the squared loss has its own
+# compiled loop without the clipped count (count_clipped=False), and an unrolled scatter axpy
+@pytest.mark.parametrize("n", [1, 3, 37, 38, 39, 40, 517])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("clip_scale", [0.5, 1e12])
+@pytest.mark.parametrize("loss", [SQUARED, LOGISTIC])
+def test_csc_without_count_equals_twin(path, n, index_dtype, clip_scale, loss):
+    X, y = _data(n + 11, n, p=7, density=0.3, loss=loss)
+    want = _csc(twin, X, y, loss, clip_scale, index_dtype)
+    got = _csc(kernel, X, y, loss, clip_scale, index_dtype, count_clipped=False)
+    _same(got[:2], want[:2])
+    assert got[2] == 0
+    _same(_csc(kernel, X, y, loss, clip_scale, index_dtype), want)
+
+
+def test_csc_grid_without_count_same_for_any_thread_count(path):
+    X, y = _data(8, 517, p=9, density=0.2)
+    n, p = X.shape
+    step, clip, noise = _consts(X, 2.0)
+    R = 4
+    scales = np.geomspace(0.1, 1e6, R)[:, None]
+    args = (y, SQUARED, 1.0, *L1, step * scales, clip * scales, noise * scales)
+    Xs = sp.csc_matrix(X)
+    results = []
+    for impl, n_threads, kw in ((twin, 1, {}), (kernel, 1, {"count_clipped": False}),
+                                (kernel, 2, {"count_clipped": False}),
+                                (kernel, 3, {"count_clipped": False})):
+        coef, counts = np.zeros((R, p)), np.zeros(R, dtype=np.int64)
+        gens = [np.random.PCG64DXSM(70 + r) for r in range(R)]
+        impl.cd_grid_csc(Xs.data, Xs.indices, Xs.indptr, n, *args, coef, 3, 2 * p, False,
+                         False, gens, counts, n_threads, **kw)
+        results.append(coef)
+        if impl is kernel:
+            assert not counts.any()
+    for got in results[1:]:
+        _same([got], [results[0]])
+
+
 def test_set_simd_path_rejects_unknown():
     with pytest.raises(ValueError, match="path must be"):
         kernel.set_simd_path("avx512")
