@@ -95,56 +95,88 @@ cdef struct Settings:
     bint count_clipped         # False: the clipped-term count is not needed (returned as 0)
 
 
-cdef inline double _clip_term(double term, double c, Py_ssize_t *n_clipped,
-                              bint count) noexcept nogil:
-    """max(-c, min(c, term)), counting clipped terms if ``count``; branch-free (min/max
-    instructions; ``count`` is a literal where it is inlined)."""
-    if count:
-        n_clipped[0] += fabs(term) > c
+cdef inline double _clip_term(double term, double c, Py_ssize_t *n_clipped) noexcept nogil:
+    """max(-c, min(c, term)), counting clipped terms; branch-free (min/max instructions)."""
+    n_clipped[0] += fabs(term) > c
     term = term if term < c else c
     return term if term > -c else -c
 
 
 cdef inline double _lanes(const real_t *vals, const index_t *rows, Py_ssize_t m,
                           const double *z, const double *y, int loss_kind, double loss_param,
-                          double c, Py_ssize_t *n_clipped, bint count) noexcept nogil:
+                          double c, Py_ssize_t *n_clipped) noexcept nogil:
     """sum_t clip(vals[t] * l'(z[i_t], y[i_t]), c) over the m entries of one column, in four
-    lanes (see the module docstring); rows == NULL means i_t = t (dense). Counts the clipped
-    terms into ``n_clipped`` only if ``count`` (a third of the scalar CSC loop's instructions)."""
+    lanes (see the module docstring); rows == NULL means i_t = t (dense)."""
     cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
     cdef Py_ssize_t t, i, head = m - m % 4
     if rows == NULL:
         for t in range(0, head, 4):
-            a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[t], y[t], loss_param), c, n_clipped, count)
-            a1 = a1 + _clip_term(vals[t + 1] * loss_deriv(loss_kind, z[t + 1], y[t + 1], loss_param), c, n_clipped, count)
-            a2 = a2 + _clip_term(vals[t + 2] * loss_deriv(loss_kind, z[t + 2], y[t + 2], loss_param), c, n_clipped, count)
-            a3 = a3 + _clip_term(vals[t + 3] * loss_deriv(loss_kind, z[t + 3], y[t + 3], loss_param), c, n_clipped, count)
+            a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[t], y[t], loss_param), c, n_clipped)
+            a1 = a1 + _clip_term(vals[t + 1] * loss_deriv(loss_kind, z[t + 1], y[t + 1], loss_param), c, n_clipped)
+            a2 = a2 + _clip_term(vals[t + 2] * loss_deriv(loss_kind, z[t + 2], y[t + 2], loss_param), c, n_clipped)
+            a3 = a3 + _clip_term(vals[t + 3] * loss_deriv(loss_kind, z[t + 3], y[t + 3], loss_param), c, n_clipped)
         for t in range(head, m):
             i = t
             if t - head == 0:
-                a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+                a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
             elif t - head == 1:
-                a1 = a1 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+                a1 = a1 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
             else:
-                a2 = a2 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+                a2 = a2 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
     else:
         for t in range(0, head, 4):
             i = rows[t]
-            a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+            a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
             i = rows[t + 1]
-            a1 = a1 + _clip_term(vals[t + 1] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+            a1 = a1 + _clip_term(vals[t + 1] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
             i = rows[t + 2]
-            a2 = a2 + _clip_term(vals[t + 2] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+            a2 = a2 + _clip_term(vals[t + 2] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
             i = rows[t + 3]
-            a3 = a3 + _clip_term(vals[t + 3] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+            a3 = a3 + _clip_term(vals[t + 3] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
         for t in range(head, m):
             i = rows[t]
             if t - head == 0:
-                a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+                a0 = a0 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
             elif t - head == 1:
-                a1 = a1 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+                a1 = a1 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
             else:
-                a2 = a2 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped, count)
+                a2 = a2 + _clip_term(vals[t] * loss_deriv(loss_kind, z[i], y[i], loss_param), c, n_clipped)
+    return (a0 + a1) + (a2 + a3)
+
+
+cdef inline double _sq_csc_term(double v, double zi, double yi, double c) noexcept nogil:
+    """clip(v * l'(z, y), c) for the squared loss, the operations of ``_clip_term`` and
+    ``loss_deriv`` (l' = 2 (z - y)) without the clipped count."""
+    cdef double term = v * (2.0 * (zi - yi))
+    term = term if term < c else c
+    return term if term > -c else -c
+
+
+cdef double _sq_csc_lanes(const real_t *vals, const index_t *rows, Py_ssize_t m,
+                          const double *z, const double *y, double c) noexcept nogil:
+    """``_lanes`` for a CSC column and the squared loss without the clipped count
+    (``count_clipped=False``: dp_cd without a history): the same terms in the same four lanes,
+    a third fewer instructions per entry than the counting loop."""
+    cdef double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0
+    cdef Py_ssize_t t, i, head = m - m % 4
+    for t in range(0, head, 4):
+        i = rows[t]
+        a0 = a0 + _sq_csc_term(vals[t], z[i], y[i], c)
+        i = rows[t + 1]
+        a1 = a1 + _sq_csc_term(vals[t + 1], z[i], y[i], c)
+        i = rows[t + 2]
+        a2 = a2 + _sq_csc_term(vals[t + 2], z[i], y[i], c)
+        i = rows[t + 3]
+        a3 = a3 + _sq_csc_term(vals[t + 3], z[i], y[i], c)
+    if m - head > 0:
+        i = rows[head]
+        a0 = a0 + _sq_csc_term(vals[head], z[i], y[i], c)
+    if m - head > 1:
+        i = rows[head + 1]
+        a1 = a1 + _sq_csc_term(vals[head + 1], z[i], y[i], c)
+    if m - head > 2:
+        i = rows[head + 2]
+        a2 = a2 + _sq_csc_term(vals[head + 2], z[i], y[i], c)
     return (a0 + a1) + (a2 + a3)
 
 
@@ -299,14 +331,12 @@ cdef inline double _clipped_sum(const real_t *vals, const index_t *rows, Py_ssiz
             if loss_kind == LOSS_LOGISTIC:
                 return dpsco_cd_log_dense_avx2_f32(vals, z, y, m, c, n_clipped, try_fast, count)
     if loss_kind == LOSS_SQUARED:
-        # count a literal in each branch: the inlined loop is compiled twice, the one without
-        # the count (dp_cd without a history) has no compare/add per term
-        if count:
-            return _lanes(vals, rows, m, z, y, LOSS_SQUARED, loss_param, c, n_clipped, True)
-        return _lanes(vals, rows, m, z, y, LOSS_SQUARED, loss_param, c, n_clipped, False)
+        if rows != NULL and not count:
+            return _sq_csc_lanes(vals, rows, m, z, y, c)
+        return _lanes(vals, rows, m, z, y, LOSS_SQUARED, loss_param, c, n_clipped)
     if loss_kind == LOSS_LOGISTIC:
         return _logistic_lanes(vals, rows, m, z, y, c, n_clipped)
-    return _lanes(vals, rows, m, z, y, loss_kind, loss_param, c, n_clipped, True)
+    return _lanes(vals, rows, m, z, y, loss_kind, loss_param, c, n_clipped)
 
 
 cdef inline void _scatter_axpy(double *z, double a, const real_t *vals, const index_t *rows,
