@@ -53,14 +53,14 @@ def _dp_cd(problem, passes):
                     random_state=0, record_history=False)
 
 
-def _sklearn_lasso(problem, epochs):
+def _sklearn_lasso(problem, epochs, selection="cyclic"):
     # scikit-learn's code path: Lasso.fit -> enet_coordinate_descent (dense, Cython with BLAS
     # ddot/daxpy per coordinate) or sparse_enet_coordinate_descent (CSC), precompute=False
     from sklearn.linear_model import Lasso
     from threadpoolctl import threadpool_limits
     X = problem.X_csc() if problem.is_sparse else problem.X_fortran()
     model = Lasso(alpha=problem.penalty.lam / 2, fit_intercept=False, max_iter=epochs, tol=0.0,
-                  selection="cyclic", copy_X=False)
+                  selection=selection, copy_X=False, random_state=0)
     with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore")
         model.fit(X, problem.y)
@@ -80,8 +80,9 @@ def bench_california_sklearn(benchmark, record, california):
     benchmark(_sklearn_lasso, california, PASSES)
 
 
-def _kernel_runner(problem, passes):
-    """The compiled kernel alone for ``passes`` passes (the constants a dp_cd call computes)."""
+def _kernel_runner(problem, passes, cyclic=False):
+    """The compiled kernel alone for ``passes`` passes (the constants a dp_cd call computes);
+    ``cyclic=True`` selects coordinates in order (not dp_cd's rule: a speed reference only)."""
     from dpsco_core._kernels import _cd
 
     res = _dp_cd(problem, 1)
@@ -96,7 +97,7 @@ def _kernel_runner(problem, passes):
         if problem.is_sparse:
             X = problem.X_csc()
             _cd.cd_csc(X.data, X.indices, X.indptr, n, *head, np.zeros(p), passes, p, False,
-                       False, 0, gen, margins, normaliser=n, count_clipped=False)
+                       cyclic, 0, gen, margins, normaliser=n, count_clipped=False)
         else:
             _cd.cd_dense(problem.X_fortran(), *head, np.zeros(p), passes, p, False, False, 0,
                          gen, margins, normaliser=n, count_clipped=False)
@@ -289,6 +290,12 @@ def _per_pass(problems, rounds=7):
         impls = {"dpsco_core[kernel]": lambda P: kernels[P](),
                  "dpsco_core": lambda P: _dp_cd(problem, P),
                  "scikit-learn": lambda P: _sklearn_lasso(problem, P)}
+        if problem.is_sparse:
+            # the same coordinate rule on both sides, to separate the cost of DP-CD's uniform
+            # random coordinates (a cold column per update) from the kernel's per-entry cost
+            cyclic_kernels = {P: _kernel_runner(problem, P, cyclic=True) for P in (lo, hi)}
+            impls["dpsco_core[kernel, cyclic]"] = lambda P: cyclic_kernels[P]()
+            impls["scikit-learn random"] = lambda P: _sklearn_lasso(problem, P, "random")
         if name == "California":
             res = _dp_cd(problem, 1)
             impls["numpy"] = lambda P: _numpy_dp_cd(

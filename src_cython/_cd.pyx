@@ -50,7 +50,12 @@ order is fixed, so the twin reproduces it exactly (``np.cumsum`` per lane).
 SIMD (``_cd_simd.h``): on a CPU with AVX2 the dense squared and logistic sums run four lanes
 in one 4-wide vector (bitwise the same sums), as do the update axpy and the margin refresh
 (row-blocked: z written once per block of rows); CSC columns and the other losses use the
-scalar loops (gathers were slower on the development machine). ``set_simd_path("scalar")`` or
+scalar loops (gathers were slower on the development machine). CSC with the squared loss and
+``count_clipped=False`` runs its own four-lane loop without the count (``_sq_csc_lanes``), and
+the CSC axpy and margin refresh are a four-way unrolled scatter (``_scatter_axpy``): the same
+operations in the same order. What bounds the CSC kernel is memory: each update reads a random
+column (a cold indptr/index/value line) and gathers its rows' margins and labels at random
+(bench/README.md, "DP-CD on sparse CSC"). ``set_simd_path("scalar")`` or
 ``DPSCO_CD_SIMD=scalar`` forces the scalar loops. ``count_clipped=False`` skips counting clipped
 terms (returns 0). The axpy after the last update of an outer iteration is skipped when
 another outer iteration follows (its margins are recomputed from scratch); on the AVX2 path
