@@ -222,14 +222,19 @@ def test_kernel_reports_non_finite_samples():
 
 def test_large_kernel_outputs_start_on_a_huge_page_boundary():
     # issue 18: the kernel's threads first-touch its outputs; aligned, numpy's huge-page
-    # advice covers all of an output (a few faults instead of ~1,000 per 8 MB)
+    # advice covers all of them (a few faults instead of ~1,000 per 8 MB), and one buffer
+    # for both lets glibc keep it for the next call
     from dpsco_core.mlmc import estimator as est
-    big = est._output_array(3000, 200)          # 4.8 MB
-    assert big.shape == (3000, 200) and big.dtype == np.float64
-    assert big.flags.c_contiguous and big.flags.writeable
-    assert big.ctypes.data % est._HUGE_PAGE == 0
-    small = est._output_array(10, 3)
-    assert small.shape == (10, 3) and small.flags.c_contiguous and small.flags.owndata
+    out, samples = est._output_arrays(3000, 200)          # 4.8 MB each
+    for a in (out, samples):
+        assert a.shape == (3000, 200) and a.dtype == np.float64
+        assert a.flags.c_contiguous and a.flags.writeable
+        assert a.ctypes.data % est._HUGE_PAGE == 0
+    assert out.base is samples.base
+    assert not np.shares_memory(out, samples)
+    out, samples = est._output_arrays(10, 3)
+    assert out.shape == samples.shape == (10, 3) and out.flags.owndata
+    assert not np.shares_memory(out, samples)
 
 
 def test_draws_with_huge_outputs_equal_across_threads():
