@@ -174,9 +174,11 @@ def effective_n_threads(n_threads: int | None = None, *, work: int | None = None
 def _kernel_thresholds() -> str:
     """The kernels' own serial thresholds, as show_config prints them."""
     from ._kernels import _prox, _tree
+    from .solvers._row_source import MIN_PARALLEL_WORK
     return (f"\n                 (own thresholds: prox {_prox.PARALLEL_THRESHOLD:,} coordinates, "
             f"tree aggregation {_tree.PARALLEL_THRESHOLD:,},\n                 batch gradients "
-            "65,536 row entries per group of blocks)")
+            "65,536 row entries per group of blocks,\n                 Frank-Wolfe leaves "
+            f"{MIN_PARALLEL_WORK:,} batch entries)")
 
 
 def _cpu_has_avx2() -> bool | None:

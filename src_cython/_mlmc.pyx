@@ -36,7 +36,8 @@ Threading: the K's fix every block's cost; blocks then run longest first under a
 schedule (the cost is heavy-tailed, P(cost >= t) ~ 1/t, note 8.2 pitfall 4), each with
 thread-local scratch, writing only its own output rows: results are bitwise identical for any
 thread count. Blocks are handed out by ``_interrupt.pxd``'s ``next_item`` (a dynamic schedule
-that lets the master keep listening for Ctrl-C once it has no block left); copies poll for
+that lets the master keep listening for Ctrl-C once it has no block left, napping 20 us,
+then doubling up to 0.5 ms, so that it joins within ~20 us of a short tail); copies poll for
 signals as they step, and an interrupted call raises with its OUT buffers partly written.
 
 Summation: dot products and squared norms use four lanes (term j to lane j mod 4, each lane
@@ -52,8 +53,8 @@ from numpy.random.c_distributions cimport random_bounded_uint64
 
 import numpy as np
 
-from _interrupt cimport (Interrupt, POLL_WORK, interrupt_init, item_done, master_wait,
-                         next_item, poll, raise_if_interrupted)
+from _interrupt cimport (Interrupt, POLL_WORK, interrupt_init, item_done, next_item, poll,
+                         raise_if_interrupted)
 from _loss cimport loss_deriv
 from _batch cimport dot_row
 from _rng cimport bitgen_array
@@ -68,6 +69,45 @@ cdef extern from "_seedseq.h" nogil:
     uint32_t dpsco_pcg64dxsm_uint32(void *st)
     double dpsco_pcg64dxsm_double(void *st)
     uint64_t dpsco_pcg64dxsm_raw(void *st)
+
+
+cdef extern from *:
+    """
+    #include "_interrupt.h"
+    /* dpsco_master_wait with a short, growing nap: the master of an MLMC batch has no block
+     * left while the other threads finish their last (short, longest-first) blocks; a fixed
+     * 0.5 ms nap overslept their end by up to 0.5 ms of a 15 ms call (issue 18: 1 -> 2
+     * threads). 20 us, doubling up to 0.5 ms: a short tail ends within ~20 us, a long one
+     * costs no more wake-ups than before. Signal checks as in dpsco_master_wait. */
+    static void dpsco_mlmc_master_wait(dpsco_interrupt *it, Py_ssize_t n_items) {
+        Py_ssize_t done;
+        long nap_ns = 20000;
+        if (DPSCO_THREAD_NUM() != 0)
+            return;
+        for (;;) {
+    #ifdef _OPENMP
+    #pragma omp critical(dpsco_item_done)
+    #endif
+            {
+                done = it->n_done;
+            }
+            if (done >= n_items)
+                return;
+            dpsco_interrupted(it);
+    #ifdef _WIN32
+            Sleep(1);
+    #else
+            {
+                struct timespec ts = {0, nap_ns};
+                nanosleep(&ts, NULL);
+            }
+    #endif
+            if (nap_ns < 500000)
+                nap_ns = 2 * nap_ns < 500000 ? 2 * nap_ns : 500000;
+        }
+    }
+    """
+    void mlmc_master_wait "dpsco_mlmc_master_wait"(Interrupt *it, Py_ssize_t n_items) nogil
 
 
 cdef struct SeededBlocks:
@@ -313,7 +353,7 @@ cdef int _batch(const Spec *s, const double *X, const double *y, const double *z
                 block_bad[b] = bad
             item_done(it)
             i = next_item(it)
-        master_wait(it, n_blocks)
+        mlmc_master_wait(it, n_blocks)
         free(scratch)
     for m in range(n_copies):
         if n_grads[m] < 0:

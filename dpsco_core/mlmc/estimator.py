@@ -143,6 +143,35 @@ def _draw_python(oracle, mu, center, linear, domain_rel, j_max, levels, base_lev
     return u, k, gradients_for_epochs(last)
 
 
+#: Bytes of a transparent huge page (x86-64, arm64 with 4 KiB pages).
+_HUGE_PAGE = 1 << 21
+
+
+def _output_arrays(n_copies, d):
+    """The kernel's two empty (n_copies, d) float64 outputs (``out``, ``samples``); from
+    4 MiB each on, both views of ONE buffer, each starting on a 2 MiB boundary.
+
+    Why (issue 18, MLMC 1 -> 2 threads): the kernel's threads first-touch the outputs, so
+    the page faults and the kernel's zeroing of fresh memory happen inside the parallel
+    region, and they scale poorly (about 3 ms of a 30 ms call at M = 10,000, d = 100). (1)
+    numpy asks for huge pages on buffers of 4 MiB or more (``madvise(MADV_HUGEPAGE)``), but
+    an unaligned 8 MB array still gets its ends as up to 1,024 4 KiB pages, each its own
+    fault; aligned, it is all huge pages (measured: 88 instead of 902 faults per call). (2)
+    One buffer instead of two: glibc returns a freed top-of-heap chunk to the system only
+    beyond twice the largest chunk it has seen freed, so one freed buffer is kept and the
+    next call's outputs reuse it without new faults, whereas two equal buffers freed
+    together crossed that limit every call. The spare < 2 MiB per output is never touched;
+    either view keeps the whole buffer alive."""
+    nbytes = n_copies * d * 8
+    if nbytes < 2 * _HUGE_PAGE:
+        return np.empty((n_copies, d)), np.empty((n_copies, d))
+    stride = -(-nbytes // _HUGE_PAGE) * _HUGE_PAGE
+    buf = np.empty(stride + nbytes + _HUGE_PAGE, dtype=np.uint8)
+    start = -buf.ctypes.data % _HUGE_PAGE
+    return tuple(buf[lo:lo + nbytes].view(np.float64).reshape(n_copies, d)
+                 for lo in (start, start + stride))
+
+
 def _draws_kernel(oracle, mu, center, linear, spec, j_max, levels, base_level, n_copies,
                   bitgens, n_threads):
     from .._kernels import _mlmc
@@ -150,8 +179,7 @@ def _draws_kernel(oracle, mu, center, linear, spec, j_max, levels, base_level, n
     kind, dom_a, dom_b, radius = spec
     d = center.shape[0]
     table = np.array([level_epochs(j, levels) for j in range(j_max + 1)], dtype=np.int64)
-    out = np.empty((n_copies, d))
-    samples = np.empty((n_copies, d))
+    out, samples = _output_arrays(n_copies, d)
     ks = np.empty(n_copies, dtype=np.int64)
     n_grads = np.empty(n_copies, dtype=np.int64)
     # The domain in coordinates relative to the prox centre (ball centre / box bounds minus c).

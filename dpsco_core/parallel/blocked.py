@@ -43,7 +43,7 @@ from typing import Any, Callable
 import numpy as np
 import scipy.sparse as sp
 
-from .._config import effective_n_threads
+from .._config import SERIAL_WORK, effective_n_threads
 from .._kernels import _prox
 from ..problems import Problem, _largest_eigenvalue
 from ..public_bounds import check_public_bounds
@@ -234,6 +234,7 @@ class BlockExecutor(SerialExecutor):
             raise ValueError(f"block_rows must be an int >= 1; got {block_rows!r}.")
         self.block_rows = int(block_rows)
         self.n_threads = effective_n_threads(n_threads)
+        self._n_threads_request = n_threads
         self.round_trips = 0
         self.replays = 0
         self._bound: Any = weakref.WeakKeyDictionary()
@@ -254,6 +255,10 @@ class BlockExecutor(SerialExecutor):
         fn(*args)
 
     def _threads(self):
+        # A default count is resolved per call (issue 18): the idle CPUs only on a busy
+        # machine; the block kernels run small groups serial by their own thresholds.
+        if self._n_threads_request is None:
+            return effective_n_threads(None, work=SERIAL_WORK)
         return self.n_threads
 
     # ------------------------------------------------------------- data

@@ -41,6 +41,7 @@ import warnings
 import numpy as np
 
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
+from .._config import effective_n_threads
 from .._validation import (all_finite, check_int, check_n_threads, check_positive,
                           check_real_array, check_vector)
 from ..exceptions import DPSCOWarning, external_stacklevel
@@ -101,6 +102,30 @@ def _check_queries(x, center, smoothing_radius, zeta):
     return V, single, zeta
 
 
+def _check_threads(n_threads):
+    """The caller's ``n_threads`` request, validated; None (the default count) stays None so
+    that each kernel call resolves it against its own work (:func:`_threads`)."""
+    if n_threads is not None:
+        check_n_threads(n_threads)
+    return n_threads
+
+
+def _threads(n_threads, work):
+    """Threads of one kernel call touching ``work`` elements: ``n_threads`` if given, else the
+    default count, 1 below ``_config.SERIAL_WORK`` and capped by the idle CPUs (issue 18:
+    a short region on a busy machine waits for a descheduled thread). Results never depend
+    on it."""
+    return effective_n_threads(n_threads, work=work)
+
+
+def _batch_work(V, n, p, regenerate=False):
+    """Elements one ReSQue batch touches: per sample a d-dot per query, p-axpy per query
+    (p = 0: the GLM path's d-axpy), plus d draws per sample when the samples are
+    regenerated."""
+    m, d = V.shape
+    return n * (m * (d + (p or d)) + (d if regenerate else 0))
+
+
 def _gens(seed_seq, n):
     return block_bit_generators(seed_seq, -(-n // SAMPLE_BLOCK))
 
@@ -130,7 +155,7 @@ def draw_resque_samples(n_samples, n_features, *, random_state=None, n_threads=N
     d = check_int(n_features, "n_features", low=1)
     seed = check_random_state(random_state)
     out = np.empty((n, d))
-    return _kernel().draw_samples(_gens(seed, n), out, check_n_threads(n_threads))
+    return _kernel().draw_samples(_gens(seed, n), out, _threads(n_threads, n * d))
 
 
 def resque_log_weights(x, center, smoothing_radius, zeta, *, n_threads=None):
@@ -154,7 +179,7 @@ def resque_log_weights(x, center, smoothing_radius, zeta, *, n_threads=None):
     """
     V, single, zeta = _check_queries(x, center, smoothing_radius, zeta)
     out = np.empty((zeta.shape[0], V.shape[0]))
-    _kernel().resque_log_weights(V, zeta, out, check_n_threads(n_threads))
+    _kernel().resque_log_weights(V, zeta, out, _threads(n_threads, zeta.size * V.shape[0]))
     if not all_finite(out):
         raise ValueError("the log-weights overflow float64: x lies ~1e154 or more smoothing "
                          "radii from center (||(x - center) / smoothing_radius||^2 overflows).")
@@ -186,7 +211,8 @@ def resque_estimate(x, center, smoothing_radius, zeta, gradients, *, n_threads=N
                          f"{G.shape[0]}.")
     out = np.empty((V.shape[0], G.shape[1]))
     with np.errstate(over="ignore", invalid="ignore"):
-        _kernel().resque_batch(V, zeta, G, [], out, check_n_threads(n_threads))
+        _kernel().resque_batch(V, zeta, G, [], out,
+                               _threads(n_threads, _batch_work(V, zeta.shape[0], G.shape[1])))
     _check_estimate(out)
     return out[0] if single else out
 
@@ -233,7 +259,7 @@ class ReSQueBatch:
                                  f"{zeta.shape[0]} and {self.gradients.shape[0]}.")
         self.zeta = zeta
         self._seed = seed
-        self.n_threads = check_n_threads(n_threads)
+        self.n_threads = _check_threads(n_threads)
 
     @property
     def n_samples(self):
@@ -309,7 +335,8 @@ class ReSQueBatch:
             if rows is not None:
                 zeta, G = zeta[rows], G[rows]
         out = np.empty((V.shape[0], G.shape[1]))
-        _kernel().resque_batch(V, zeta, G, gens, out, self.n_threads)
+        work = _batch_work(V, G.shape[0], G.shape[1], regenerate=bool(gens))
+        _kernel().resque_batch(V, zeta, G, gens, out, _threads(self.n_threads, work))
         return out[0] if single else out
 
 
@@ -357,7 +384,7 @@ class GLMReSQueBatch:
                              f"{self.center.shape[0]}.")
         self.smoothing_radius = check_positive(smoothing_radius, "smoothing_radius")
         n = check_int(n_samples, "n_samples", low=1)
-        self.n_threads = check_n_threads(n_threads)
+        self.n_threads = _check_threads(n_threads)
         seed = check_random_state(random_state)
         s_idx, self._seed = child_seed_sequences(seed, 2)    # never seed.spawn: see _random
         self.idx = np.random.Generator(np.random.PCG64DXSM(s_idx)).integers(
@@ -374,7 +401,7 @@ class GLMReSQueBatch:
         _kernel().glm_query_batch(self.A, self.y, self.idx, margins, self.smoothing_radius,
                                   zeta, [] if store_samples else _gens(self._seed, n),
                                   self.loss.kind, float(self.loss.param), self.coefs,
-                                  self.n_threads)
+                                  _threads(self.n_threads, n * d))
         if not all_finite(self.coefs):
             raise ValueError("the loss derivatives at the queries overflow: A @ center and "
                              "smoothing_radius * |A| must stay within float64's range; rescale "
@@ -403,6 +430,7 @@ class GLMReSQueBatch:
         else:
             zeta, gens = self.zeta, []
         out = np.empty((V.shape[0], self.A.shape[1]))
+        work = _batch_work(V, self.n_samples, 0, regenerate=bool(gens))
         _kernel().resque_glm_batch(V, zeta, self.coefs, self.idx, self.A, gens, out,
-                                   self.n_threads)
+                                   _threads(self.n_threads, work))
         return out[0] if single else out

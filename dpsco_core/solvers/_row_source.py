@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from .._config import effective_n_threads
 from .._kernels import _frank_wolfe
 from ..penalties import PENALTY_NONE
 from ._common import check_problem
@@ -31,8 +32,28 @@ __all__ = ["is_sign_stream", "row_source", "DenseRows", "SignRows"]
 MIN_PARALLEL_WORK = 1 << 18
 
 
-def _threads(n_threads, rows, d):
-    return n_threads if rows * d >= MIN_PARALLEL_WORK else 1
+class _Threads:
+    """The thread count of each kernel call of a run (issue 18). ``n_threads`` given: used as
+    given (a leaf below MIN_PARALLEL_WORK still runs on one thread); None: resolved per call
+    by ``_config.effective_n_threads`` against the call's work, so that a call below
+    ``SERIAL_WORK`` runs serial and a call on a busy machine uses only the idle CPUs.
+    Results never depend on it."""
+
+    def _set_threads(self, n_threads):
+        self.n_threads = effective_n_threads(n_threads)     # validates; the run's count
+        self._request = n_threads
+
+    def threads(self, work, serial_below=0):
+        """Threads of a kernel call touching ``work`` elements (1 below ``serial_below``)."""
+        if work < serial_below:
+            return 1
+        if self._request is None:
+            return effective_n_threads(None, work=work)
+        return self.n_threads
+
+    def leaf_threads(self, rows):
+        """Threads of a batch-gradient leaf on ``rows`` rows (rows x features entries)."""
+        return self.threads(rows * self.n_features, MIN_PARALLEL_WORK)
 
 
 def is_sign_stream(problem):
@@ -47,11 +68,12 @@ def row_source(problem, n_threads):
     return DenseRows(check_problem(problem), n_threads)
 
 
-class DenseRows:
+class DenseRows(_Threads):
     """Rows of a dense ``Problem`` (``X_c()``); per-row norms cached on the problem."""
 
     def __init__(self, problem, n_threads):
-        self.problem, self.n_threads = problem, n_threads
+        self.problem = problem
+        self._set_threads(n_threads)
         self.X, self.y = problem.X_c(), problem.y
         self.n_features = self.X.shape[1]
 
@@ -63,7 +85,7 @@ class DenseRows:
         """
         def compute():
             out = np.empty(self.X.shape[0])
-            _frank_wolfe.row_max_abs(self.X, self.n_threads, out)
+            _frank_wolfe.row_max_abs(self.X, self.threads(self.X.size), out)
             return out
         return self.problem._cached("row_max_abs", compute)
 
@@ -81,16 +103,17 @@ class DenseRows:
         return _frank_wolfe.vr_gradient_rnm(
             self.X, self.y, rows, loss.kind, loss.param, clip, w, alpha, w_prev, alpha_prev,
             v_prev, correction, domain, radius, scale, kind, bit_generators,
-            _threads(self.n_threads, len(rows), self.n_features), resid, v_out)
+            self.leaf_threads(len(rows)), resid, v_out)
 
 
-class SignRows:
+class SignRows(_Threads):
     """Rows of a sign stream, generated (or gathered from its cache) batch by batch."""
 
     def __init__(self, stream, n_threads):
         if stream.penalty.kind != PENALTY_NONE:
             raise ValueError("a sign-row stream must have no penalty.")
-        self.problem, self.n_threads = stream, n_threads
+        self.problem = stream
+        self._set_threads(n_threads)
         self.n_features = stream.n_features
 
     def row_clip(self, bound, norm):
@@ -105,5 +128,5 @@ class SignRows:
         return _frank_wolfe.vr_gradient_rnm_signs(
             signs, self.n_features, np.ascontiguousarray(y, dtype=np.float64), loss.kind,
             loss.param, clip, w, alpha, w_prev, alpha_prev, v_prev, correction, domain, radius,
-            scale, kind, bit_generators, _threads(self.n_threads, len(rows), self.n_features),
+            scale, kind, bit_generators, self.leaf_threads(len(rows)),
             resid, v_out)

@@ -244,7 +244,9 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
         clip=clip, radius=radius, neighboring_relation=neighboring_relation, solver="dp_srgd")
     executor = resolve_executor(executor, problem)
     z_step_scale = check_scalar(z_step_scale, "z_step_scale", low=0.0)
-    n_threads = effective_n_threads(n_threads)
+    # work of one round's kernel call: two margins per batch row (issue 18: serial below
+    # SERIAL_WORK, idle CPUs only on a busy machine)
+    n_threads = effective_n_threads(n_threads, work=2 * B * problem.n_features)
     levels = T.bit_length()
     leaf_sensitivity = sensitivity_factor(relation) * clip / B
     if math.isfinite(epsilon):

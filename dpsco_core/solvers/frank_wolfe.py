@@ -72,7 +72,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._config import effective_n_threads
 from .._kernels import _frank_wolfe, _noisy_max
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_delta, check_int, check_scalar
@@ -532,7 +531,7 @@ class _Stepper:
             scores = -np.concatenate([v, -v]) * self.dom.arms
             if scale > 0:
                 i, _ = _noisy_max.report_noisy_max(scores, scale, self.kind, gens,
-                                                   self.source.n_threads)
+                                                   self.source.threads(scores.size))
             else:
                 i = int(np.argmax(scores))
             sel = (int(i), 1)
@@ -540,7 +539,7 @@ class _Stepper:
             scores = -(self.dom.vertices @ v)
             if scale > 0:
                 i, _ = _noisy_max.report_noisy_max(scores, scale, self.kind, gens,
-                                                   self.source.n_threads)
+                                                   self.source.threads(scores.size))
             else:
                 i = int(np.argmax(scores))
             sel = (int(i), 1)
@@ -767,7 +766,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
         lambdas, ledger, event = [0.0] * T, [], NonPrivateDpEvent()
     spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
 
-    source = row_source(problem, effective_n_threads(n_threads))
+    source = row_source(problem, n_threads)
     seed_seq = check_random_state(random_state)
     perm_seq, noise_seq = child_seed_sequences(seed_seq, 2)
     perm = np.random.Generator(block_bit_generators(perm_seq, 1)[0]).permutation(n)
@@ -935,7 +934,7 @@ def ttz_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | No
                                           accountant="basic-composition",
                                           neighboring_relation=NeighboringRelation.REPLACE_ONE)
     spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
-    stepper = _Stepper(row_source(problem, effective_n_threads(n_threads)), dom, lipschitz,
+    stepper = _Stepper(row_source(problem, n_threads), dom, lipschitz,
                        _NOISE[noise])
     noise_seq = check_random_state(random_state)
     rows = np.arange(n, dtype=np.intp)
@@ -1043,7 +1042,7 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
         G = math.sqrt(clip ** 2 + d * (sigma * clip / B) ** 2)
         step = radius / (G * math.sqrt(K))
     rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
-    source = row_source(problem, effective_n_threads(n_threads))
+    source = row_source(problem, n_threads)
     row_clip = source.row_clip(clip, "2")
     x = np.zeros(d)
     avg = np.zeros(d)

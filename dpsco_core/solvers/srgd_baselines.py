@@ -74,7 +74,9 @@ def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, p
     problem, epsilon, delta, B, T, beta, clip, radius, relation, ridge = check_single_epoch_args(
         problem, epsilon=epsilon, delta=delta, batch_size=batch_size, preset=preset, beta=beta,
         clip=clip, radius=radius, neighboring_relation=neighboring_relation, solver=solver)
-    n_threads = effective_n_threads(n_threads)
+    # work of one round's kernel call (issue 18): two margins per row for the SRG difference
+    n_threads = effective_n_threads(
+        n_threads, work=(2 if estimator == "srg" else 1) * B * problem.n_features)
     mu, s, noise_scale, event = _calibration(epsilon, delta, relation, clip, B, T,
                                              tree=estimator == "srg")
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
@@ -239,7 +241,7 @@ def dp_ftrl(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", cl
     problem, epsilon, delta, B, T, beta, clip, radius, relation, ridge = check_single_epoch_args(
         problem, epsilon=epsilon, delta=delta, batch_size=batch_size, preset=preset, beta=beta,
         clip=clip, radius=radius, neighboring_relation=neighboring_relation, solver="dp_ftrl")
-    n_threads = effective_n_threads(n_threads)
+    n_threads = effective_n_threads(n_threads, work=B * problem.n_features)   # one round
     # one leaf per example, in bit_length(T) nodes: sqrt(levels) sensitivity / sigma GDP
     mu, s, noise_scale, event = _calibration(epsilon, delta, relation, clip, B, T, tree=True)
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
