@@ -24,6 +24,7 @@ import math
 import numpy as np
 from scipy import optimize
 
+from .._kernels import _rdp
 from .._validation import check_delta, check_scalar
 from ._checks import check_conversion, check_orders, is_immutable_orders, round_up
 
@@ -51,7 +52,24 @@ def _check_curve(orders, rdp):
 
 
 def _epsilons(orders, rdp, delta, conversion):
-    """Per-order epsilon bounds (vectorised); inf where an order gives no bound."""
+    """Per-order epsilon bounds (vectorised); inf where an order gives no bound.
+
+    The loop is compiled (``dpsco_core._kernels._rdp.epsilons``: the same operations on the
+    same order terms, bitwise :func:`_epsilons_numpy`, its twin); the total-variation rule
+    runs in NumPy as before, whenever some order's RDP is small enough for it to hold."""
+    minus_one, _, log1p_inv, log_orders = _grid_terms(orders)
+    if rdp.dtype != np.float64 or orders.dtype != np.float64:
+        return _epsilons_numpy(orders, rdp, delta, conversion)
+    eps, tiny = _rdp.epsilons(orders, rdp, math.log(delta), delta, conversion == "improved",
+                              minus_one, log1p_inv, log_orders)
+    if tiny:
+        with np.errstate(invalid="ignore", over="ignore"):
+            eps = np.where(delta * delta + np.expm1(-rdp) > 0.0, 0.0, eps)
+    return eps
+
+
+def _epsilons_numpy(orders, rdp, delta, conversion):
+    """:func:`_epsilons` in NumPy (the former code, and the compiled loop's twin)."""
     log_delta = math.log(delta)
     minus_one, use, log1p_inv, log_orders = _grid_terms(orders)
     with np.errstate(invalid="ignore", over="ignore"):
