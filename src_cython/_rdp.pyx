@@ -491,7 +491,7 @@ cdef void _smallest(double q, const double[::1] orders, double steps, double del
 def epsilons(const double[:] orders, const double[:] rdp, double log_delta, double delta,
              bint improved, const double[:] minus_one, const double[:] log1p_inv,
              const double[:] log_orders):
-    """``(eps, tiny)``: ``dpsco_core.privacy.conversions._epsilons`` without its
+    """``(eps, tiny, k)``: ``dpsco_core.privacy.conversions._epsilons`` without its
     total-variation rule (issue 18: one loop instead of a dozen NumPy calls, about 50 us a
     call). The same IEEE operations in the same order on the same order-only terms (which
     the caller computes with NumPy, as before), so every value is bitwise the NumPy one.
@@ -500,8 +500,9 @@ def epsilons(const double[:] orders, const double[:] rdp, double log_delta, doub
     order has ``r < 4 delta^2`` (or ``delta >= 0.5``), the only case where it can hold
     (below that, ``expm1(-r) <= -2 delta^2`` whatever the libm's last ulp), and the caller
     then applies it with NumPy's ``expm1`` as before; NaN becomes ``inf`` (the rule's zeros
-    come after, as in the NumPy order)."""
-    cdef Py_ssize_t k, n = rdp.shape[0]
+    come after, as in the NumPy order). ``k`` is ``np.argmin(eps)`` (meaningless if
+    ``tiny``)."""
+    cdef Py_ssize_t k, n = rdp.shape[0], k_min = 0
     cdef double r, eps, threshold = 4.0 * delta * delta if delta < 0.5 else INFINITY
     cdef bint tiny = False
     out = np.empty(n, dtype=np.float64)
@@ -516,4 +517,6 @@ def epsilons(const double[:] orders, const double[:] rdp, double log_delta, doub
             if improved and r < threshold:
                 tiny = True
             o[k] = INFINITY if isnan(eps) else eps
-    return out, tiny
+            if o[k] < o[k_min]:
+                k_min = k      # the first smallest, as np.argmin (no NaN left)
+    return out, tiny, k_min

@@ -57,15 +57,22 @@ def _epsilons(orders, rdp, delta, conversion):
     The loop is compiled (``dpsco_core._kernels._rdp.epsilons``: the same operations on the
     same order terms, bitwise :func:`_epsilons_numpy`, its twin); the total-variation rule
     runs in NumPy as before, whenever some order's RDP is small enough for it to hold."""
+    return _epsilons_and_argmin(orders, rdp, delta, conversion)[0]
+
+
+def _epsilons_and_argmin(orders, rdp, delta, conversion):
+    """``(eps, int(np.argmin(eps)))`` of :func:`_epsilons`."""
     minus_one, _, log1p_inv, log_orders = _grid_terms(orders)
     if rdp.dtype != np.float64 or orders.dtype != np.float64:
-        return _epsilons_numpy(orders, rdp, delta, conversion)
-    eps, tiny = _rdp.epsilons(orders, rdp, math.log(delta), delta, conversion == "improved",
-                              minus_one, log1p_inv, log_orders)
+        eps = _epsilons_numpy(orders, rdp, delta, conversion)
+        return eps, int(np.argmin(eps))
+    eps, tiny, k = _rdp.epsilons(orders, rdp, math.log(delta), delta,
+                                 conversion == "improved", minus_one, log1p_inv, log_orders)
     if tiny:
         with np.errstate(invalid="ignore", over="ignore"):
             eps = np.where(delta * delta + np.expm1(-rdp) > 0.0, 0.0, eps)
-    return eps
+        k = int(np.argmin(eps))
+    return eps, k
 
 
 def _epsilons_numpy(orders, rdp, delta, conversion):
@@ -158,8 +165,7 @@ def rdp_to_epsilon(orders, rdp, delta, *, conversion="improved"):
 
 def _rdp_to_epsilon(orders, rdp, delta, conversion):
     """:func:`rdp_to_epsilon` on validated input (the calibration search calls this)."""
-    eps = _epsilons(orders, rdp, delta, conversion)
-    k = int(np.argmin(eps))
+    eps, k = _epsilons_and_argmin(orders, rdp, delta, conversion)
     return max(0.0, float(round_up(eps[k]))), float(orders[k])
 
 
