@@ -520,3 +520,24 @@ def epsilons(const double[:] orders, const double[:] rdp, double log_delta, doub
             if o[k] < o[k_min]:
                 k_min = k      # the first smallest, as np.argmin (no NaN left)
     return out, tiny, k_min
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def gaussian_curve(const double[:] orders, double s):
+    """``dpsco_core.privacy.rdp.rdp_gaussian`` on validated arguments, one loop: the same
+    operations as ``_finish(orders / (2.0 * s * s))`` (division, clamp at 0 keeping NaN,
+    the relative slack, ``+ 0.0``), so bitwise the NumPy expression, its twin (issue 18: four
+    NumPy calls of a few microseconds on every Gaussian event of a report)."""
+    cdef Py_ssize_t k, n = orders.shape[0]
+    cdef double d = 2.0 * s * s, v, up = 1.0 + RDP_SLACK
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    with nogil:
+        for k in range(n):
+            v = orders[k] / d
+            if v < 0.0:         # np.maximum(v, 0.0): NaN stays NaN
+                v = 0.0
+            o[k] = v * up + 0.0
+    return out

@@ -143,3 +143,17 @@ def test_order_epsilon_floor_is_below_the_epsilon(improved):
                         if a != math.floor(a):
                             assert floor == -math.inf
     assert _rdp.order_epsilon_floor(0.01, 1024.0, 1.0, 100.0, 1e-6, True) > 1e4   # it prunes
+
+
+def test_compiled_gaussian_curve_is_bitwise_the_numpy_expression():
+    # rdp_gaussian (compiled loop) against _rdp_gaussian_numpy, its twin
+    from dpsco_core.privacy.rdp import _rdp_gaussian_numpy, rdp_gaussian
+
+    rng = np.random.default_rng(3)
+    orders = np.concatenate([ORDERS, [1.0000001, 1e6, 1e300]])
+    for s in np.concatenate([np.exp(rng.uniform(-12, 12, 200)), [1e-160, 1e160, 1.0, 3]]):
+        got = rdp_gaussian(s, orders)
+        with np.errstate(divide="ignore", over="ignore"):     # s = 1e-160: 2 s^2 is 0
+            ref = _rdp_gaussian_numpy(float(s), orders)
+        assert got.tobytes() == ref.tobytes()
+        assert rdp_gaussian(s, orders[::2]).tobytes() == got[::2].tobytes()
