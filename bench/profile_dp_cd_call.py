@@ -5,11 +5,14 @@ configuration's first call too), in process CPU time.
 seen before; "warm" repeats one configuration; "kernel" is ``_cd.cd_dense`` alone for the same
 single pass (the arguments the call computes, ``count_clipped=False`` as without a history).
 Fixed cost in passes = (call - kernel) / per-pass time, the
-per-pass time by a line fit of the kernel over 1 and 11 passes (as ``bench_dp_cd.py``). 200 alternating rounds, medians (gc off while
-timing, as pytest-benchmark). The bench rows are ``bench/bench_dp_cd.py``'s
+per-pass time by a line fit of the kernel over 1 and 11 passes (as ``bench_dp_cd.py``). 20
+rounds; in each, every case runs 10 times in a row (as a benchmark row repeats one call; a call
+right after an 11-pass kernel pays for its evicted caches), medians (gc off while timing, as
+pytest-benchmark). The bench rows are ``bench/bench_dp_cd.py``'s
 ``bench_california_fixed_cost_*`` (same calls).
-Run: ``PYTHONPATH=$PWD python bench/profile_dp_cd_call.py [prof [tottime]]`` ("prof": cProfile
-of 500 cold calls).
+Run: ``PYTHONPATH=$PWD python bench/profile_dp_cd_call.py [grid] [prof [tottime]]`` ("prof":
+cProfile of 500 cold calls; "grid": "cold" also rebuilds the report's order grid, dp-accounting's
+plus this configuration's optimal order, which the bench rows and the default keep).
 """
 import cProfile
 import gc
@@ -38,6 +41,8 @@ def clear():
     rdp._sampled_gaussian_curve.cache_clear()
     rdp._sampled_gaussian_evaluator.cache_clear()
     _common._memo_report.cache_clear()
+    if "grid" in sys.argv:      # the report's order grid too (its extra order is new)
+        _common._report_orders.cache_clear()
 
 
 def call():
@@ -62,13 +67,14 @@ if __name__ == "__main__":
     warnings.simplefilter("ignore")
     res = {"cold": [], "warm": [], "kernel": [], "kernel11": []}
     gc.disable()
-    for _ in range(200):
+    for _ in range(20):
         for k in res:
-            if k == "cold":
-                clear()
-            t = time.process_time()
-            kernel(11) if k == "kernel11" else kernel() if k == "kernel" else call()
-            res[k].append(time.process_time() - t)
+            for _ in range(10):     # 10 in a row, as a benchmark row repeats its call
+                if k == "cold":
+                    clear()
+                t = time.process_time()
+                kernel(11) if k == "kernel11" else kernel() if k == "kernel" else call()
+                res[k].append(time.process_time() - t)
     gc.enable()
     med = {k: float(np.median(v)) for k, v in res.items()}
     for k, v in med.items():
