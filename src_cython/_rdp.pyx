@@ -23,6 +23,10 @@ order ``alpha``, converted to (epsilon, delta) with the library's conversion for
 non-increasing in ``s``, so the smallest ``s`` meeting ``target`` on a grid of orders is the
 smallest of the orders' roots (issue 18: the calibration solves a few orders' roots, each a
 scalar problem, instead of evaluating the whole grid at every step of a root finder).
+``smallest_root`` skips orders by a floor of their epsilon (``order_epsilon_floor``) and solves
+only the candidates that can win, for bitwise the same answer. ``epsilons`` (the RDP -> DP
+conversion loop, twin ``conversions._epsilons_numpy``) and ``gaussian_curve`` (twin
+``rdp._rdp_gaussian_numpy``) repeat NumPy's elementwise IEEE operations in one loop, bitwise.
 No threads: a curve is microseconds of work.
 """
 

@@ -63,8 +63,9 @@ def _epsilons(orders, rdp, delta, conversion):
 def _epsilons_and_argmin(orders, rdp, delta, conversion):
     """``(eps, int(np.argmin(eps)))`` of :func:`_epsilons`."""
     minus_one, _, log1p_inv, log_orders = _grid_terms(orders)
-    if rdp.dtype != np.float64 or orders.dtype != np.float64:
-        eps = _epsilons_numpy(orders, rdp, delta, conversion)
+    if not (isinstance(rdp, np.ndarray) and rdp.dtype == np.float64 and rdp.ndim == 1
+            and orders.dtype == np.float64 and rdp.shape == orders.shape):
+        eps = _epsilons_numpy(orders, rdp, delta, conversion)     # anything else, as before
         return eps, int(np.argmin(eps))
     eps, tiny, k = _rdp.epsilons(orders, rdp, math.log(delta), delta,
                                  conversion == "improved", minus_one, log1p_inv, log_orders)

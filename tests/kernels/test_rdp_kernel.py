@@ -157,3 +157,18 @@ def test_compiled_gaussian_curve_is_bitwise_the_numpy_expression():
             ref = _rdp_gaussian_numpy(float(s), orders)
         assert got.tobytes() == ref.tobytes()
         assert rdp_gaussian(s, orders[::2]).tobytes() == got[::2].tobytes()
+
+
+def test_conversion_takes_the_numpy_path_for_other_inputs():
+    # float32 curves and mismatched shapes keep the former NumPy behaviour (a broadcasting
+    # error, not an out-of-bounds read)
+    from dpsco_core.privacy.conversions import _epsilons, _epsilons_numpy
+
+    orders = np.array([1.5, 2.0, 8.0])
+    r32 = np.array([0.1, 0.2, 0.5], dtype=np.float32)
+    assert _epsilons(orders, r32, 1e-6, "improved").tobytes() == _epsilons_numpy(
+        orders, r32, 1e-6, "improved").tobytes()
+    assert _epsilons(orders, r32, 1e-6, "mironov").tobytes() == _epsilons_numpy(
+        orders, r32, 1e-6, "mironov").tobytes()
+    with pytest.raises(ValueError):
+        _epsilons(orders, np.ones(5), 1e-6, "improved")
