@@ -75,4 +75,4 @@ if "prof" in sys.argv:
         clear()
         call()
     pr.disable()
-    pstats.Stats(pr).sort_stats("cumtime").print_stats(35)
+    pstats.Stats(pr).sort_stats(sys.argv[-1] if sys.argv[-1] in ("tottime", "cumtime") else "cumtime").print_stats(45)

@@ -23,10 +23,15 @@ order ``alpha``, converted to (epsilon, delta) with the library's conversion for
 non-increasing in ``s``, so the smallest ``s`` meeting ``target`` on a grid of orders is the
 smallest of the orders' roots (issue 18: the calibration solves a few orders' roots, each a
 scalar problem, instead of evaluating the whole grid at every step of a root finder).
+``smallest_root`` skips orders by a floor of their epsilon (``order_epsilon_floor``) and solves
+only the candidates that can win, for bitwise the same answer. ``epsilons`` (the RDP -> DP
+conversion loop, twin ``conversions._epsilons_numpy``) and ``gaussian_curve`` (twin
+``rdp._rdp_gaussian_numpy``) repeat NumPy's elementwise IEEE operations in one loop, bitwise.
 No threads: a curve is microseconds of work.
 """
 
 cimport cython
+from libc.stdlib cimport malloc, free
 from libc.math cimport exp, log, log1p, expm1, fabs, INFINITY, NAN, isnan, isinf
 from scipy.special.cython_special cimport gammaln, log_ndtr
 
@@ -68,16 +73,25 @@ cdef inline double _log_fact(int k) noexcept nogil:
 
 
 @cython.cdivision(True)
+cdef inline double _int_term(int a, int k, double alpha, double g_alpha, double log_q,
+                             double log_1mq, double inv2s2) noexcept nogil:
+    """Term ``k`` of an integer order's sum, in log space. One expression for every caller
+    (the sum and the floor of ``_order_epsilon_floor``), so a term is the same double in both
+    (``-ffp-contract=off``: no contraction differs between inlined copies)."""
+    cdef double kf = <double>k
+    return (g_alpha - _log_fact(k) - _log_fact(a - k) + kf * log_q
+            + (alpha - kf) * log_1mq) + (kf * kf - kf) * inv2s2
+
+
+@cython.cdivision(True)
 cdef double _log_a_int(double alpha, double log_q, double log_1mq, double inv2s2) noexcept nogil:
     cdef int a = <int>alpha, k, kmax = 0
-    cdef double g_alpha = _log_fact(a), t, mx = -INFINITY, kf, total = 0.0
+    cdef double g_alpha = _log_fact(a), t, mx = -INFINITY, total = 0.0
     cdef double terms[LF_SIZE]
     # two passes (largest term first, then the others' sum); the terms are kept for orders
     # below LF_SIZE (every order of the default grid), recomputed above it (same values)
     for k in range(a + 1):
-        kf = <double>k
-        t = (g_alpha - _log_fact(k) - _log_fact(a - k) + kf * log_q
-             + (alpha - kf) * log_1mq) + (kf * kf - kf) * inv2s2
+        t = _int_term(a, k, alpha, g_alpha, log_q, log_1mq, inv2s2)
         if a < LF_SIZE:
             terms[k] = t
         if t > mx:
@@ -89,9 +103,7 @@ cdef double _log_a_int(double alpha, double log_q, double log_1mq, double inv2s2
         if a < LF_SIZE:
             t = terms[k]
         else:
-            kf = <double>k
-            t = (g_alpha - _log_fact(k) - _log_fact(a - k) + kf * log_q
-                 + (alpha - kf) * log_1mq) + (kf * kf - kf) * inv2s2
+            t = _int_term(a, k, alpha, g_alpha, log_q, log_1mq, inv2s2)
         # exp of anything below -746 rounds to exactly 0 (the smallest subnormal is
         # exp(-744.4)): skipping it leaves the sum bitwise unchanged (issue 18: most terms of
         # the large orders are far below the largest)
@@ -112,7 +124,7 @@ cdef double _log_a_frac(double alpha, double log_q, double log_1mq, double sigma
     for n in range(MAX_TERMS_FRAC):
         i = <double>n
         j = alpha - i
-        log_coef = g_alpha - gammaln(i + 1.0) - gammaln(j + 1.0)
+        log_coef = g_alpha - LOG_FACT[n] - gammaln(j + 1.0)   # LOG_FACT[n] = gammaln(i + 1.0)
         s0 = ((log_coef + i * log_q + j * log_1mq) + (i * i - i) * inv2s2
               + log_ndtr((z0 - i) / sigma))
         s1 = ((log_coef + j * log_q + i * log_1mq) + (j * j - j) * inv2s2
@@ -181,6 +193,59 @@ cdef double _order_epsilon(double alpha, double q, double log_q, double log_1mq,
             r = 0.0
     r = steps * (r * (1.0 + RDP_SLACK) + RDP_ABS_SLACK)
     return _convert(alpha, r, log_delta, delta, improved)
+
+
+@cython.cdivision(True)
+cdef double _order_epsilon_floor(double alpha, double log_q, double log_1mq, double sigma,
+                                 double steps, double log_delta, double delta,
+                                 int improved) noexcept nogil:
+    """A lower bound of ``_order_epsilon`` at an integer order, from two terms of its sum
+    (``-INFINITY``: no bound; fractional orders, and anything not a plain number).
+
+    ``_log_a_int`` returns ``log1p(total) + mx`` with ``total >= 0`` and ``mx`` its largest
+    term, so (rounding being monotone) it is at least every one of its terms, computed by the
+    same ``_int_term``; every later step of ``_order_epsilon`` (the division by
+    ``alpha - 1``, the clamp at 0, the slack, the conversion) is non-decreasing in its input,
+    so the same steps on a term give a lower bound of the epsilon, with one exception: the
+    total-variation rule sets epsilon to 0 for a tiny RDP, and it is applied here at half the
+    bound's RDP (a factor 2 from its threshold, not an ulp), so a floor is at most 0 wherever
+    the epsilon can be 0. ``_smallest`` skips an order whose floor is not below the epsilon
+    it must beat: the order would lose the comparison anyway, so the search takes bitwise the
+    same path (issue 18: most of a sweep's cost is the large orders, which never win)."""
+    cdef int a
+    cdef double inv2s2, g_alpha, t, t2, r, eps
+    if isinf(sigma) or not (alpha == <double>(<long long>alpha) and alpha < 2147483647.0):
+        return -INFINITY
+    a = <int>alpha
+    inv2s2 = 1.0 / (2.0 * sigma * sigma)      # as _log_a
+    g_alpha = _log_fact(a)
+    t = _int_term(a, a, alpha, g_alpha, log_q, log_1mq, inv2s2)
+    if a >= 2:
+        t2 = _int_term(a, 2, alpha, g_alpha, log_q, log_1mq, inv2s2)
+        if t2 > t:
+            t = t2
+    if isnan(t):
+        return -INFINITY
+    r = t / (alpha - 1.0)
+    if r < 0.0:
+        r = 0.0
+    r = steps * (r * (1.0 + RDP_SLACK) + RDP_ABS_SLACK)
+    if improved and alpha > MIN_ORDER_IMPROVED:
+        eps = r + log1p(-1.0 / alpha) - (log_delta + log(alpha)) / (alpha - 1.0)
+        if delta * delta + expm1(-0.5 * r) > 0.0 and eps > 0.0:
+            eps = 0.0       # the epsilon may be the rule's 0
+    else:
+        eps = r - log_delta / (alpha - 1.0)
+    if isnan(eps):
+        return -INFINITY
+    return eps
+
+
+def order_epsilon_floor(double q, double alpha, double sigma, double steps, double delta,
+                        bint improved):
+    """The lower bound ``_smallest`` prunes with (for tests): at most ``order_epsilon``."""
+    return _order_epsilon_floor(alpha, log(q), log1p(-q), sigma, steps, log(delta), delta,
+                                improved)
 
 
 def order_epsilon(double q, double alpha, double sigma, double steps, double delta,
@@ -309,12 +374,19 @@ def smallest_root(double q, const double[::1] orders, double steps, double delta
     is below the solved order's (exactly those whose roots are smaller, epsilon being
     non-increasing in s at each order) is solved, and the smallest root is kept, until no
     order beats it. Orders whose epsilon at infinite noise is not below ``aim`` are skipped.
+    Issue 18, bitwise the same answer for less work: an order whose floor
+    (``order_epsilon_floor``, two terms of its sum) already loses a comparison is not
+    evaluated, and within a round the candidate with the lowest epsilon is solved first, so
+    that a candidate whose epsilon at that root is above ``aim`` (its root is larger) is not
+    solved at all.
     """
     cdef Py_ssize_t best = -1
     cdef double s = NAN
     with nogil:
         _smallest(q, orders, steps, delta, improved, aim, tolerance, start, min_s, max_s,
                   &best, &s)
+    if best == -2:
+        raise MemoryError("smallest_root: no memory for the candidate orders")
     if best < 0 or isnan(s):
         return NAN, NAN
     return orders[best], s
@@ -326,14 +398,19 @@ def smallest_root(double q, const double[::1] orders, double steps, double delta
 cdef void _smallest(double q, const double[::1] orders, double steps, double delta,
                     int improved, double aim, double tolerance, double start, double min_s,
                     double max_s, Py_ssize_t *best_out, double *s_out) noexcept nogil:
-    cdef Py_ssize_t k, n = orders.shape[0], best = -1, rounds
+    cdef Py_ssize_t k, n = orders.shape[0], best = -1, rounds, i, first, n_cand, best_new
+    cdef Py_ssize_t *cand
+    cdef double *e_cand
     cdef double log_q = log(q), log_1mq = log1p(-q), log_delta = log(delta)
-    cdef double e, e_best = INFINITY, s, r, s_new
+    cdef double e, e_best = INFINITY, s, r, s_new, margin
     if True:
         for k in range(n):
             if _order_epsilon(orders[k], q, log_q, log_1mq, INFINITY, steps, log_delta, delta,
                               improved) >= aim:
                 continue
+            if _order_epsilon_floor(orders[k], log_q, log_1mq, start, steps, log_delta, delta,
+                                    improved) >= e_best:
+                continue        # e >= floor >= e_best: would not be taken
             e = _order_epsilon(orders[k], q, log_q, log_1mq, start, steps, log_delta, delta,
                                improved)
             if e < e_best:
@@ -347,22 +424,124 @@ cdef void _smallest(double q, const double[::1] orders, double steps, double del
         if isnan(s):
             best_out[0] = -1
             return
+        cand = <Py_ssize_t *>malloc(n * sizeof(Py_ssize_t))
+        e_cand = <double *>malloc(n * sizeof(double))
+        if cand == NULL or e_cand == NULL:
+            free(cand)
+            free(e_cand)
+            best_out[0] = -2
+            return
+        # Beyond the aim by this much, an order's computed epsilon at a point proves its root
+        # lies above that point: far more than the epsilon's rounding error (about 1e-13 of
+        # |aim| + |log delta|), which is what could make the computed curve non-monotone.
+        margin = 1e-9 * (fabs(aim) + 2.0 * fabs(log_delta) + 1.0)
         for rounds in range(n):
             e_best = _order_epsilon(orders[best], q, log_q, log_1mq, s, steps, log_delta,
                                     delta, improved)
-            s_new = s
+            # The orders whose epsilon at s is below the current order's: exactly those with
+            # a smaller root. The round's answer is the smallest of their roots (the lowest
+            # index on a tie), as when every one of them was solved in index order.
+            n_cand = 0
             for k in range(n):
                 if k == best:
                     continue
-                if _order_epsilon(orders[k], q, log_q, log_1mq, s, steps, log_delta, delta,
-                                  improved) < e_best:
-                    r = _root(orders[k], q, log_q, log_1mq, steps, log_delta, delta, improved,
-                              aim, tolerance, s, min_s, max_s)
-                    if r < s_new:       # False for NAN
-                        s_new = r
-                        best = k
+                if _order_epsilon_floor(orders[k], log_q, log_1mq, s, steps, log_delta, delta,
+                                        improved) >= e_best:
+                    continue    # epsilon at s >= floor >= e_best: no smaller root
+                e = _order_epsilon(orders[k], q, log_q, log_1mq, s, steps, log_delta, delta,
+                                   improved)
+                if e < e_best:
+                    cand[n_cand] = k
+                    e_cand[n_cand] = e
+                    n_cand += 1
+            if n_cand == 0:
+                break
+            # The most promising order (lowest epsilon at s) is solved first; an order whose
+            # epsilon at that root is above the aim (by the margin) has a larger root, which
+            # the smallest-root rule would not take: it is not solved (issue 18: each root
+            # costs about ten evaluations of its order).
+            first = 0
+            for i in range(1, n_cand):
+                if e_cand[i] < e_cand[first]:
+                    first = i
+            s_new = s
+            best_new = best
+            for i in range(-1, n_cand):
+                if i == first:
+                    continue
+                k = cand[first if i < 0 else i]
+                if s_new < s and _order_epsilon(orders[k], q, log_q, log_1mq, s_new, steps,
+                                                log_delta, delta, improved) > aim + margin:
+                    continue
+                r = _root(orders[k], q, log_q, log_1mq, steps, log_delta, delta, improved,
+                          aim, tolerance, s, min_s, max_s)
+                # False for NAN; a tie goes to the lower index, never to the current order
+                if r < s_new or (r == s_new and s_new < s and k < best_new):
+                    s_new = r
+                    best_new = k
             if s_new == s:
                 break
             s = s_new
+            best = best_new
+        free(cand)
+        free(e_cand)
         best_out[0] = best
         s_out[0] = s
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def epsilons(const double[:] orders, const double[:] rdp, double log_delta, double delta,
+             bint improved, const double[:] minus_one, const double[:] log1p_inv,
+             const double[:] log_orders):
+    """``(eps, tiny, k)``: ``dpsco_core.privacy.conversions._epsilons`` without its
+    total-variation rule (issue 18: one loop instead of a dozen NumPy calls, about 50 us a
+    call). The same IEEE operations in the same order on the same order-only terms (which
+    the caller computes with NumPy, as before), so every value is bitwise the NumPy one.
+
+    The rule ``delta^2 + expm1(-r) > 0 -> 0`` is not applied here: ``tiny`` says whether any
+    order has ``r < 4 delta^2`` (or ``delta >= 0.5``), the only case where it can hold
+    (below that, ``expm1(-r) <= -2 delta^2`` whatever the libm's last ulp), and the caller
+    then applies it with NumPy's ``expm1`` as before; NaN becomes ``inf`` (the rule's zeros
+    come after, as in the NumPy order). ``k`` is ``np.argmin(eps)`` (meaningless if
+    ``tiny``)."""
+    cdef Py_ssize_t k, n = rdp.shape[0], k_min = 0
+    cdef double r, eps, threshold = 4.0 * delta * delta if delta < 0.5 else INFINITY
+    cdef bint tiny = False
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    with nogil:
+        for k in range(n):
+            r = rdp[k]
+            if improved and orders[k] > MIN_ORDER_IMPROVED:
+                eps = (r + log1p_inv[k]) - (log_delta + log_orders[k]) / minus_one[k]
+            else:
+                eps = r - log_delta / minus_one[k]
+            if improved and r < threshold:
+                tiny = True
+            o[k] = INFINITY if isnan(eps) else eps
+            if o[k] < o[k_min]:
+                k_min = k      # the first smallest, as np.argmin (no NaN left)
+    return out, tiny, k_min
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.cdivision(True)
+def gaussian_curve(const double[:] orders, double s):
+    """``dpsco_core.privacy.rdp.rdp_gaussian`` on validated arguments, one loop: the same
+    operations as ``_finish(orders / (2.0 * s * s))`` (division, clamp at 0 keeping NaN,
+    the relative slack, ``+ 0.0``), so bitwise the NumPy expression, its twin (issue 18: four
+    NumPy calls of a few microseconds on every Gaussian event of a report)."""
+    cdef Py_ssize_t k, n = orders.shape[0]
+    cdef double d = 2.0 * s * s, v, up = 1.0 + RDP_SLACK
+    out = np.empty(n, dtype=np.float64)
+    cdef double[::1] o = out
+    with nogil:
+        for k in range(n):
+            v = orders[k] / d
+            if v < 0.0:         # np.maximum(v, 0.0): NaN stays NaN
+                v = 0.0
+            o[k] = v * up + 0.0
+    return out

@@ -55,6 +55,20 @@ def immutable_orders(orders, name="orders"):
     return view
 
 
+def immutable_orders_of_checked(values):
+    """:func:`immutable_orders` of a list of Python floats the caller has checked (each
+    finite and > 1): the same read-only view of a read-only float64 array, registered, without
+    the generic validation (a tenth of a millisecond for a 157-order grid; issue 18)."""
+    arr = np.array(values, dtype=np.float64)
+    if arr.ndim != 1 or arr.size == 0 or not (arr.min() > 1.0 and math.isfinite(arr.max())):
+        return immutable_orders(arr)        # not what it claims: the generic checks decide
+    arr.flags.writeable = False
+    view = arr.view()
+    view.flags.writeable = False
+    _VALIDATED[id(view)] = view
+    return view
+
+
 def is_immutable_orders(orders):
     """Whether ``orders`` is an array made by :func:`immutable_orders` (values fixed)."""
     return _VALIDATED.get(id(orders)) is orders

@@ -24,7 +24,7 @@ import numpy as np
 from .._validation import check_delta, check_epsilon, check_int, check_positive, check_scalar
 from ..exceptions import OrderGridWarning, UnsupportedEventError, external_stacklevel
 from ._checks import (check_conversion, check_orders, check_sample_rate, immutable_orders,
-                      round_up)
+                      is_immutable_orders, round_up)
 from .conversions import _rdp_to_delta, _rdp_to_epsilon
 from .events import (
     ApproximateRdpDpEvent,
@@ -416,7 +416,7 @@ class RdpAccountant(PrivacyAccountant):
         super().__init__(neighboring_relation)
         self._orders = check_orders(_DEFAULT_GRID if orders is None else orders)
         self._conversion = check_conversion(conversion)
-        self._rdp = np.zeros_like(self._orders)
+        self._rdp = np.zeros(self._orders.shape)   # float64, as the orders (np.zeros_like: 5 us)
         self._slack = 0.0
 
     @property
@@ -453,7 +453,7 @@ class RdpAccountant(PrivacyAccountant):
             if sink is None:
                 self._walk(child, None)
             else:
-                part = np.zeros_like(sink)
+                part = np.zeros(sink.shape)
                 self._walk(child, part)
                 sink += event.count * part
             return
@@ -533,7 +533,7 @@ class RdpAccountant(PrivacyAccountant):
         if isinstance(event, RepeatAndSelectDpEvent):
             mean, shape = check_repeat_and_select(event.mean, event.shape)
             _check_event(event.event)
-            part = None if sink is None else np.zeros_like(sink)
+            part = None if sink is None else np.zeros(sink.shape)
             self._walk(event.event, part)
             if sink is not None:
                 curve = rdp_repeat_and_select(self._orders, part, mean=mean, shape=shape,
@@ -547,7 +547,7 @@ class RdpAccountant(PrivacyAccountant):
         raise _Unsupported(f"RdpAccountant does not support {type(event).__name__}: {event!r}.")
 
     def _apply(self, event, count):
-        part = np.zeros_like(self._orders)
+        part = np.zeros(self._orders.shape)
         self._walk(event, part)
         slack = float(round_up(self._slack + count * rdp_slack_of(event)))
         self._rdp = self._rdp + count * part
@@ -664,11 +664,31 @@ def _pure_epsilon(event, relation):
 
 
 def _warn_if_edge(order, orders):
-    if order == orders.min() or order == orders.max():
+    low, high = _grid_ends(orders)
+    if order == low or order == high:
         warnings.warn(
             f"The optimal Renyi order {order:g} is at the edge of the order grid "
             f"[{orders.min():g}, {orders.max():g}]; epsilon may be loose. Extend the grid.",
             OrderGridWarning, stacklevel=external_stacklevel())
+
+
+#: ``(min, max)`` of immutable order grids, by ``id``, the array held with them (so its id is
+#: not reused); at most 64 grids are kept.
+_GRID_ENDS: dict = {}
+
+
+def _grid_ends(orders):
+    """``(orders.min(), orders.max())``, once per constant grid (issue 18: two reductions of
+    a few microseconds each, on every report and calibration)."""
+    hit = _GRID_ENDS.get(id(orders))
+    if hit is not None and hit[0] is orders:
+        return hit[1]
+    ends = (orders.min(), orders.max())
+    if is_immutable_orders(orders):
+        if len(_GRID_ENDS) >= 64:
+            _GRID_ENDS.clear()
+        _GRID_ENDS[id(orders)] = (orders, ends)
+    return ends
 
 
 class PureDpAccountant(PrivacyAccountant):

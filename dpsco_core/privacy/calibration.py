@@ -23,7 +23,7 @@ from ._checks import (check_conversion, check_orders, check_sample_rate, immutab
 from .accountants import (DEFAULT_PLD_DISCRETIZATION, DEFAULT_RDP_ORDERS, PldAccountant,
                           _warn_if_edge)
 from .._kernels import _rdp
-from .conversions import _epsilons, _rdp_to_epsilon
+from .conversions import _epsilons_and_argmin, _rdp_to_epsilon
 from .events import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
 from .gdp import _gdp_mu, gdp_mu
 from .rdp import RDP_ABS_SLACK, _finish, _orders_array, _sampled_gaussian_curve
@@ -282,23 +282,32 @@ def _per_order_search(target_epsilon, target_delta, sample_rate, steps, orders, 
 
     # Integer orders first (compiled, no fractional series): the order with the smallest root
     # among the integer orders, from the start.
-    alpha, s = smallest_root(grid[grid == np.floor(grid)], start)
+    alpha, s = smallest_root(_integer_orders(orders), start)
     # Then the whole grid (fractional orders too), at the accountant's memoized curve: an
     # order whose epsilon there is below the current order's has a smaller root.
     for _ in range(3):
         if s is None:
             return None
-        eps = _epsilons(grid, steps * _sampled_gaussian_curve(sample_rate, s, orders),
-                        target_delta, conversion)
+        eps, k = _epsilons_and_argmin(
+            grid, steps * _sampled_gaussian_curve(sample_rate, s, orders), target_delta,
+            conversion)
         better = grid[eps < order_eps(alpha, s)]
         if not better.size:
-            k = int(np.argmin(eps))
             epsilon = max(0.0, float(round_up(eps[k])))
             if target_epsilon - epsilon_tolerance <= epsilon <= target_epsilon:
                 return s, float(grid[k])
             return None
         alpha, s = smallest_root(better, s)
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _integer_orders(orders):
+    """The integer orders of a hashable grid, contiguous, once per grid (read-only)."""
+    grid = _orders_array(orders)
+    out = np.ascontiguousarray(grid[grid == np.floor(grid)])
+    out.flags.writeable = False
+    return out
 
 
 def _sampled_gaussian_start(target_epsilon, target_delta, sample_rate, steps,

@@ -24,6 +24,7 @@ import math
 import numpy as np
 from scipy import optimize
 
+from .._kernels import _rdp
 from .._validation import check_delta, check_scalar
 from ._checks import check_conversion, check_orders, is_immutable_orders, round_up
 
@@ -51,7 +52,32 @@ def _check_curve(orders, rdp):
 
 
 def _epsilons(orders, rdp, delta, conversion):
-    """Per-order epsilon bounds (vectorised); inf where an order gives no bound."""
+    """Per-order epsilon bounds (vectorised); inf where an order gives no bound.
+
+    The loop is compiled (``dpsco_core._kernels._rdp.epsilons``: the same operations on the
+    same order terms, bitwise :func:`_epsilons_numpy`, its twin); the total-variation rule
+    runs in NumPy as before, whenever some order's RDP is small enough for it to hold."""
+    return _epsilons_and_argmin(orders, rdp, delta, conversion)[0]
+
+
+def _epsilons_and_argmin(orders, rdp, delta, conversion):
+    """``(eps, int(np.argmin(eps)))`` of :func:`_epsilons`."""
+    minus_one, _, log1p_inv, log_orders = _grid_terms(orders)
+    if not (isinstance(rdp, np.ndarray) and rdp.dtype == np.float64 and rdp.ndim == 1
+            and orders.dtype == np.float64 and rdp.shape == orders.shape):
+        eps = _epsilons_numpy(orders, rdp, delta, conversion)     # anything else, as before
+        return eps, int(np.argmin(eps))
+    eps, tiny, k = _rdp.epsilons(orders, rdp, math.log(delta), delta,
+                                 conversion == "improved", minus_one, log1p_inv, log_orders)
+    if tiny:
+        with np.errstate(invalid="ignore", over="ignore"):
+            eps = np.where(delta * delta + np.expm1(-rdp) > 0.0, 0.0, eps)
+        k = int(np.argmin(eps))
+    return eps, k
+
+
+def _epsilons_numpy(orders, rdp, delta, conversion):
+    """:func:`_epsilons` in NumPy (the former code, and the compiled loop's twin)."""
     log_delta = math.log(delta)
     minus_one, use, log1p_inv, log_orders = _grid_terms(orders)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -140,8 +166,7 @@ def rdp_to_epsilon(orders, rdp, delta, *, conversion="improved"):
 
 def _rdp_to_epsilon(orders, rdp, delta, conversion):
     """:func:`rdp_to_epsilon` on validated input (the calibration search calls this)."""
-    eps = _epsilons(orders, rdp, delta, conversion)
-    k = int(np.argmin(eps))
+    eps, k = _epsilons_and_argmin(orders, rdp, delta, conversion)
     return max(0.0, float(round_up(eps[k]))), float(orders[k])
 
 

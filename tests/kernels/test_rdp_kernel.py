@@ -102,3 +102,73 @@ def test_integer_orders_skip_only_exact_zeros(q, s):
     got = _rdp.log_a_sampled_gaussian(q, orders, s)
     want = np.array([_log_a_int_two_pass(a, q, s) for a in orders])
     assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("conversion", ["improved", "mironov"])
+@pytest.mark.parametrize("delta", [1e-12, 45312.0 ** -2, 1e-5, 0.3, 0.5, 0.9])
+def test_compiled_epsilons_are_bitwise_the_numpy_conversion(conversion, delta):
+    # dpsco_core.privacy.conversions._epsilons (compiled loop, NumPy total-variation rule when
+    # it can hold) against _epsilons_numpy, its twin, on curves with every kind of value:
+    # 0, tiny (where the rule sets 0), ordinary, huge, inf, NaN; strided arrays too
+    from dpsco_core.privacy.conversions import _epsilons, _epsilons_numpy
+
+    rng = np.random.default_rng(7)
+    orders = np.concatenate([ORDERS, [1.001, 1.01, 1.0100000000000002, 5000.0]])
+    for _ in range(40):
+        rdp = np.exp(rng.uniform(-60, 8, orders.size))
+        pick = rng.integers(0, 8, orders.size)
+        rdp[pick == 0] = 0.0
+        rdp[pick == 1] = np.inf
+        rdp[pick == 2] = np.nan
+        rdp[pick == 3] = delta * delta * rng.uniform(0, 8, (pick == 3).sum())
+        got = _epsilons(orders, rdp, delta, conversion)
+        ref = _epsilons_numpy(orders, rdp, delta, conversion)
+        assert got.tobytes() == ref.tobytes()
+        wide = np.repeat(rdp, 2)[::2]                       # a strided view
+        assert _epsilons(orders, wide, delta, conversion).tobytes() == ref.tobytes()
+
+
+@pytest.mark.parametrize("improved", [True, False])
+def test_order_epsilon_floor_is_below_the_epsilon(improved):
+    # smallest_root skips an order whose floor is not below the epsilon it must beat: the
+    # floor must never exceed the order's epsilon (and is -inf for fractional orders)
+    for q in (1e-5, 256 / 45312, 0.01, 0.3, 0.9):
+        for s in (0.2, 0.6, 1.0, 1.39, 3.0, 20.0, 1e3):
+            for steps in (1.0, 177.0, 1e5):
+                for delta in (1e-12, 1e-6, 0.4):
+                    for a in ORDERS:
+                        floor = _rdp.order_epsilon_floor(q, a, s, steps, delta, improved)
+                        eps = _rdp.order_epsilon(q, a, s, steps, delta, improved)
+                        assert floor <= eps, (q, s, steps, delta, a)
+                        if a != math.floor(a):
+                            assert floor == -math.inf
+    assert _rdp.order_epsilon_floor(0.01, 1024.0, 1.0, 100.0, 1e-6, True) > 1e4   # it prunes
+
+
+def test_compiled_gaussian_curve_is_bitwise_the_numpy_expression():
+    # rdp_gaussian (compiled loop) against _rdp_gaussian_numpy, its twin
+    from dpsco_core.privacy.rdp import _rdp_gaussian_numpy, rdp_gaussian
+
+    rng = np.random.default_rng(3)
+    orders = np.concatenate([ORDERS, [1.0000001, 1e6, 1e300]])
+    for s in np.concatenate([np.exp(rng.uniform(-12, 12, 200)), [1e-160, 1e160, 1.0, 3]]):
+        got = rdp_gaussian(s, orders)
+        with np.errstate(divide="ignore", over="ignore"):     # s = 1e-160: 2 s^2 is 0
+            ref = _rdp_gaussian_numpy(float(s), orders)
+        assert got.tobytes() == ref.tobytes()
+        assert rdp_gaussian(s, orders[::2]).tobytes() == got[::2].tobytes()
+
+
+def test_conversion_takes_the_numpy_path_for_other_inputs():
+    # float32 curves and mismatched shapes keep the former NumPy behaviour (a broadcasting
+    # error, not an out-of-bounds read)
+    from dpsco_core.privacy.conversions import _epsilons, _epsilons_numpy
+
+    orders = np.array([1.5, 2.0, 8.0])
+    r32 = np.array([0.1, 0.2, 0.5], dtype=np.float32)
+    assert _epsilons(orders, r32, 1e-6, "improved").tobytes() == _epsilons_numpy(
+        orders, r32, 1e-6, "improved").tobytes()
+    assert _epsilons(orders, r32, 1e-6, "mironov").tobytes() == _epsilons_numpy(
+        orders, r32, 1e-6, "mironov").tobytes()
+    with pytest.raises(ValueError):
+        _epsilons(orders, np.ones(5), 1e-6, "improved")

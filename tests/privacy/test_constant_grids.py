@@ -59,3 +59,25 @@ def test_epsilons_on_a_constant_grid_are_bitwise_those_of_a_plain_array(conversi
         for delta in (1e-12, 1e-5, 0.3):
             assert (_epsilons(grid, rdp, delta, conversion).tobytes()
                     == _epsilons(plain, rdp, delta, conversion).tobytes())
+
+
+def test_report_orders_are_numpys_unique_of_the_default_grid_and_the_extras():
+    # solvers._common._report_orders merges the extra orders into the sorted default grid by
+    # bisection (issue 18): bitwise np.unique of the concatenation, immutable, and the generic
+    # validation still rejects bad extras
+    from dpsco_core.privacy import DEFAULT_RDP_ORDERS
+    from dpsco_core.privacy._checks import is_immutable_orders
+    from dpsco_core.solvers import _common
+
+    rng = np.random.default_rng(0)
+    cases = [(), (42.9,), (2.0,), (1.5, 1.5, 70.0), (1024.0, 5000.0), (1.0000001,),
+             tuple(rng.uniform(1.0001, 3000, 7).tolist()), (3, 2.5)]
+    for extra in cases:
+        got = _common._report_orders(extra)
+        ref = np.unique(np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, dtype=float),
+                                        np.asarray(extra, dtype=float)]))
+        assert got.tobytes() == ref.tobytes() and got.dtype == ref.dtype
+        assert is_immutable_orders(got) and not got.flags.writeable
+    for bad in [(1.0,), (0.5,), (float("nan"),), (float("inf"),)]:
+        with pytest.raises(ValueError):
+            _common._report_orders(bad)
