@@ -67,13 +67,15 @@ def _public_scale(problem, solver):
 
 
 def _loss_clip(problem):
+    """The default score clip of ``tune_solver`` with the label bound max |y| declared public."""
     y = np.asarray(problem.y, dtype=float)
-    value = float(np.max(problem.loss.value(np.zeros_like(y), y)))
     from ..problems import _CLASSIFICATION_KINDS
+    from ..tuning.score import regression_loss_clip
     from ..tuning.search import CLASSIFICATION_LOSS_CLIP
 
-    return CLASSIFICATION_LOSS_CLIP * value if problem.loss.kind in _CLASSIFICATION_KINDS \
-        else value
+    if problem.loss.kind in _CLASSIFICATION_KINDS:
+        return CLASSIFICATION_LOSS_CLIP * float(np.max(problem.loss.value(np.zeros_like(y), y)))
+    return regression_loss_clip(problem.loss, float(np.max(np.abs(y))))
 
 
 def _run(setting, solver, cand, passes, seed):
