@@ -432,7 +432,14 @@ _COMMON_DOC = """
         scale (:mod:`dpsco_core.tuning.grids`). When ``step`` and ``clip`` are both given,
         no budget is spent on selection.
     batch_size : int, default=256
-        Expected batch size of DP-SGD.
+        (Expected) batch size of DP-SGD.
+    sampling : {"poisson", "shuffle"}, default="poisson"
+        DP-SGD's batches (:func:`dpsco_core.dp_sgd`; ignored by DP-CD). ``"poisson"``:
+        Poisson sampling, amplified, under zero-out. ``"shuffle"``: shuffled fixed-size
+        batches under replace-one, DP-CD's relation (sensitivity 2 clip, one Gaussian release
+        per epoch, no amplification claimed): measured at epsilon = 1 on the data of
+        ``reproduce tuning`` (issue 19), below DP-CD on California and between DP-CD and
+        Poisson on Electricity (``docs/tuning/diagnosis.md``, section 5).
     average : bool, default=False
         DP-CD only: return the average of the iterates (Algorithm 1, the theory) instead of the
         last iterate (the practical choice; ``passes`` must then be a whole number).
@@ -527,9 +534,9 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     Notes
     -----
     **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under the relation stated by
-    ``privacy_`` (the solver's default: replace-one for ``solver="cd"``, zero-out for
-    ``solver="sgd"``, whose batches are Poisson-sampled), for ``coef_`` and ``intercept_``
-    together.
+    ``privacy_`` (the solver's default: replace-one for ``solver="cd"`` and for
+    ``solver="sgd"`` with ``sampling="shuffle"``, zero-out for ``solver="sgd"`` with Poisson
+    batches, the default ``sampling``), for ``coef_`` and ``intercept_`` together.
 """ + _INTERCEPT_NOTES + """
     Examples
     --------

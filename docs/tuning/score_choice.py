@@ -1,6 +1,6 @@
 # Issue 19, session 7 (see diagnosis.md): which bounded score ranks DP-SGD's California
 # candidates like their objective? Run from the repository root:
-#   PYTHONPATH=. python docs/tuning/score_choice.py california_raw,california_std 2
+#   PYTHONPATH=. python docs/tuning/score_choice.py california_raw,california_std 4 [sgd|cd]
 # For every candidate of the grid, two seeds at the trial's epsilon: the exact objective and
 # the noiseless scores  min(l, c B)  for c in (1, 4, 16)  and the loss of the prediction
 # clipped onto [-Y, Y] (bounded by 4B); and the score noise (std) of each at the trial's score
@@ -9,7 +9,7 @@ import sys
 import warnings; warnings.simplefilter("ignore")
 import numpy as np
 from dpsco_core.experiments import dpcd
-from dpsco_core.experiments.tuning import _public_scale, _loss_clip, _relative
+from dpsco_core.experiments.tuning import _public_scale, _relative
 from dpsco_core.tuning import grids
 from dpsco_core.tuning.search import _run_solver, trial_epsilon, DEFAULT_SCORE_SHARE
 from dpsco_core.privacy.budget import _check_relation
@@ -17,23 +17,24 @@ from dpsco_core.privacy.budget import _check_relation
 rel = _check_relation("zero_out")
 keys = sys.argv[1].split(",") if len(sys.argv) > 1 else ["california_raw"]
 n_seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+solver = sys.argv[3] if len(sys.argv) > 3 else "sgd"
 for st in dpcd.build_settings(keys):
     P = st.problem
     y = np.asarray(P.y, float)
     Y = float(np.abs(y).max())
-    B = _loss_clip(P)
-    e, ev = trial_epsilon(target_epsilon=st.epsilon, target_delta=st.delta, solver="sgd",
+    B = float(np.max(P.loss.value(np.zeros(2), np.array([-Y, Y]))))   # the loss of w = 0
+    e, ev = trial_epsilon(target_epsilon=st.epsilon, target_delta=st.delta, solver=solver,
                           n_train=P.n_samples, n_features=P.n_features, passes=50, mean=40.0,
                           shape=1.0, relation=rel, score_share=DEFAULT_SCORE_SHARE)
     s = ev.events[1].noise_multiplier
     n = P.n_samples
-    print(f"{st.key}: F*={st.optimum:.4f} Y={Y:.3g} B={B:.3g} trial eps={e:.3f} "
+    print(f"{st.key} {solver}: F*={st.optimum:.4f} Y={Y:.3g} B={B:.3g} trial eps={e:.3f} "
           f"score noise std: B {s*B/n:.4f}, 4B {4*s*B/n:.4f}, 16B {16*s*B/n:.4f}")
-    grid = grids.candidate_grid(P, "sgd", scale=_public_scale(P, "sgd"))
+    grid = grids.candidate_grid(P, solver, scale=_public_scale(P, solver))
     rows = []
     for c in grid:
         for seed in range(n_seeds):
-            w = _run_solver("sgd", P, c, e, st.delta, 50, 256, False, rel, seed).coef
+            w = _run_solver(solver, P, c, e, st.delta, 50, 256, False, rel, seed).coef
             m = np.asarray(P.X @ w).ravel()
             l = P.loss.value(m, y)
             lc = P.loss.value(np.clip(m, -Y, Y), y)

@@ -1,6 +1,6 @@
 """Private hyperparameter selection (issue 19): defaults, private selection, non-private tuning.
 
-``python -m dpsco_core reproduce tuning [--smoke | --full] [--out DIR] [--seeds N]``
+``python -m dpsco_core reproduce tuning [--smoke | --full] [--out DIR] [--problems KEYS]``
 
 Part 1, solvers. On the problems of the DP-CD reproduction (:mod:`dpsco_core.experiments.dpcd`,
 same data, lambda, epsilon and delta = 1/n^2, zero-out relation, last iterate), the relative
@@ -32,6 +32,8 @@ without it the table says "diffprivlib not available". The library does not depe
 Default run: the four California / Electricity problems at 50 passes, 3 seeds, estimators over
 5 seeds (about 15 minutes on 2 cores). ``--full``: the five problems (Sparse LASSO too), 10
 seeds, estimators over 10 seeds. ``--smoke``: one small problem, 2 passes, 1 seed.
+``--problems k1,k2``: only those problems, with the mode's seeds (to re-run the rows a change
+affects; the estimators run in full).
 """
 
 import argparse
@@ -55,6 +57,9 @@ SOLVERS = ("cd", "sgd")
 NAMES = {"cd": "DP-CD", "sgd": "DP-SGD"}
 DPL_PYTHON = os.environ.get("DPSCO_DIFFPRIVLIB_PYTHON", "/work/venv-dpl/bin/python")
 PUBLIC_BOUND = 5.0
+#: The problems of the DP-CD reproduction (``--problems`` picks some of them).
+PROBLEM_KEYS = ("electricity_raw", "electricity_std", "california_raw", "california_std",
+                "sparse_lasso")
 
 
 def _public_scale(problem, solver):
@@ -356,7 +361,16 @@ def main(argv=None):
     mode.add_argument("--smoke", action="store_true",
                       help="one problem, 2 passes, 1 seed, small estimator data (for tests)")
     parser.add_argument("--out", default="tuning_results", help="output folder")
+    parser.add_argument("--problems", default=None,
+                        help="comma-separated problem keys to run instead of the mode's "
+                             f"(of {', '.join(PROBLEM_KEYS)}; not with --smoke)")
     args = parse_experiment_args(parser, argv)
+    if args.problems is not None:
+        chosen = [k for k in args.problems.split(",") if k]
+        unknown = sorted(set(chosen) - set(PROBLEM_KEYS))
+        if args.smoke or not chosen or unknown:
+            parser.error(f"argument --problems: comma-separated keys of "
+                         f"{', '.join(PROBLEM_KEYS)}, not with --smoke; got {args.problems!r}.")
     start = time.perf_counter()
     warnings.simplefilter("ignore")          # the reproduction's data-read constants
     if args.smoke:
@@ -368,6 +382,8 @@ def main(argv=None):
         keys, passes = ["electricity_raw", "electricity_std", "california_raw",
                         "california_std"], 50
         seeds, est_seeds = [0, 1, 2], list(range(5))
+    if args.problems is not None:
+        keys = chosen
     phases = Phases(4)
     phases.start("problems (lambda, optimum)")
     settings = _smoke_settings() if args.smoke else dpcd.build_settings(keys)
