@@ -116,8 +116,8 @@ def _default_loss_clip(problem):
     Y = None if problem.public_bounds is None else problem.public_bounds.label_bound
     if Y is None:
         raise ValueError("loss_clip is needed for a regression loss without a public "
-                         "label_bound (the default is the loss at residual 2 label_bound, "
-                         "regression_loss_clip).")
+                         "label_bound (the default is the loss at residual sqrt(2) "
+                         "label_bound, regression_loss_clip).")
     return regression_loss_clip(loss, Y)
 
 
@@ -261,8 +261,8 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     loss_clip : float, optional
         Public clip B of each record's validation loss (default: 8 log 2 for the logistic
         loss, :data:`CLASSIFICATION_LOSS_CLIP` times the loss of w = 0; for regression the
-        loss at residual ``2 label_bound``, the largest of a prediction inside the label
-        range: :func:`~dpsco_core.tuning.score.regression_loss_clip`).
+        loss at residual ``sqrt(2) label_bound``, twice the loss of w = 0 for the squared
+        loss: :func:`~dpsco_core.tuning.score.regression_loss_clip`).
     score_share : float, default=DEFAULT_SCORE_SHARE (0.3)
         Share of each trial's zCDP rho spent on its score, in (0, 1).
     refit : bool, default=False

@@ -58,24 +58,31 @@ def test_worst_neighbours_move_the_score_by_at_most_b_over_n(loss):
 
 
 @pytest.mark.parametrize("loss", ["squared", "half_squared", "huber", "absolute"])
-def test_regression_clip_is_the_largest_in_range_loss(loss):
-    # B = regression_loss_clip(loss, Y) bounds the loss of every prediction and label in
-    # [-Y, Y] and is attained (residual 2Y): the clip cuts only predictions out of range.
+def test_regression_clip_is_the_loss_at_the_public_residual(loss):
+    # B = regression_loss_clip(loss, Y, residual=r) is the largest loss of any residual up to
+    # r Y (attained): with r = 2 it bounds every prediction and label in [-Y, Y]; the default
+    # r = sqrt(2) is twice the loss of w = 0 at |y| = Y for the squared losses.
+    from dpsco_core.tuning.score import REGRESSION_RESIDUAL_CLIP
+
     Y = 3.0
     problem = dp.Problem(np.zeros((1, 1)), np.zeros(1), loss=loss)
-    B = score_module.regression_loss_clip(problem.loss, Y)
+    B2 = score_module.regression_loss_clip(problem.loss, Y, residual=2.0)
     grid = np.linspace(-Y, Y, 61)
     t, y = np.meshgrid(grid, grid)
     values = problem.loss.value(t.ravel(), y.ravel())
-    assert values.max() == pytest.approx(B, rel=1e-12)
-    assert np.all(values <= B * (1 + 1e-12))
-    # Out of range it can exceed B: the clip is not vacuous.
-    assert float(problem.loss.value(np.array([3 * Y]), np.array([-Y]))[0]) > B
-    if loss == "squared":
-        assert B == pytest.approx(4 * float(problem.loss.value(np.zeros(1),
-                                                                np.array([Y]))[0]))
+    assert values.max() == pytest.approx(B2, rel=1e-12)
+    assert np.all(values <= B2 * (1 + 1e-12))
+    assert float(problem.loss.value(np.array([3 * Y]), np.array([-Y]))[0]) > B2
+    B = score_module.regression_loss_clip(problem.loss, Y)
+    r = REGRESSION_RESIDUAL_CLIP * Y
+    assert B == pytest.approx(float(problem.loss.value(np.array([r]), np.zeros(1))[0]))
+    if loss in ("squared", "half_squared"):
+        w0 = float(problem.loss.value(np.zeros(1), np.array([Y]))[0])
+        assert B == pytest.approx(2 * w0) and B2 == pytest.approx(4 * w0)
     with pytest.raises(ValueError, match="label_bound"):
         score_module.regression_loss_clip(problem.loss, 0.0)
+    with pytest.raises(ValueError, match="residual"):
+        score_module.regression_loss_clip(problem.loss, Y, residual=-1.0)
 
 
 def test_worst_neighbours_with_the_regression_clip():
