@@ -304,8 +304,8 @@ def markdown(rows, est_rows, dpl_ok, passes, n_seeds):
                                                   "dpsco-core (sgd, shuffle)", "non-private"))
         lines.append(f"| {data} | {ours[0]:.4f} ± {ours[1]:.1e} | {sgd[0]:.4f} ± {sgd[1]:.1e} "
                      f"| {shuf[0]:.4f} ± {shuf[1]:.1e} | {dpl_text} | {ref[0]:.4f} ± "
-                     f"{ref[1]:.1e} | {100 * ours[0] / ref[0]:.1f}%; {100 * sgd[0] / ref[0]:.1f}%; "
-                     f"{100 * shuf[0] / ref[0]:.1f}% |")
+                     f"{ref[1]:.1e} | {100 * ours[0] / ref[0]:.1f}%; "
+                     f"{100 * sgd[0] / ref[0]:.1f}%; {100 * shuf[0] / ref[0]:.1f}% |")
     return "\n".join(lines) + "\n"
 
 

@@ -2,7 +2,10 @@
 
 One trial = the solver with a candidate (step, clip), then the private score
 (:mod:`~dpsco_core.tuning.score`) of its model; the trials are selected by
-:func:`~dpsco_core.tuning.selection.private_selection`.
+:func:`~dpsco_core.tuning.selection.private_selection`. DP-SGD's trials use Poisson batches
+(zero-out by default) or, with ``sampling="shuffle"``, shuffled fixed-size batches
+(replace-one by default), accounted exactly as :func:`~dpsco_core.solvers.dp_sgd.dp_sgd`
+accounts them.
 
 **What a trial trains and scores on.** By default (``validation_fraction=0``) every trial
 trains on all the records and is scored on the same records: the score is the noisy clipped
@@ -231,9 +234,10 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
                 passes: float = 20.0, candidates: Any = None, mean: float = 40.0,
                 shape: float = 1.0, validation_fraction: float = 0.0,
                 loss_clip: float | None = None, score_share: float = DEFAULT_SCORE_SHARE,
-                refit: bool = False, selection_share: float = 0.3, neighboring_relation: Any = None,
-                public_n: int | None = None, batch_size: int = 256, average: bool = False,
-                sampling: str = "poisson", random_state: Any = None, budget: Any = None,
+                refit: bool = False, selection_share: float = 0.3,
+                neighboring_relation: Any = None, public_n: int | None = None,
+                batch_size: int = 256, average: bool = False, sampling: str = "poisson",
+                random_state: Any = None, budget: Any = None,
                 conditions: tuple = ()) -> "TuningResult":
     """Train privately with hyperparameters selected privately (module docstring).
 
