@@ -160,6 +160,7 @@ def _data_scale(problem: Problem, solver: str) -> tuple[float, float]:
     values and labels in place of the public bounds."""
     import scipy.sparse as sp
 
+    from .tuning.score import regression_loss_clip
     from .tuning.search import CLASSIFICATION_LOSS_CLIP
 
     X = problem.X
@@ -170,9 +171,12 @@ def _data_scale(problem: Problem, solver: str) -> tuple[float, float]:
     y = np.asarray(problem.y, dtype=np.float64)
     lam = float(np.max(np.abs(problem.loss.deriv(np.zeros_like(y), y)))) if y.size else 1.0
     scale = lam * (float(np.linalg.norm(big)) if solver == "cd" else float(rows.max()))
-    loss_clip = float(np.max(problem.loss.value(np.zeros_like(y), y)))
     if problem.loss.kind in _CLASSIFICATION_KINDS:
-        loss_clip *= CLASSIFICATION_LOSS_CLIP
+        loss_clip = CLASSIFICATION_LOSS_CLIP * float(np.max(problem.loss.value(np.zeros_like(y),
+                                                                               y)))
+    else:       # the public rule with the data's largest |y| as the label bound
+        loss_clip = regression_loss_clip(problem.loss,
+                                         max(float(np.max(np.abs(y), initial=0.0)), 1e-12))
     return max(scale, 1e-12), max(loss_clip, 1e-12)
 
 
@@ -278,7 +282,8 @@ class _DPLinearModel(BaseEstimator):
                             shape=1.0, loss_clip=loss_clip, refit=share < 1.0,
                             selection_share=min(share, 0.5), average=self.average,
                             batch_size=min(self.batch_size, problem.n_samples),
-                            random_state=random_state, budget=self.budget,
+                            sampling=self._sampling(), random_state=random_state,
+                            budget=self.budget,
                             conditions=conditions)
         return _TunedFit(tuned.coef, tuned.privacy, tuned.history)
 
@@ -294,7 +299,13 @@ class _DPLinearModel(BaseEstimator):
 
         return dp_sgd(problem, epsilon=epsilon, delta=delta, passes=self.passes,
                       batch_size=min(self.batch_size, problem.n_samples), step=candidate.step,
-                      clip=candidate.clip, random_state=random_state, budget=self.budget)
+                      clip=candidate.clip, sampling=self._sampling(), random_state=random_state,
+                      budget=self.budget)
+
+    def _sampling(self) -> str:
+        if self.sampling not in ("poisson", "shuffle"):
+            raise ValueError(f"sampling must be 'poisson' or 'shuffle'; got {self.sampling!r}.")
+        return str(self.sampling)
 
     def _candidates(self, problem: Problem, epsilon: float) -> tuple[list, tuple, Any]:
         """The public candidates (step, clip), the conditions of their scale, the loss clip.
@@ -421,7 +432,15 @@ _COMMON_DOC = """
         scale (:mod:`dpsco_core.tuning.grids`). When ``step`` and ``clip`` are both given,
         no budget is spent on selection.
     batch_size : int, default=256
-        Expected batch size of DP-SGD.
+        (Expected) batch size of DP-SGD.
+    sampling : {"poisson", "shuffle"}, default="poisson"
+        DP-SGD's batches (:func:`dpsco_core.dp_sgd`; ignored by DP-CD). ``"poisson"``:
+        Poisson sampling, amplified, under zero-out. ``"shuffle"``: shuffled fixed-size
+        batches under replace-one, DP-CD's relation (sensitivity 2 clip, one Gaussian release
+        per epoch, no amplification claimed): measured at epsilon = 1 on the data of
+        ``reproduce tuning`` (issue 19), a tie with DP-CD (California R^2 0.478 against
+        0.477, Electricity accuracy 0.742 against 0.738) and below Poisson (0.562, 0.755),
+        hence not the default (``docs/tuning/diagnosis.md``, section 5).
     average : bool, default=False
         DP-CD only: return the average of the iterates (Algorithm 1, the theory) instead of the
         last iterate (the practical choice; ``passes`` must then be a whole number).
@@ -516,9 +535,9 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     Notes
     -----
     **Privacy guarantee.** (epsilon, delta)-DP for one ``fit`` under the relation stated by
-    ``privacy_`` (the solver's default: replace-one for ``solver="cd"``, zero-out for
-    ``solver="sgd"``, whose batches are Poisson-sampled), for ``coef_`` and ``intercept_``
-    together.
+    ``privacy_`` (the solver's default: replace-one for ``solver="cd"`` and for
+    ``solver="sgd"`` with ``sampling="shuffle"``, zero-out for ``solver="sgd"`` with Poisson
+    batches, the default ``sampling``), for ``coef_`` and ``intercept_`` together.
 """ + _INTERCEPT_NOTES + """
     Examples
     --------
@@ -537,11 +556,12 @@ class DPLasso(RegressorMixin, _DPLinearModel):
                  fit_intercept: bool = True, intercept_scaling: float = 1.0,
                  solver: str = "cd", passes: float = 20, step: float | None = None,
                  clip: float | None = None,
-                 batch_size: int = 256, average: bool = False,
+                 batch_size: int = 256, sampling: str = "poisson", average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
                  row_norm: float | None = None, diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 40.0,
                  selection_share: float = 1.0, label_bound: float | None = None) -> None:
+        self.sampling = sampling
         self.n_trials = n_trials
         self.selection_share = selection_share
         self.bounds = bounds
@@ -681,8 +701,9 @@ class DPElasticNet(DPLasso):
                  delta: float | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, solver: str = "cd", passes: float = 20,
                  step: float | None = None, clip: float | None = None, batch_size: int = 256,
-                 average: bool = False, random_state: RandomStateLike = None,
-                 bounds: Any = None, row_norm: float | None = None, diagnostics: bool = False,
+                 sampling: str = "poisson", average: bool = False,
+                 random_state: RandomStateLike = None, bounds: Any = None,
+                 row_norm: float | None = None, diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 40.0,
                  selection_share: float = 1.0, label_bound: float | None = None) -> None:
         super().__init__(alpha, epsilon=epsilon, delta=delta, fit_intercept=fit_intercept,
@@ -690,7 +711,8 @@ class DPElasticNet(DPLasso):
                          step=step, clip=clip, batch_size=batch_size, average=average,
                          random_state=random_state, bounds=bounds, row_norm=row_norm,
                          label_bound=label_bound, diagnostics=diagnostics, budget=budget,
-                         n_trials=n_trials, selection_share=selection_share)
+                         n_trials=n_trials, selection_share=selection_share,
+                         sampling=sampling)
         self.l1_ratio = l1_ratio
 
     def _penalty(self) -> Penalty:
@@ -824,10 +846,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                  delta: float | None = None, fit_intercept: bool = True,
                  intercept_scaling: float = 1.0, solver: str = "cd", passes: float = 20,
                  step: float | None = None, clip: float | None = None, batch_size: int = 256,
-                 average: bool = False, random_state: RandomStateLike = None,
-                 bounds: Any = None, row_norm: float | None = None, diagnostics: bool = False,
+                 sampling: str = "poisson", average: bool = False,
+                 random_state: RandomStateLike = None, bounds: Any = None,
+                 row_norm: float | None = None, diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 40.0,
                  selection_share: float = 1.0) -> None:
+        self.sampling = sampling
         self.n_trials = n_trials
         self.selection_share = selection_share
         self.bounds = bounds

@@ -596,3 +596,28 @@ def test_selection_without_bounds_warns_and_is_conditional():
         model = DPLasso(alpha=1e-3, passes=2, random_state=0).fit(X, y)
     assert GRID_FROM_DATA_CONDITION in model.privacy_.conditions
     assert not model.privacy_.unconditional
+
+
+def test_sgd_sampling_shuffle_is_replace_one():
+    """sampling="shuffle" runs DP-SGD on shuffled fixed-size batches under replace-one
+    (DP-CD's relation), with fixed hyperparameters and with the private selection; Poisson
+    (the default) stays zero-out; an unknown sampling is refused."""
+    from dpsco_core.privacy import NeighboringRelation
+
+    X, y, _ = dp.datasets.make_imbalanced_regression(600, 5, scale_range=(0.5, 2),
+                                                     random_state=4)
+    kw = dict(alpha=0.01, solver="sgd", epsilon=2.0, passes=2, batch_size=64,
+              bounds=(-10, 10), label_bound=float(np.abs(y).max()), random_state=0)
+    for fixed in [dict(step=1.0, clip=5.0), {}]:
+        model = DPLasso(sampling="shuffle", **kw, **fixed).fit(X, y)
+        assert model.privacy_.neighboring_relation is NeighboringRelation.REPLACE_ONE
+        assert model.privacy_.epsilon <= 2.0
+        assert any("shuffled fixed-size batches" in a for a in model.privacy_.assumptions)
+        poisson = DPLasso(**kw, **fixed).fit(X, y)
+        assert poisson.privacy_.neighboring_relation is NeighboringRelation.ZERO_OUT
+    Xc, yc, _ = dp.datasets.make_imbalanced_classification(600, 5, random_state=5)
+    clf = DPLogisticRegression(solver="sgd", sampling="shuffle", epsilon=2.0, passes=2,
+                               batch_size=64, bounds=(-10, 10), random_state=0).fit(Xc, yc)
+    assert clf.privacy_.neighboring_relation is NeighboringRelation.REPLACE_ONE
+    with pytest.raises(ValueError, match="sampling must be"):
+        DPLasso(solver="sgd", sampling="uniform", step=1.0, clip=1.0).fit(X, y)

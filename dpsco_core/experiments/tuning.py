@@ -1,6 +1,6 @@
 """Private hyperparameter selection (issue 19): defaults, private selection, non-private tuning.
 
-``python -m dpsco_core reproduce tuning [--smoke | --full] [--out DIR] [--seeds N]``
+``python -m dpsco_core reproduce tuning [--smoke | --full] [--out DIR] [--problems KEYS]``
 
 Part 1, solvers. On the problems of the DP-CD reproduction (:mod:`dpsco_core.experiments.dpcd`,
 same data, lambda, epsilon and delta = 1/n^2, zero-out relation, last iterate), the relative
@@ -23,7 +23,7 @@ Part 2, estimators. Held-out score (R^2 on standardized California, accuracy on 
 Electricity; 80/20 split, features standardized and clipped onto the public bounds [-5, 5])
 of ``DPLasso`` / ``DPLogisticRegression`` at their defaults (given epsilon = 1 and the public
 bounds; hyperparameters selected privately inside the budget; also with ``solver="sgd"``,
-whose guarantee is zero-out) against diffprivlib's
+Poisson batches under zero-out and shuffled batches under replace-one) against diffprivlib's
 ``LinearRegression`` / ``LogisticRegression`` at epsilon = 1 with the same public bounds, and
 the non-private scikit-learn models. diffprivlib runs in its own environment
 (``DPSCO_DIFFPRIVLIB_PYTHON``, default ``/work/venv-dpl/bin/python``) as a subprocess;
@@ -32,6 +32,8 @@ without it the table says "diffprivlib not available". The library does not depe
 Default run: the four California / Electricity problems at 50 passes, 3 seeds, estimators over
 5 seeds (about 15 minutes on 2 cores). ``--full``: the five problems (Sparse LASSO too), 10
 seeds, estimators over 10 seeds. ``--smoke``: one small problem, 2 passes, 1 seed.
+``--problems k1,k2``: only those problems, with the mode's seeds (to re-run the rows a change
+affects; the estimators run in full).
 """
 
 import argparse
@@ -55,6 +57,9 @@ SOLVERS = ("cd", "sgd")
 NAMES = {"cd": "DP-CD", "sgd": "DP-SGD"}
 DPL_PYTHON = os.environ.get("DPSCO_DIFFPRIVLIB_PYTHON", "/work/venv-dpl/bin/python")
 PUBLIC_BOUND = 5.0
+#: The problems of the DP-CD reproduction (``--problems`` picks some of them).
+PROBLEM_KEYS = ("electricity_raw", "electricity_std", "california_raw", "california_std",
+                "sparse_lasso")
 
 
 def _public_scale(problem, solver):
@@ -67,13 +72,15 @@ def _public_scale(problem, solver):
 
 
 def _loss_clip(problem):
+    """The default score clip of ``tune_solver`` with the label bound max |y| declared public."""
     y = np.asarray(problem.y, dtype=float)
-    value = float(np.max(problem.loss.value(np.zeros_like(y), y)))
     from ..problems import _CLASSIFICATION_KINDS
+    from ..tuning.score import regression_loss_clip
     from ..tuning.search import CLASSIFICATION_LOSS_CLIP
 
-    return CLASSIFICATION_LOSS_CLIP * value if problem.loss.kind in _CLASSIFICATION_KINDS \
-        else value
+    if problem.loss.kind in _CLASSIFICATION_KINDS:
+        return CLASSIFICATION_LOSS_CLIP * float(np.max(problem.loss.value(np.zeros_like(y), y)))
+    return regression_loss_clip(problem.loss, float(np.max(np.abs(y))))
 
 
 def _run(setting, solver, cand, passes, seed):
@@ -232,12 +239,15 @@ def estimator_rows(seeds, passes=20, progress=print, data=None):
                 assert ours.privacy_.epsilon <= 1.0
                 rows.append(dict(data=name, model="dpsco-core", seed=seed,
                                  score=float(ours.score(Xte, yte))))
-                # The same estimator with solver="sgd" (its guarantee is zero-out, DP-SGD's
-                # Poisson sampling; the default DP-CD's is replace-one).
-                sgd = clone(ours).set_params(solver="sgd").fit(Xtr, ytr)
-                assert sgd.privacy_.epsilon <= 1.0
-                rows.append(dict(data=name, model="dpsco-core (sgd)", seed=seed,
-                                 score=float(sgd.score(Xte, yte))))
+                # The same estimator with solver="sgd": Poisson batches (zero-out, DP-SGD's
+                # amplified guarantee) and shuffled batches (replace-one, the default DP-CD's
+                # relation: sensitivity 2 clip, no amplification).
+                for label, sampling in [("dpsco-core (sgd)", "poisson"),
+                                        ("dpsco-core (sgd, shuffle)", "shuffle")]:
+                    sgd = clone(ours).set_params(solver="sgd", sampling=sampling).fit(Xtr, ytr)
+                    assert sgd.privacy_.epsilon <= 1.0
+                    rows.append(dict(data=name, model=label, seed=seed,
+                                     score=float(sgd.score(Xte, yte))))
                 rows.append(dict(data=name, model="non-private", seed=seed,
                                  score=float(ref.fit(Xtr, ytr).score(Xte, yte))))
                 path = os.path.join(tmp, f"{len(jobs)}.npz")
@@ -276,22 +286,26 @@ def markdown(rows, est_rows, dpl_ok, passes, n_seeds):
             f" | {ratio:.1f}x | {'yes' if cell['private'][0] < cell['defaults'][0] else 'no'} |")
     lines += ["", "## Estimators: held-out score at epsilon = 1 (mean ± std over seeds)", "",
               "| data | dpsco-core (defaults: DP-CD, replace-one) | dpsco-core, solver=\"sgd\" "
-              "(zero-out) | diffprivlib | non-private | ours / non-private (defaults; sgd) |",
-              "|---|---|---|---|---|---|"]
+              "(Poisson, zero-out) | solver=\"sgd\", sampling=\"shuffle\" (replace-one) | "
+              "diffprivlib | non-private | ours / non-private (defaults; sgd; sgd shuffle) |",
+              "|---|---|---|---|---|---|---|"]
     for data in sorted({r["data"] for r in est_rows}):
         cell = {m: _stats([r["score"] for r in est_rows if r["data"] == data
                            and r["model"] == m])
-                for m in ("dpsco-core", "dpsco-core (sgd)", "non-private")}
+                for m in ("dpsco-core", "dpsco-core (sgd)", "dpsco-core (sgd, shuffle)",
+                          "non-private")}
         if dpl_ok:
             dpl = _stats([r["score"] for r in est_rows if r["data"] == data
                           and r["model"] == "diffprivlib"])
             dpl_text = f"{dpl[0]:.4f} ± {dpl[1]:.1e}"
         else:
             dpl_text = "diffprivlib not available"
-        ours, sgd, ref = cell["dpsco-core"], cell["dpsco-core (sgd)"], cell["non-private"]
+        ours, sgd, shuf, ref = (cell[m] for m in ("dpsco-core", "dpsco-core (sgd)",
+                                                  "dpsco-core (sgd, shuffle)", "non-private"))
         lines.append(f"| {data} | {ours[0]:.4f} ± {ours[1]:.1e} | {sgd[0]:.4f} ± {sgd[1]:.1e} "
-                     f"| {dpl_text} | {ref[0]:.4f} ± {ref[1]:.1e} | "
-                     f"{100 * ours[0] / ref[0]:.1f}%; {100 * sgd[0] / ref[0]:.1f}% |")
+                     f"| {shuf[0]:.4f} ± {shuf[1]:.1e} | {dpl_text} | {ref[0]:.4f} ± "
+                     f"{ref[1]:.1e} | {100 * ours[0] / ref[0]:.1f}%; "
+                     f"{100 * sgd[0] / ref[0]:.1f}%; {100 * shuf[0] / ref[0]:.1f}% |")
     return "\n".join(lines) + "\n"
 
 
@@ -354,7 +368,16 @@ def main(argv=None):
     mode.add_argument("--smoke", action="store_true",
                       help="one problem, 2 passes, 1 seed, small estimator data (for tests)")
     parser.add_argument("--out", default="tuning_results", help="output folder")
+    parser.add_argument("--problems", default=None,
+                        help="comma-separated problem keys to run instead of the mode's "
+                             f"(of {', '.join(PROBLEM_KEYS)}; not with --smoke)")
     args = parse_experiment_args(parser, argv)
+    if args.problems is not None:
+        chosen = [k for k in args.problems.split(",") if k]
+        unknown = sorted(set(chosen) - set(PROBLEM_KEYS))
+        if args.smoke or not chosen or unknown:
+            parser.error(f"argument --problems: comma-separated keys of "
+                         f"{', '.join(PROBLEM_KEYS)}, not with --smoke; got {args.problems!r}.")
     start = time.perf_counter()
     warnings.simplefilter("ignore")          # the reproduction's data-read constants
     if args.smoke:
@@ -366,6 +389,8 @@ def main(argv=None):
         keys, passes = ["electricity_raw", "electricity_std", "california_raw",
                         "california_std"], 50
         seeds, est_seeds = [0, 1, 2], list(range(5))
+    if args.problems is not None:
+        keys = chosen
     phases = Phases(4)
     phases.start("problems (lambda, optimum)")
     settings = _smoke_settings() if args.smoke else dpcd.build_settings(keys)

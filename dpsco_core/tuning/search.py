@@ -2,7 +2,10 @@
 
 One trial = the solver with a candidate (step, clip), then the private score
 (:mod:`~dpsco_core.tuning.score`) of its model; the trials are selected by
-:func:`~dpsco_core.tuning.selection.private_selection`.
+:func:`~dpsco_core.tuning.selection.private_selection`. DP-SGD's trials use Poisson batches
+(zero-out by default) or, with ``sampling="shuffle"``, shuffled fixed-size batches
+(replace-one by default), accounted exactly as :func:`~dpsco_core.solvers.dp_sgd.dp_sgd`
+accounts them.
 
 **What a trial trains and scores on.** By default (``validation_fraction=0``) every trial
 trains on all the records and is scored on the same records: the score is the noisy clipped
@@ -48,14 +51,19 @@ from ..privacy.report import PrivacyReport
 from ..problems import _CLASSIFICATION_KINDS, Problem
 from ..solvers._common import normaliser
 from .grids import Candidate, candidate_grid
-from .score import score_event, validation_score
+from .score import regression_loss_clip, score_event, validation_score
 from .selection import Trial, private_selection
 
-__all__ = ["TuningResult", "tune_solver", "trial_epsilon"]
+__all__ = ["TuningResult", "tune_solver", "trial_epsilon", "DEFAULT_SCORE_SHARE"]
 
 #: Relative accuracy of the bisection on the trial's epsilon.
 TRIAL_EPSILON_TOLERANCE = 1e-3
 DEFAULT_RELATION = {"cd": "replace_one", "sgd": "zero_out"}
+#: Share of each trial's zCDP rho spent on its score, the default of :func:`tune_solver` and
+#: :func:`trial_epsilon` alike (one constant: a caller of ``trial_epsilon`` gets the trial
+#: ``tune_solver`` runs). 0.3: chosen for issue 19 on the evaluation problems
+#: (``docs/tuning/diagnosis.md``, section 2).
+DEFAULT_SCORE_SHARE = 0.3
 #: Loss clip of classification scores, in units of the loss of w = 0 (log 2 for the logistic
 #: loss): at 2, issue 19 measured the clipped validation loss ranking DP-CD's candidates on
 #: Electricity against their objective (truncation hid the large losses of bad models).
@@ -111,21 +119,31 @@ def _default_loss_clip(problem):
     Y = None if problem.public_bounds is None else problem.public_bounds.label_bound
     if Y is None:
         raise ValueError("loss_clip is needed for a regression loss without a public "
-                         "label_bound (the default is the loss of w = 0 at |y| = label_bound).")
-    return float(np.max(loss.value(np.zeros(2), np.array([-Y, Y]))))
+                         "label_bound (the default is the loss at residual sqrt(2) "
+                         "label_bound, regression_loss_clip).")
+    return regression_loss_clip(loss, Y)
 
 
 @functools.lru_cache(maxsize=512)
-def _solver_event(solver, epsilon, delta, n, p, passes, batch_size, average):
+def _solver_event(solver, epsilon, delta, n, p, passes, batch_size, average,
+                  sampling="poisson"):
     """The event the solver reports for these public arguments (its own calibration)."""
     if solver == "cd":
         from ..solvers.dp_cd import _calibrate, dp_cd_schedule
 
         T, K = dp_cd_schedule(p, passes=passes, average=average)
         return _calibrate(epsilon, delta, T * K, "rdp")[1]
-    from ..privacy.calibration import calibrate_sampled_gaussian
+    from ..privacy.calibration import calibrate_gaussian, calibrate_sampled_gaussian
     from ..solvers.dp_sgd import dp_sgd_schedule
 
+    if sampling == "shuffle":
+        # dp_sgd's shuffle accounting: one Gaussian release per epoch (its Notes)
+        _, _, steps, per_epoch = dp_sgd_schedule(n, passes, sampling="shuffle",
+                                                 batch_size=min(batch_size, n))
+        epochs = -(-steps // per_epoch)
+        s = calibrate_gaussian(target_epsilon=epsilon, target_delta=delta, steps=epochs,
+                               accountant="rdp", conversion="improved")
+        return SelfComposedDpEvent(GaussianDpEvent(s), epochs)
     q, _, steps, _ = dp_sgd_schedule(n, passes, batch_size=min(batch_size, n))
     s = calibrate_sampled_gaussian(target_epsilon=epsilon, target_delta=delta, sample_rate=q,
                                    steps=steps, conversion="improved")
@@ -141,9 +159,10 @@ def _score_multiplier(solver_event, score_share):
     return 1.0 / math.sqrt(2.0 * rho_score)
 
 
-def _trial_event(solver, e, delta, n, p, passes, batch_size, average, score_share):
+def _trial_event(solver, e, delta, n, p, passes, batch_size, average, score_share,
+                 sampling="poisson"):
     """The trial's event: the solver at epsilon ``e`` and the score (``_score_multiplier``)."""
-    run = _solver_event(solver, e, delta, n, p, passes, batch_size, average)
+    run = _solver_event(solver, e, delta, n, p, passes, batch_size, average, sampling)
     return ComposedDpEvent((run, score_event(_score_multiplier(run, score_share))))
 
 
@@ -152,7 +171,8 @@ def _epsilon_of(event, delta, relation):
 
 
 def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, passes,
-                  mean, shape, relation, batch_size=256, average=False, score_share=0.1):
+                  mean, shape, relation, batch_size=256, average=False,
+                  score_share=DEFAULT_SCORE_SHARE, sampling="poisson"):
     """The largest solver epsilon of a trial whose selection is (target_epsilon, target_delta)-DP.
 
     Parameters
@@ -170,7 +190,10 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
     relation : NeighboringRelation
     batch_size : int, default=256
     average : bool, default=False
-    score_share : float, default=0.1
+    score_share : float, default=DEFAULT_SCORE_SHARE (0.3)
+        Share of the trial's zCDP rho spent on its score, as in :func:`tune_solver`.
+    sampling : {"poisson", "shuffle"}, default="poisson"
+        DP-SGD's batch sampling (ignored by DP-CD).
 
     Returns
     -------
@@ -182,7 +205,7 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
     def cost(e):
         try:
             trial = _trial_event(solver, e, target_delta, n_train, n_features, passes,
-                                 batch_size, average, score_share)
+                                 batch_size, average, score_share, sampling)
         except PrivacyBudgetError:       # below what the solver's calibration can reach
             return math.inf, None
         return _epsilon_of(RepeatAndSelectDpEvent(trial, mean, shape), target_delta,
@@ -210,9 +233,10 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
 def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str = "cd",
                 passes: float = 20.0, candidates: Any = None, mean: float = 40.0,
                 shape: float = 1.0, validation_fraction: float = 0.0,
-                loss_clip: float | None = None, score_share: float = 0.3, refit: bool = False,
-                selection_share: float = 0.3, neighboring_relation: Any = None,
-                public_n: int | None = None, batch_size: int = 256, average: bool = False,
+                loss_clip: float | None = None, score_share: float = DEFAULT_SCORE_SHARE,
+                refit: bool = False, selection_share: float = 0.3,
+                neighboring_relation: Any = None, public_n: int | None = None,
+                batch_size: int = 256, average: bool = False, sampling: str = "poisson",
                 random_state: Any = None, budget: Any = None,
                 conditions: tuple = ()) -> "TuningResult":
     """Train privately with hyperparameters selected privately (module docstring).
@@ -240,16 +264,18 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         times less score noise than a 20% split, whose sensitivity is ``B / n_v``).
     loss_clip : float, optional
         Public clip B of each record's validation loss (default: 8 log 2 for the logistic
-        loss, :data:`CLASSIFICATION_LOSS_CLIP` times the loss of w = 0; the loss of w = 0 at
-        ``|y| = label_bound`` for regression).
-    score_share : float, default=0.3
+        loss, :data:`CLASSIFICATION_LOSS_CLIP` times the loss of w = 0; for regression the
+        loss at residual ``sqrt(2) label_bound``, twice the loss of w = 0 for the squared
+        loss: :func:`~dpsco_core.tuning.score.regression_loss_clip`).
+    score_share : float, default=DEFAULT_SCORE_SHARE (0.3)
         Share of each trial's zCDP rho spent on its score, in (0, 1).
     refit : bool, default=False
         Refit on all the data with the selected hyperparameters (module docstring).
     selection_share : float, default=0.3
         With ``refit``: the share of epsilon spent on the selection, in (0, 1).
     neighboring_relation : str, optional
-        Default: replace-one for DP-CD, zero-out for DP-SGD (Poisson sampling).
+        Default: replace-one for DP-CD and for DP-SGD with ``sampling="shuffle"``, zero-out
+        for DP-SGD with Poisson sampling (which refuses replace-one, as ``dp_sgd`` does).
     public_n : int, optional
         The public record count, required under add/remove-one (where n is private): every
         run and score divides by it and DP-SGD's sampling rate is ``batch_size / public_n``.
@@ -258,9 +284,14 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         it is refused up front otherwise. Under replace-one and zero-out it must be None or
         n.
     batch_size : int, default=256
-        DP-SGD's expected batch size.
+        DP-SGD's (expected) batch size.
     average : bool, default=False
         DP-CD: average the iterates (``passes`` whole with ``average=False``).
+    sampling : {"poisson", "shuffle"}, default="poisson"
+        DP-SGD's batch sampling (:func:`~dpsco_core.solvers.dp_sgd.dp_sgd`): Poisson
+        (zero-out or add/remove-one) or shuffled fixed-size batches (replace-one or
+        zero-out, one Gaussian release per epoch, no amplification claimed). Ignored by
+        DP-CD.
     random_state : None, int, SeedSequence or Generator
         Seeds the split, the selection and every run: the search is reproducible from a
         seed.
@@ -292,7 +323,16 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     fraction = check_scalar(validation_fraction, "validation_fraction", low=0.0, high=1.0,
                             low_open=False)
     score_share = check_scalar(score_share, "score_share", low=0.0, high=1.0)
-    relation = _check_relation(neighboring_relation or DEFAULT_RELATION[solver])
+    if sampling not in ("poisson", "shuffle"):
+        raise ValueError(f"sampling must be 'poisson' or 'shuffle'; got {sampling!r}.")
+    if solver == "cd":
+        sampling = "poisson"            # not used by DP-CD: one cache key for its events
+    relation = _check_relation(neighboring_relation or (
+        "replace_one" if sampling == "shuffle" else DEFAULT_RELATION[solver]))
+    if solver == "sgd":
+        from ..solvers.dp_sgd import _relation as _sgd_relation
+
+        _sgd_relation(relation, sampling)   # the pairs dp_sgd refuses, refused up front
     if refit:
         selection_share = check_scalar(selection_share, "selection_share", low=0.0, high=1.0)
     n, p = problem.n_samples, problem.n_features
@@ -326,11 +366,13 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         e, trial_ev = trial_epsilon(
             target_epsilon=sel_eps, target_delta=sel_delta, solver=solver, n_train=n_train,
             n_features=p, passes=passes, mean=mean, shape=shape, relation=relation,
-            batch_size=batch_size, average=average, score_share=score_share)
+            batch_size=batch_size, average=average, score_share=score_share,
+            sampling=sampling)
         events = [RepeatAndSelectDpEvent(trial_ev, float(mean), float(shape))]
         if refit:
             events.append(_solver_event(solver, scale * (1.0 - selection_share) * epsilon,
-                                        delta / 2, m, p, passes, batch_size, average))
+                                        delta / 2, m, p, passes, batch_size, average,
+                                        sampling))
         return e, trial_ev, sel_delta, events
 
     e_trial, t_event, sel_delta, events = plan(1.0)
@@ -366,7 +408,8 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
 
     def run(problem_, cand, eps_, delta_, seed, record_history=False):
         return _run_solver(solver, problem_, cand, eps_, delta_, passes, batch_size, average,
-                           relation, seed, record_history, public_n=train_n)
+                           relation, seed, record_history, public_n=train_n,
+                           sampling=sampling)
 
     def trial(cand, seed):
         s_run, s_sc = child_seed_sequences(seed, 2)
@@ -406,7 +449,7 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
 
 
 def _run_solver(solver, problem, cand, epsilon, delta, passes, batch_size, average, relation,
-                seed, record_history=False, public_n=None):
+                seed, record_history=False, public_n=None, sampling="poisson"):
     if solver == "cd":
         from ..solvers.dp_cd import dp_cd
 
@@ -419,4 +462,4 @@ def _run_solver(solver, problem, cand, epsilon, delta, passes, batch_size, avera
     return dp_sgd(problem, epsilon=epsilon, delta=delta, passes=passes,
                   batch_size=min(batch_size, m), step=cand.step, clip=cand.clip,
                   neighboring_relation=relation, public_n=public_n, random_state=seed,
-                  record_history=record_history, conversion="improved")
+                  record_history=record_history, conversion="improved", sampling=sampling)

@@ -189,3 +189,68 @@ def test_add_remove_one_with_public_n(problem, solver, refit):
     if solver == "sgd":
         assert run_event.event.sampling_probability == pytest.approx(256 / m)
     assert np.all(np.isfinite(res.coef))
+
+
+# -- one default score share; DP-SGD with shuffled batches under replace-one ----------------
+
+def test_trial_epsilon_and_tune_solver_share_one_score_share(problem):
+    """Both defaults are DEFAULT_SCORE_SHARE, and trial_epsilon at its defaults gives the
+    trial tune_solver runs at its defaults."""
+    import inspect
+
+    from dpsco_core.tuning.search import DEFAULT_SCORE_SHARE
+
+    for fn in (trial_epsilon, tune_solver):
+        assert inspect.signature(fn).parameters["score_share"].default == DEFAULT_SCORE_SHARE
+    res = tune_solver(problem, epsilon=1.0, delta=1e-6, passes=2, random_state=0)
+    e, event = trial_epsilon(target_epsilon=1.0, target_delta=1e-6, solver="cd",
+                             n_train=3000, n_features=4, passes=2.0, mean=40.0, shape=1.0,
+                             relation=NeighboringRelation.REPLACE_ONE)
+    assert e == res.trial_epsilon
+    assert RepeatAndSelectDpEvent(event, 40.0, 1.0) == res.privacy.event
+
+
+@pytest.mark.parametrize("refit", [False, True])
+def test_sgd_shuffle_under_replace_one(problem, refit):
+    """sampling="shuffle": replace-one by default, every run's event is dp_sgd's (one
+    Gaussian per epoch, checked against the refit's own report), the report is the
+    accountant's and within the target, and the search is reproducible from the seed."""
+    from dpsco_core.privacy.events import SelfComposedDpEvent
+    from dpsco_core.tuning.search import _solver_event
+
+    kw = dict(epsilon=1.0, delta=1e-6, solver="sgd", sampling="shuffle", passes=2,
+              refit=refit, random_state=3)
+    res = tune_solver(problem, **kw)
+    relation = NeighboringRelation.REPLACE_ONE
+    assert res.privacy.neighboring_relation is relation
+    eps = RdpAccountant(None, relation).compose(res.privacy.event).get_epsilon(1e-6)
+    assert res.privacy.epsilon == pytest.approx(eps, rel=1e-12)
+    assert 0.95 < res.privacy.epsilon <= 1.0
+    selection = res.privacy.event.events[0] if refit else res.privacy.event
+    run_event = selection.event.events[0]
+    assert isinstance(run_event, SelfComposedDpEvent)
+    assert isinstance(run_event.event, GaussianDpEvent)       # no sampling amplification
+    assert run_event.count == 2                                # one release per epoch
+    assert run_event == _solver_event("sgd", res.trial_epsilon, 1e-6 / 2 if refit else 1e-6,
+                                      3000, 4, 2.0, 256, False, "shuffle")
+    assert any("shuffled fixed-size batches" in a for a in res.privacy.assumptions)
+    again = tune_solver(problem, **kw)
+    np.testing.assert_array_equal(res.coef, again.coef)
+    assert res.candidate == again.candidate
+    # zero-out is accepted too (dp_sgd's pairs)
+    zero = tune_solver(problem, **{**kw, "refit": False}, neighboring_relation="zero_out")
+    assert zero.privacy.neighboring_relation is NeighboringRelation.ZERO_OUT
+
+
+def test_sampling_pairs_dp_sgd_refuses_are_refused_up_front(problem):
+    budget = Budget(1.0, 1e-6, neighboring_relation="replace_one")
+    with pytest.raises(ValueError, match="sampling='shuffle'"):
+        tune_solver(problem, epsilon=1.0, delta=1e-6, solver="sgd", passes=2,
+                    neighboring_relation="replace_one", budget=budget)
+    with pytest.raises(ValueError, match="not supported with sampling='shuffle'"):
+        tune_solver(problem, epsilon=1.0, delta=1e-6, solver="sgd", passes=2,
+                    sampling="shuffle", neighboring_relation="add_or_remove_one",
+                    public_n=3000)
+    with pytest.raises(ValueError, match="sampling must be"):
+        tune_solver(problem, epsilon=1.0, delta=1e-6, solver="sgd", sampling="uniform")
+    assert budget.ledger == ()
