@@ -188,6 +188,12 @@ def _reduce(parts):
     return total
 
 
+def _grad_reduce(parts):
+    """``(S, n_clipped, n_rows)`` of :func:`~dpsco_core.parallel.blocks.grad_sum` partials."""
+    return (_reduce([s for s, _, _ in parts]), sum(c for _, c, _ in parts),
+            sum(m for _, _, m in parts))
+
+
 def resolve_executor(executor, problem):
     """The executor a solver runs with: ``executor``, else the one a :class:`BlockedProblem`
     is bound to, else None (the in-process fused kernels)."""
@@ -225,6 +231,8 @@ class BlockExecutor(SerialExecutor):
     n_threads : int or None, default=None
         OpenMP threads of the block kernels (results do not depend on it).
     """
+
+    _sgd_run: Any = None        # the DP-SGD runner class (None: _SGDRun)
 
     def __init__(self, block_rows: int = DEFAULT_BLOCK_ROWS,
                  n_threads: int | None = None) -> None:
@@ -379,12 +387,14 @@ class BlockExecutor(SerialExecutor):
         tuple
             ``(S, n_clipped, n_rows)``.
         """
+        parts = self._map(_blocks.grad_sum, problem.blocks,
+                          self._grad_args(problem, coef, specs, clip))
+        return _grad_reduce(parts)
+
+    def _grad_args(self, problem, coef, specs, clip):
         loss = problem.loss
-        args = [(b, coef, spec, loss.kind, loss.param, clip, self._threads())
+        return [(b, coef, spec, loss.kind, loss.param, clip, self._threads())
                 for b, spec in enumerate(specs)]
-        parts = self._map(_blocks.grad_sum, problem.blocks, args)
-        return (_reduce([s for s, _, _ in parts]), sum(c for _, c, _ in parts),
-                sum(m for _, _, m in parts))
 
     def diff_sum(self, problem: "BlockedProblem", rows: np.ndarray, coef: np.ndarray,
                  coef_prev: np.ndarray, eta: float, eta_prev: float, clip: float,
@@ -473,8 +483,9 @@ class BlockExecutor(SerialExecutor):
         callable
         """
         problem = self.bind(problem)
-        return _SGDRun(self, problem, coef, sampling, q, batch_size, eta, clip, noise_scale,
-                       norm, sampling_generator, noise_generator)
+        return (self._sgd_run or _SGDRun)(self, problem, coef, sampling, q, batch_size, eta,
+                                          clip, noise_scale, norm, sampling_generator,
+                                          noise_generator)
 
     def diff_kernel(self, problem: Problem) -> Callable[..., int]:
         """The DP-SRGD batch kernel ``kernel(rows, x, x_prev, eta, eta_prev, clip, out)`` on
@@ -544,24 +555,35 @@ class _SGDRun:
             self.per_epoch = problem.n_samples // batch_size
         self.k = 0
 
+    def _specs(self):
+        """The batch spec of each block at step ``k`` (a shuffled epoch's permutation is drawn
+        at its first step: call once per step, and keep the specs if the round is re-run)."""
+        pr = self.problem
+        if self.sampling == "poisson":
+            return [("poisson", self.entropy, self.k, self.q)] * len(pr.blocks)
+        t = self.k % self.per_epoch
+        if t == 0:
+            self.perm = self.perm_gen.permutation(pr.n_samples)
+        rows = self.perm[t * self.b:(t + 1) * self.b]
+        return [("rows", r) for r in pr.split_rows(rows)]
+
+    def _step(self, parts, counts):
+        """Step ``k`` from the blocks' partials: add them in block order, add the noise (drawn
+        here, on the client), divide by the public normaliser, take the proximal step."""
+        S, clipped, sampled = _grad_reduce(parts)
+        # g = (S + N(0, noise_scale^2 I)) / norm
+        g = (S + self.noise.normal(0.0, self.noise_scale, self.problem.n_features)) / self.norm
+        self.coef[:] = _prox_vector(self.problem.penalty, self.coef - self.eta * g, self.eta)
+        counts[0], counts[1], self.k = counts[0] + clipped, counts[1] + sampled, self.k + 1
+
     def __call__(self, n_steps):
-        pr, p = self.problem, self.problem.n_features
-        n_clipped = n_sampled = 0
+        counts = [0, 0]
         for _ in range(n_steps):
-            if self.sampling == "poisson":
-                specs = [("poisson", self.entropy, self.k, self.q)] * len(pr.blocks)
-            else:
-                t = self.k % self.per_epoch
-                if t == 0:
-                    self.perm = self.perm_gen.permutation(pr.n_samples)
-                rows = self.perm[t * self.b:(t + 1) * self.b]
-                specs = [("rows", r) for r in pr.split_rows(rows)]
-            S, clipped, sampled = self.ex.grad_sum(pr, self.coef, specs, self.clip)
-            # g = (S + N(0, noise_scale^2 I)) / norm, the noise drawn here on the client
-            g = (S + self.noise.normal(0.0, self.noise_scale, p)) / self.norm
-            self.coef[:] = _prox_vector(pr.penalty, self.coef - self.eta * g, self.eta)
-            n_clipped, n_sampled, self.k = n_clipped + clipped, n_sampled + sampled, self.k + 1
-        return n_clipped, n_sampled
+            specs = self._specs()
+            self._step(self.ex._map(_blocks.grad_sum, self.problem.blocks,
+                                    self.ex._grad_args(self.problem, self.coef, specs,
+                                                       self.clip)), counts)
+        return counts[0], counts[1]
 
 
 class _CDRun:

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from . import blocks as _blocks
-from .blocked import DEFAULT_BLOCK_ROWS, BlockExecutor, _make_from_delayed
+from .blocked import DEFAULT_BLOCK_ROWS, BlockExecutor, _make_from_delayed, _SGDRun
 
 __all__ = ["DaskExecutor"]
 
@@ -67,25 +67,48 @@ def _run_group(fn, blocks, args):
     return [fn(block, *a) for block, a in zip(blocks, args)]
 
 
-class _BlockServer:
-    """A Dask actor on one worker holding references to the blocks that worker holds: a
-    round is then one message from the client to each worker and one back (the scheduler is
-    not involved), instead of a task's client -> scheduler -> worker -> scheduler -> client
-    plus the fetch of its result."""
+class _DaskSGDRun(_SGDRun):
+    """DP-SGD steps whose rounds run from the client's event loop, one coroutine for all the
+    steps of a call: per round no hop between the calling thread and the loop thread (two
+    thread wake-ups, each waiting for a time slice on a loaded machine). The step itself (the
+    sum in block order, the noise from the client's stream, the proximal step) is the one of
+    the in-process runner, so the bits are the same. A round that fails is run again, the
+    same specs, through ``DaskExecutor._map`` (its task fallback); the loop then resumes."""
 
-    calls = 0           # class attributes: an actor's proxy reads only those its class has
-    seconds = 0.0       # time in the block functions (benchmarks read it)
+    _pending: Any = None        # the specs of a step whose round failed (run again as is)
 
-    def __init__(self, blocks):
-        self.blocks = blocks
+    def _round_specs(self):
+        if self._pending is None:
+            self._pending = self._specs()
+        return self._pending
 
-    def run(self, fn, args):
-        start = time.perf_counter()
-        try:
-            return _run_group(fn, self.blocks, args)
-        finally:
-            self.calls += 1
-            self.seconds += time.perf_counter() - start
+    def __call__(self, n_steps):
+        ex, counts, done = self.ex, [0, 0], 0
+        while done < n_steps:
+            plan = ex._direct_plan(self.problem.blocks)
+            if plan is not None:
+                done += ex.client.sync(self._run_direct, plan, n_steps - done, counts)
+            if done < n_steps:      # no actors, or a round that failed: once through _map
+                args = ex._grad_args(self.problem, self.coef, self._round_specs(), self.clip)
+                parts = ex._map(_blocks.grad_sum, self.problem.blocks, args)
+                self._pending = None
+                self._step(parts, counts)
+                done += 1
+        return counts[0], counts[1]
+
+    async def _run_direct(self, plan, n_steps, counts):
+        ex = self.ex
+        for i in range(n_steps):
+            args = ex._grad_args(self.problem, self.coef, self._round_specs(), self.clip)
+            ex.round_trips += 1
+            try:
+                parts = await ex._plan_call(plan, _blocks.grad_sum, args)
+            except Exception:       # noqa: BLE001 - run again through _map (see the class)
+                ex._forget(plan)
+                return i
+            self._pending = None
+            self._step(parts, counts)
+        return n_steps
 
 
 def _call_oracle(oracle, Z, seed):
@@ -133,8 +156,10 @@ class DaskExecutor(BlockExecutor):
         self._holder: dict[Any, str] = {}
         self._previous: list[Any] = []
         self.direct = bool(direct)
-        self._actors: dict[tuple, Any] = {}
+        self._plugin = False
         self.poll_seconds = 2.0
+
+    _sgd_run = _DaskSGDRun
 
     def __repr__(self):
         return f"DaskExecutor({self.client!r}, block_rows={self.block_rows})"
@@ -177,14 +202,21 @@ class DaskExecutor(BlockExecutor):
     def _alive(self):
         return set(self.client.scheduler_info().get("workers", {}))
 
-    def _holders(self, handles):
+    def _holders(self, handles, op="a round"):
         """The worker of each block, cached: the scheduler is asked only about blocks without a
         known holder (the first round, or after their worker died: see :meth:`_map`), so a
         round costs no extra message."""
         missing = [h for h in handles if h.key not in self._holder]
         if missing:
             alive = self._alive()
-            for key, workers in self.client.who_has(missing).items():
+            try:
+                who = self.client.who_has(missing)
+            except Exception as exc:    # a block (future) cancelled: lost with its worker
+                if any(h.key in self._scattered for h in missing) and "Cancelled" in \
+                        type(exc).__name__:
+                    raise RuntimeError(_LOST_SCATTERED.format(op=op)) from exc
+                raise
+            for key, workers in who.items():
                 workers = [w for w in workers if w in alive]
                 if workers:
                     self._holder[key] = sorted(workers)[0]
@@ -203,12 +235,12 @@ class DaskExecutor(BlockExecutor):
                                   retries=self.retries, workers=[holder],
                                   allow_other_workers=False)
 
-    def _groups(self, handles):
+    def _groups(self, handles, op="a round"):
         """``[(holder or None, block indices)]``: the blocks of each worker, in block order;
         a block without a known live holder alone."""
         tasks: list = []
         by_worker: dict = {}
-        for b, w in enumerate(self._holders(handles)):
+        for b, w in enumerate(self._holders(handles, op)):
             if w is None:
                 tasks.append((None, [b]))
             elif w in by_worker:
@@ -220,73 +252,79 @@ class DaskExecutor(BlockExecutor):
 
     def _map(self, fn, handles, args):
         self.round_trips += 1
-        tasks = self._groups(handles)
+        tasks = self._groups(handles, getattr(fn, "__name__", "a round"))
         if self.direct and all(w is not None for w, _ in tasks):
-            parts = self._actor_round(fn, handles, args, tasks)
+            parts = self._direct_round(fn, handles, args, tasks)
             if parts is not None:
                 return parts
         return self._task_round(fn, handles, args, tasks)
 
-    def _actor_round(self, fn, handles, args, tasks):
-        """The round through the workers' actors (the client's connection pool straight to
-        each worker, all workers at once); None if anything failed (the caller then runs the
-        round as tasks: the functions are pure, or idempotent for DP-CD's margins)."""
-        from distributed import wait
-
-        keys = [(w, tuple(handles[b].key for b in idx)) for w, idx in tasks]
-        try:
-            # an actor keeps its blocks alive: beyond 16 (or this round's number), the oldest
-            # of other rounds go (made again on their next round if still in use)
-            new = [key for key in keys if key not in self._actors]
-            stale = [key for key in self._actors if key not in keys]
-            for key in stale[:max(0, len(self._actors) + len(new) - max(16, len(keys)))]:
-                del self._actors[key]
-            for key, (w, idx) in zip(keys, tasks):
-                if key not in self._actors:
-                    self._actors[key] = self.client.submit(
-                        _BlockServer, [handles[b] for b in idx], actor=True, workers=[w],
-                        allow_other_workers=False, pure=False)
-            actors = [self._actors[key] for key in keys]
-            while not all(a.done() for a in actors):
-                try:
-                    wait(actors, timeout=self.poll_seconds)
-                except TimeoutError:
-                    if not {w for w, _ in tasks} <= self._alive():
-                        raise
-            if not all(a.status == "finished" for a in actors):
-                raise RuntimeError("an actor was not created")
-            parts = self.client.sync(self._actor_calls, [
-                (w, a.key, fn, [args[b] for b in idx]) for a, (w, idx) in zip(actors, tasks)])
-        except Exception:       # noqa: BLE001 - a lost worker, or an error the tasks re-raise
-            for key in keys:
-                self._actors.pop(key, None)
-            self._holder.clear()
+    def _direct_round(self, fn, handles, args, tasks):
+        """The round straight to the workers (module docstring); None if anything failed (the
+        caller then runs the round as tasks: the functions are pure, or idempotent for DP-CD's
+        margins)."""
+        plan = self._direct_plan(handles, tasks)
+        if plan is None:
             return None
-        out: list = [None] * len(handles)
-        for (_, idx), res in zip(tasks, parts):
-            for b, r in zip(idx, res):
+        try:
+            return self.client.sync(self._plan_call, plan, fn, args)
+        except Exception:       # noqa: BLE001 - a lost worker, or an error the tasks re-raise
+            self._forget(plan)
+            return None
+
+    def _direct_plan(self, handles, tasks=None):
+        """``[(worker, block keys, block indices)]`` of a direct round, or None when rounds
+        run as tasks (``direct=False``, or a block without a known live holder)."""
+        if not self.direct:
+            return None
+        tasks = self._groups(handles) if tasks is None else tasks
+        if any(w is None for w, _ in tasks):
+            return None
+        if not self._plugin:
+            from ._dask_worker import RoundPlugin
+
+            try:
+                self.client.register_plugin(RoundPlugin())
+            except Exception:       # noqa: BLE001 - no handler: rounds as tasks
+                return None
+            self._plugin = True
+        return [(w, [handles[b].key for b in idx], idx) for w, idx in tasks]
+
+    def _forget(self, plan):
+        """After a failed direct round: forget the cached block holders (a worker may be
+        lost: the next round asks the scheduler again)."""
+        self._holder.clear()
+
+    async def _plan_call(self, plan, fn, args):
+        """One direct round from the client's event loop: a message to every worker of
+        ``plan`` (through the client's connection pool), then their replies; the partials in
+        block order. Raises if any call failed, after every call has ended (no call of the
+        round still runs beside the task round that replaces it)."""
+        from distributed.protocol import pickle
+
+        from ._dask_worker import ROUND_OP
+
+        pool, comms = self.client.rpc, []
+        try:
+            for w, keys, idx in plan:
+                payload = pickle.dumps((keys, fn, [args[b] for b in idx]))
+                comm = await pool.connect(w)
+                comms.append((w, comm))
+                await comm.write({"op": ROUND_OP, "payload": payload, "reply": True})
+            replies = [await comm.read() for _, comm in comms]
+        except BaseException:
+            for _, comm in comms:
+                comm.abort()
+            raise
+        for w, comm in comms:
+            pool.reuse(w, comm)
+        out: list = [None] * len(args)
+        for (_, _, idx), reply in zip(plan, replies):
+            if not isinstance(reply, dict) or reply.get("status") != "OK":
+                raise RuntimeError(f"a direct round failed on a worker: {reply!r:.200}")
+            for b, r in zip(idx, pickle.loads(reply["result"])):
                 out[b] = r
         return out
-
-    async def _actor_calls(self, calls):
-        import asyncio
-
-        from distributed.protocol import to_serialize
-
-        async def call(address, key, fn, args):
-            reply = await self.client.rpc(address).actor_execute(
-                function="run", actor=key, args=[to_serialize(fn), to_serialize(args)],
-                kwargs={})
-            if reply["status"] != "OK":
-                raise RuntimeError("a block call failed on its worker")
-            return reply["result"]
-        # every call has ended (returned or failed) before the round is run again as tasks:
-        # no call of this round is still running beside them
-        replies = await asyncio.gather(*(call(*c) for c in calls), return_exceptions=True)
-        for reply in replies:
-            if isinstance(reply, BaseException):
-                raise reply
-        return replies
 
     def _task_round(self, fn, handles, args, tasks):
         from distributed import wait

@@ -25,6 +25,7 @@ import dpsco_core as dp  # noqa: E402
 from dpsco_core.exceptions import PrivacyLeakWarning  # noqa: E402
 from dpsco_core.parallel import BlockExecutor, DaskExecutor, SerialExecutor  # noqa: E402
 from dpsco_core.parallel import blocks  # noqa: E402
+from dpsco_core.parallel._dask_worker import round_stats  # noqa: E402
 
 BLOCK = 700
 
@@ -67,18 +68,21 @@ def test_dp_sgd_and_dp_gd_same_bits_as_in_process(client):
 
 
 def test_task_rounds_and_actor_rounds_same_bits(client):
-    # direct=False: every round as Dask tasks (one per worker); direct=True: through one actor
-    # per worker; both the bits of the in-process executor
+    # direct=False: every round as Dask tasks (one per worker); direct=True: one message
+    # straight to each worker's round handler; both the bits of the in-process executor
     X, y = _data(classify=True)
     prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
     kw = dict(epsilon=1.0, delta=1e-6, random_state=5, sample_rate=0.25, passes=1)
     ref = dp.dp_sgd(prob, executor=BlockExecutor(block_rows=BLOCK), **kw).coef
     tasks = DaskExecutor(client, block_rows=BLOCK, direct=False)
     assert np.array_equal(dp.dp_sgd(prob, executor=tasks, **kw).coef, ref)
-    assert not tasks._actors
-    actors = DaskExecutor(client, block_rows=BLOCK)
-    assert np.array_equal(dp.dp_sgd(prob, executor=actors, **kw).coef, ref)
-    assert len(actors._actors) == 2          # one per worker, each with its blocks
+    assert not tasks._plugin
+    before = client.run(round_stats)
+    direct = DaskExecutor(client, block_rows=BLOCK)
+    assert np.array_equal(dp.dp_sgd(prob, executor=direct, **kw).coef, ref)
+    after = client.run(round_stats)
+    # every round went to both workers' handlers (each holds blocks of the 3)
+    assert all(after[w][0] - before.get(w, (0, 0))[0] >= direct.round_trips - 1 for w in after)
 
 
 def _fail_on_block(block, index):
@@ -88,17 +92,18 @@ def _fail_on_block(block, index):
 
 
 def test_error_in_a_block_is_raised_not_swallowed(client):
-    # the actor round fails, the round runs again as tasks, and the task's error reaches the
-    # caller; the next round goes through the actors again
+    # the direct round fails, the round runs again as tasks, and the task's error reaches the
+    # caller; the next round goes straight to the workers again
     X, y = _data(n=1500)
     ex = DaskExecutor(client, block_rows=BLOCK)
     prob = ex.problem(X, y, loss="squared")
     assert ex._map(_fail_on_block, prob.blocks, [(0,), (2,), (3,)]) == [0, 2, 3]
-    assert ex._actors
+    assert ex._plugin
     with pytest.raises(ValueError, match="block 1 refused"):
         ex._map(_fail_on_block, prob.blocks, [(0,), (1,), (2,)])
+    before = client.run(round_stats)
     assert ex._map(_fail_on_block, prob.blocks, [(0,), (2,), (3,)]) == [0, 2, 3]
-    assert ex._actors
+    assert all(client.run(round_stats)[w][0] == before[w][0] + 1 for w in before)
 
 
 def test_dp_cd_same_bits_margins_on_workers(client):
