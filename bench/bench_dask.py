@@ -14,9 +14,10 @@ with the machine's load.
    ``Result.stats["time"]`` (the optimisation loop, without calibration or data loading).
 2. **Overhead.** A small problem (n = 20,000, p = 20, 2 blocks): time per DP-SGD step (q =
    0.01) and per DP-CD update with the fused in-process kernel, the in-process
-   ``BlockExecutor`` and the ``DaskExecutor`` (2 workers) with its rounds through the
-   workers' actors (default) and as Dask tasks (``direct=False``); the difference is the cost
-   of one round (client -> workers -> client; through the scheduler for tasks).
+   ``BlockExecutor`` and the ``DaskExecutor`` (2 workers) with its direct rounds (default: a
+   message straight to each worker's round handler) and as Dask tasks (``direct=False``); the
+   difference is the cost of one round (client -> workers -> client; through the scheduler
+   for tasks).
 
 This file has no pytest-benchmark functions (``bench/run.py`` does not run it): starting
 clusters of 1.6 GB of data does not fit a timing loop.
@@ -43,12 +44,12 @@ def _cluster(n_workers):
 
 
 def _busy(ex):
-    """(calls, seconds) in the block functions, summed over the executor's worker actors."""
-    calls = seconds = 0
-    for actor in ex._actors.values():
-        proxy = actor.result()
-        calls, seconds = calls + proxy.calls, seconds + proxy.seconds
-    return calls, seconds
+    """(calls, seconds) in the workers' direct-round handlers (the block functions), summed
+    over the workers."""
+    from dpsco_core.parallel._dask_worker import round_stats
+
+    stats = ex.client.run(round_stats).values()
+    return sum(s[0] for s in stats), sum(s[1] for s in stats)
 
 
 def scaling(n_workers, n, p, n_blocks, q, epochs, gd_steps):

@@ -85,6 +85,34 @@ def test_task_rounds_and_actor_rounds_same_bits(client):
     assert all(after[w][0] - before.get(w, (0, 0))[0] >= direct.round_trips - 1 for w in after)
 
 
+def test_poisson_batches_drawn_ahead_same_bits(client):
+    # the workers draw step k+1's Poisson batches while the client takes step k; the rows are
+    # those poisson_rows draws when the step comes, so the bits do not change
+    from dpsco_core.parallel import _dask_worker
+
+    def used():
+        return _dask_worker.AHEAD_USED[0]
+
+    def set_ahead(on):
+        _dask_worker.DRAW_AHEAD[0] = on
+    X, y = _data(classify=True)
+    prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=3, sample_rate=0.1, passes=1)
+    ref = dp.dp_sgd(prob, executor=BlockExecutor(block_rows=BLOCK), **kw).coef
+    ex = DaskExecutor(client, block_rows=BLOCK)
+    before = client.run(used)
+    assert np.array_equal(dp.dp_sgd(prob, executor=ex, **kw).coef, ref)
+    after = client.run(used)
+    # 10 steps: the batches of steps 1-9 of each worker's blocks drawn ahead (a batch drawn
+    # when its step comes, if its draw had not been scheduled yet, is the same batch)
+    assert all(after[w] - before[w] >= 5 for w in after), (before, after)
+    client.run(set_ahead, False)
+    try:
+        assert np.array_equal(dp.dp_sgd(prob, executor=ex, **kw).coef, ref)
+    finally:
+        client.run(set_ahead, True)
+
+
 def _fail_on_block(block, index):
     if index == 1:
         raise ValueError(f"block {index} refused")
