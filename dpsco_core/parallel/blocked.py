@@ -278,10 +278,12 @@ class BlockExecutor(SerialExecutor):
             blocks), a row-chunked ``dask.array``
             (one block per row chunk; computed where the block lives), the path of one
             ``.npy`` file (memory-mapped; rows ``block_rows`` at a time, read where the block
-            lives), a list of ``.npy`` paths (one block per file) or a list of ``.parquet``
-            paths (one block per file).
+            lives), a list of ``.npy`` paths (one block per file), a list of SciPy sparse
+            ``.npz`` paths (``scipy.sparse.save_npz``; one CSR block per file) or a list of
+            ``.parquet`` paths (one block per file).
         y : ndarray, dask.array, str or list of str
-            Labels in the same form (``.npy`` path(s)); for Parquet, the label column's name.
+            Labels in the same form (``.npy`` path(s), also for ``.npz`` features); for
+            Parquet, the label column's name.
         loss, penalty, bounds, row_norm, label_bound
             As in :class:`~dpsco_core.Problem`; public bounds are enforced on each block.
         features : list of str, optional
@@ -652,6 +654,8 @@ class _CDRun:
 
 def _block_calls(X, y, loss, bounds, features, block_rows):
     """The loader calls of a dataset given as files or a dask.array; None for an array."""
+    if isinstance(X, (str, os.PathLike)) and os.fspath(X).endswith(".npz"):
+        X, y = [X], [y]         # a sparse file is one block (CSR rows are not memory-mapped)
     if isinstance(X, (str, os.PathLike)):
         path = os.fspath(X)
         n = np.load(path, mmap_mode="r").shape[0]
@@ -665,10 +669,14 @@ def _block_calls(X, y, loss, bounds, features, block_rows):
                                 f"{type(y).__name__}.")
             return [(_blocks.load_parquet_block, (p, y, features, loss, bounds)) for p in paths]
         if not isinstance(y, (list, tuple)) or len(y) != len(paths):
-            raise ValueError(f"with a list of {len(paths)} .npy feature files, y must be a "
-                             "list of as many .npy label files.")
-        return [(_blocks.load_npy_block, (p, os.fspath(q), loss, bounds))
-                for p, q in zip(paths, y)]
+            raise ValueError(f"with a list of {len(paths)} .npy or .npz feature files, y must "
+                             "be a list of as many .npy label files.")
+        sparse = [p.endswith(".npz") for p in paths]
+        if any(sparse) and not all(sparse):
+            raise ValueError("the feature files must be all .npy (dense) or all .npz (SciPy "
+                             "sparse); got a mix.")
+        load = _blocks.load_npz_block if all(sparse) else _blocks.load_npy_block
+        return [(load, (p, os.fspath(q), loss, bounds)) for p, q in zip(paths, y)]
     if type(X).__module__.startswith("dask"):
         if len(X.chunks) != 2 or len(X.chunks[1]) != 1:
             raise ValueError("a dask.array X must be chunked by rows only (one column chunk); "

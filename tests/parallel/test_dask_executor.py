@@ -279,6 +279,33 @@ def test_lost_scattered_block_raises_clear_error(client):
     assert isinstance(err, RuntimeError) and "scattered" in str(err), err
 
 
+def test_sparse_npz_files_loaded_on_the_workers(client, tmp_path):
+    # a list of SciPy .npz files (one CSR block each, one stored as CSC) and .npy labels:
+    # the blocks of the same sparse X cut in memory, so bitwise the same runs
+    import scipy.sparse as sp
+    X = sp.random(2000, 12, density=0.2, random_state=4, format="csr")
+    y = np.where(X @ np.linspace(-1, 1, 12) >= 0, 1.0, -1.0)
+    x_files, y_files = [], []
+    for b, lo in enumerate(range(0, 2000, BLOCK)):
+        x_files.append(str(tmp_path / f"X{b}.npz"))
+        y_files.append(str(tmp_path / f"y{b}.npy"))
+        part = X[lo:lo + BLOCK]
+        sp.save_npz(x_files[-1], part.tocsc() if b == 1 else part)
+        np.save(y_files[-1], y[lo:lo + BLOCK])
+    ex = DaskExecutor(client, block_rows=BLOCK)
+    prob = ex.problem(x_files, y_files, loss="logistic", penalty=dp.L2(1e-3))
+    assert list(prob.block_sizes) == [700, 700, 600] and prob.n_features == 12
+    assert not any(h.key in ex._scattered for h in prob.blocks)     # read by the workers
+    local = BlockExecutor(block_rows=BLOCK).problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=5, sample_rate=0.25, passes=1)
+    assert np.array_equal(dp.dp_sgd(prob, **kw).coef, dp.dp_sgd(local, **kw).coef)
+    kw = dict(epsilon=1.0, delta=1e-6, n_outer=1, n_inner=6, random_state=1,
+              smoothness=np.ones(12))
+    assert np.array_equal(dp.dp_cd(prob, **kw).coef, dp.dp_cd(local, **kw).coef)
+    with pytest.raises(ValueError, match="all .npy"):
+        ex.problem([x_files[0], str(tmp_path / "X.npy")], y_files[:2], loss="logistic")
+
+
 def test_sparse_csr_blocks_and_private_smoothness_same_bits(client):
     # CSR row blocks on the workers: DP-SGD (Poisson) and DP-CD (a sparse column's nonzero
     # rows, with smoothness="private": two reductions over the blocks) bitwise the in-process
