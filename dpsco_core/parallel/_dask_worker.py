@@ -20,7 +20,8 @@ from distributed.protocol import pickle
 
 from . import blocks as _blocks
 
-__all__ = ["ROUND_OP", "ROUND_STATS", "RoundPlugin", "run_group", "serve_round"]
+__all__ = ["ROUND_OP", "ROUND_STATS", "RoundPlugin", "clear_ahead", "round_stats", "run_group",
+           "serve_round"]
 
 #: The comm op of a direct round.
 ROUND_OP = "dpsco_core_block_round"
@@ -84,6 +85,14 @@ def _draw_ahead(keys):
             entropy, step, index, n_rows, q = key
             _AHEAD[key] = _ahead_pool().submit(_blocks.poisson_rows, entropy, step, index,
                                                n_rows, q)
+
+
+def clear_ahead():
+    """Drop the batches drawn ahead in this worker process (``DaskExecutor.close``)."""
+    with _AHEAD_LOCK:
+        for fut in _AHEAD.values():
+            fut.cancel()
+        _AHEAD.clear()
 
 
 def run_group(fn, blocks, args):

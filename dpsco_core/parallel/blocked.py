@@ -264,6 +264,17 @@ class BlockExecutor(SerialExecutor):
     def _threads(self):
         return self.n_threads
 
+    def close(self) -> None:
+        """Drop the blocks of the Problems this executor cut (the per-problem cache of
+        :meth:`bind`); it stays usable. ``with BlockExecutor() as ex:`` calls it."""
+        self._bound = weakref.WeakKeyDictionary()
+
+    def __enter__(self) -> "BlockExecutor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
     # ------------------------------------------------------------- data
     def problem(self, X: Any, y: Any = None, loss: Any = "squared", penalty: Any = None, *,
                 bounds: Any = None, row_norm: float | None = None,

@@ -393,6 +393,30 @@ class DaskExecutor(BlockExecutor):
     def _threads(self):
         return 1
 
+    # ------------------------------------------------------------- lifetime
+    def close(self) -> None:
+        """Release what this executor holds on the cluster (the client stays open).
+
+        Drops the blocks of every :class:`~dpsco_core.Problem` it cut and scattered (the
+        per-problem cache of :meth:`bind`), its scattered ReSQue oracles, the last task
+        round's results and the batches its workers drew ahead; Dask then frees them on the
+        workers. A :class:`BlockedProblem` made by :meth:`problem` or :meth:`load` holds its
+        own blocks: they are freed when it is deleted. The executor stays usable (a Problem
+        passed again is scattered again). Also called by ``with DaskExecutor(client) as ex:``.
+        """
+        super().close()
+        self._oracles.clear()
+        self._previous = []
+        self._holder.clear()
+        self._scattered.clear()
+        if self._plugin:
+            from ._dask_worker import clear_ahead
+
+            self._release(clear_ahead)
+
+    def __enter__(self) -> "DaskExecutor":
+        return self
+
     # ------------------------------------------------------------- independent runs
     def map_runs(self, fn: Any, items: list[dict[str, Any]],
                  shared: dict[str, Any] | None = None) -> list[Any]:

@@ -5,6 +5,7 @@ seed. The problems are small (a few rounds each): a Dask round trip costs millis
 idle machine and up to ~0.2 s on the loaded CI host.
 """
 
+import gc
 import logging
 import math
 import os
@@ -111,6 +112,43 @@ def test_poisson_batches_drawn_ahead_same_bits(client):
         assert np.array_equal(dp.dp_sgd(prob, executor=ex, **kw).coef, ref)
     finally:
         client.run(set_ahead, True)
+
+
+def _held(client):
+    return sum(client.run(lambda dask_worker: len(dask_worker.data)).values())
+
+
+def _wait_held(client, at_most, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while _held(client) > at_most and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.05)
+    return _held(client)
+
+
+def test_blocks_freed_when_problem_deleted_or_executor_closed(client):
+    # nothing on the workers keeps a block alive but the client's futures: deleting a
+    # BlockedProblem frees its blocks; close() (or leaving a with block) frees those of the
+    # Problems the executor cut and cached
+    gc.collect()
+    base = _wait_held(client, 0, timeout=5.0)
+    X, y = _data()
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=0, sample_rate=0.5, passes=1,
+              record_history=False)
+    with DaskExecutor(client, block_rows=BLOCK) as ex:
+        prob = ex.problem(X, y, loss="squared")
+        dp.dp_sgd(prob, **kw)
+        assert _held(client) >= base + 3
+        del prob
+        assert _wait_held(client, base) <= base
+        source = dp.Problem(X, y, loss="squared")
+        dp.dp_sgd(source, executor=ex, **kw)
+        assert _held(client) >= base + 3
+    assert _wait_held(client, base) <= base
+    # the executor stays usable after close(): the Problem is scattered again
+    assert np.array_equal(dp.dp_sgd(source, executor=ex, **kw).coef,
+                          dp.dp_sgd(source, executor=BlockExecutor(BLOCK), **kw).coef)
+    ex.close()
 
 
 def _fail_on_block(block, index):
