@@ -36,6 +36,7 @@ ROUND_STATS = [0, 0.0, 0.0]
 # entries of one step only (a run that stops or changes leaves at most one step's batches).
 _AHEAD: dict = {}
 DRAW_AHEAD = [True]      # [False]: draw every batch when its step comes (benchmarks compare)
+AHEAD_MIN_ROWS = [4096]  # expected batch rows of a block from which its batch is drawn ahead
 AHEAD_USED = [0]         # batches taken from _AHEAD (tests check the path runs)
 _AHEAD_LOCK = threading.Lock()
 _AHEAD_POOL: list = []
@@ -50,7 +51,10 @@ def _ahead_pool():
 def _poisson_key(block, args):
     # args of blocks.grad_sum: (index, coef, spec, ...); spec ("poisson", entropy, step, q)
     spec = args[2] if len(args) > 2 else None
-    if isinstance(spec, tuple) and spec and spec[0] == "poisson" and spec[3] < 1.0:
+    # small batches are drawn when their step comes: the hand-off to the thread (~0.2 ms of
+    # CPU on the test machine) would cost more than the draw (~30 ns per batch row)
+    if isinstance(spec, tuple) and spec and spec[0] == "poisson" and spec[3] < 1.0 and \
+            spec[3] * block.shape[0] >= AHEAD_MIN_ROWS[0]:
         return (spec[1], spec[2], args[0], block.shape[0], spec[3])
     return None
 

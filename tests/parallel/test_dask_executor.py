@@ -94,21 +94,22 @@ def test_poisson_batches_drawn_ahead_same_bits(client):
     def used():
         return _dask_worker.AHEAD_USED[0]
 
-    def set_ahead(on):
-        _dask_worker.DRAW_AHEAD[0] = on
+    def set_ahead(on, min_rows=4096):
+        _dask_worker.DRAW_AHEAD[0], _dask_worker.AHEAD_MIN_ROWS[0] = on, min_rows
     X, y = _data(classify=True)
     prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
     kw = dict(epsilon=1.0, delta=1e-6, random_state=3, sample_rate=0.1, passes=1)
     ref = dp.dp_sgd(prob, executor=BlockExecutor(block_rows=BLOCK), **kw).coef
     ex = DaskExecutor(client, block_rows=BLOCK)
+    client.run(set_ahead, True, 1)      # the batches here are small (70 rows per block)
     before = client.run(used)
     assert np.array_equal(dp.dp_sgd(prob, executor=ex, **kw).coef, ref)
     after = client.run(used)
     # 10 steps: the batches of steps 1-9 of each worker's blocks drawn ahead (a batch drawn
     # when its step comes, if its draw had not been scheduled yet, is the same batch)
     assert all(after[w] - before[w] >= 5 for w in after), (before, after)
-    client.run(set_ahead, False)
     try:
+        client.run(set_ahead, False)
         assert np.array_equal(dp.dp_sgd(prob, executor=ex, **kw).coef, ref)
     finally:
         client.run(set_ahead, True)
