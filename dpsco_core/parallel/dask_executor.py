@@ -10,18 +10,26 @@ each of the blocks that worker holds; the partials come back to the client, whic
 in block order, draws the noise from its own stream and takes the step. The same blocking and
 seed give bitwise the result of the in-process ``BlockExecutor``.
 
-Rounds. By default (``direct=True``) a round goes from the client's connection pool straight
-to one Dask actor per worker (:class:`_BlockServer`, created once, holding references to that
-worker's blocks) and back: two messages per worker, the scheduler not involved. A round of
-tasks (``direct=False``, and the fallback) is one task per worker (not per block), pinned to
-it; the client then fetches the results from those workers directly; the previous round's
-results are released in the same batch as the next round's tasks. Measured on the 2-core test
-machine at load 13 (``bench/bench_dask.py``, n = 20,000, p = 20, 2 blocks): 12.9 ms per
-DP-SGD step through the actors, 89.6 ms as tasks (172.7 ms before, one task per block).
+Rounds. By default (``direct=True``) a round is one Dask comm message from the client (its
+connection pool) to each worker holding blocks and one back, handled in the worker's event
+loop by :func:`~dpsco_core.parallel._dask_worker.serve_round` (installed on every worker by a
+``WorkerPlugin``), which reads the blocks from the worker's memory by their keys: raw pickled
+bytes both ways (plain msgpack for the comm, none of Dask's per-object serialization), no
+thread hand-off on either side, the scheduler not involved. DP-SGD runs all the steps of a
+call from the client's event loop (one hand-off per call, not per round). While the client
+takes a step, each worker draws its blocks' Poisson batches of the next step in a background
+thread (the same rows as when drawn at the step: same bits). Nothing on the workers refers
+to a block but the client's futures: deleting a problem (or :meth:`DaskExecutor.close`) frees
+its blocks. A round of tasks (``direct=False``, and the fallback) is one task per worker (not
+per block), pinned to it; the client then fetches the results from those workers directly;
+the previous round's results are released in the same batch as the next round's tasks.
+Per DP-SGD round, 2 workers, n = 20,000, p = 20 (``bench/README.md``): 0.7 ms of the client's
+CPU (with the scheduler's) and 1.0 ms of each worker's beyond the in-process executor, against
+2.4 ms and 1.9 ms through Dask actors (the previous design) and more as tasks.
 
 Failure. The block functions are pure functions of their block and arguments (DP-CD's
 margins are a cache that a block rebuilds exactly from the client's log, and an update
-re-run is not applied twice), so a round whose actor call fails (a worker lost, an error in a
+re-run is not applied twice), so a round whose direct call fails (a worker lost, an error in a
 block) is run again as tasks, and Dask's own machinery recovers a lost worker: its running
 tasks are rescheduled, blocks made by a task are recomputed on another worker, and the run
 completes with the same bits. Blocks scattered from the client cannot be recomputed (unless
@@ -88,7 +96,7 @@ class _DaskSGDRun(_SGDRun):
             plan = ex._direct_plan(self.problem.blocks)
             if plan is not None:
                 done += ex.client.sync(self._run_direct, plan, n_steps - done, counts)
-            if done < n_steps:      # no actors, or a round that failed: once through _map
+            if done < n_steps:      # no direct plan, or a round that failed: once through _map
                 args = ex._grad_args(self.problem, self.coef, self._round_specs(), self.clip)
                 parts = ex._map(_blocks.grad_sum, self.problem.blocks, args)
                 self._pending = None
@@ -132,10 +140,10 @@ class DaskExecutor(BlockExecutor):
     replicas : int, default=1
         Copies of each scattered block kept on distinct workers (2 survives one lost worker).
     direct : bool, default=True
-        Run the rounds through one Dask actor per worker (client -> worker -> client, the
-        scheduler not involved: about a quarter of a task round's messages). A round whose
-        actor call fails (a worker lost, a task error) is run again as Dask tasks, with
-        Dask's recovery; False: tasks always. Both give the same bits.
+        Run the rounds as one message to each worker's round handler and back (client ->
+        worker -> client, the scheduler not involved: module docstring). A round whose
+        direct call fails (a worker lost, an error in a block) is run again as Dask tasks,
+        with Dask's recovery; False: tasks always. Both give the same bits.
 
     Attributes
     ----------
