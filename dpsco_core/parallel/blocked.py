@@ -232,8 +232,6 @@ class BlockExecutor(SerialExecutor):
         OpenMP threads of the block kernels (results do not depend on it).
     """
 
-    _sgd_run: Any = None        # the DP-SGD runner class (None: _SGDRun)
-
     def __init__(self, block_rows: int = DEFAULT_BLOCK_ROWS,
                  n_threads: int | None = None) -> None:
         super().__init__()
@@ -260,6 +258,17 @@ class BlockExecutor(SerialExecutor):
 
     def _release(self, fn, *args):
         fn(*args)
+
+    def _drive(self, rounds):
+        """Run a solver loop written as a generator of rounds: it yields ``(fn, handles,
+        args)`` and is sent the partials of that round (``_map``); returns its value. (The
+        Dask executor runs the same generator from its event loop.)"""
+        try:
+            request = next(rounds)
+            while True:
+                request = rounds.send(self._map(*request))
+        except StopIteration as stop:
+            return stop.value
 
     def _threads(self):
         return self.n_threads
@@ -496,9 +505,8 @@ class BlockExecutor(SerialExecutor):
         callable
         """
         problem = self.bind(problem)
-        return (self._sgd_run or _SGDRun)(self, problem, coef, sampling, q, batch_size, eta,
-                                          clip, noise_scale, norm, sampling_generator,
-                                          noise_generator)
+        return _SGDRun(self, problem, coef, sampling, q, batch_size, eta, clip, noise_scale,
+                       norm, sampling_generator, noise_generator)
 
     def diff_kernel(self, problem: Problem) -> Callable[..., int]:
         """The DP-SRGD batch kernel ``kernel(rows, x, x_prev, eta, eta_prev, clip, out)`` on
@@ -589,14 +597,17 @@ class _SGDRun:
         self.coef[:] = _prox_vector(self.problem.penalty, self.coef - self.eta * g, self.eta)
         counts[0], counts[1], self.k = counts[0] + clipped, counts[1] + sampled, self.k + 1
 
-    def __call__(self, n_steps):
+    def _steps(self, n_steps):
         counts = [0, 0]
         for _ in range(n_steps):
-            specs = self._specs()
-            self._step(self.ex._map(_blocks.grad_sum, self.problem.blocks,
-                                    self.ex._grad_args(self.problem, self.coef, specs,
-                                                       self.clip)), counts)
+            specs = self._specs()       # kept if the round is run again (see _drive)
+            parts = yield (_blocks.grad_sum, self.problem.blocks,
+                           self.ex._grad_args(self.problem, self.coef, specs, self.clip))
+            self._step(parts, counts)
         return counts[0], counts[1]
+
+    def __call__(self, n_steps):
+        return self.ex._drive(self._steps(n_steps))
 
 
 class _CDRun:
@@ -617,49 +628,52 @@ class _CDRun:
         args = [(b, self.token, self.outer, k, message, j, float(self.clips[j]), loss.kind,
                  loss.param) for b in range(nb)]
         start = time.perf_counter()
-        parts = self.ex._map(_blocks.cd_column_sum, pr.blocks, args)
+        parts = yield (_blocks.cd_column_sum, pr.blocks, args)
         lost = [b for b, part in enumerate(parts) if isinstance(part, str)]
         if lost:     # margins lost with a worker: rebuild them exactly from the log
             self.ex.replays += len(lost)
             replay = ("replay", self.start, list(self.log))
-            again = self.ex._map(_blocks.cd_column_sum, [pr.blocks[b] for b in lost],
-                                 [args[b][:4] + (replay,) + args[b][5:] for b in lost])
+            again = yield (_blocks.cd_column_sum, [pr.blocks[b] for b in lost],
+                           [args[b][:4] + (replay,) + args[b][5:] for b in lost])
             for b, part in zip(lost, again):
                 parts[b] = part
         self.round_trip_times.append(time.perf_counter() - start)
         return float(_reduce([s for s, _ in parts])), sum(c for _, c in parts)
 
     def __call__(self, k_outer, offset):
+        try:
+            return self.ex._drive(self._updates(k_outer, offset))
+        finally:
+            self.ex._release(_blocks.cd_release, self.token)
+
+    def _updates(self, k_outer, offset):
         pr, p, coef = self.problem, self.problem.n_features, self.coef
         penalty = pr.penalty
         n_clipped, update = 0, offset
-        try:
-            for _ in range(k_outer):
-                self.start, self.log = coef.copy(), []
-                sums, last = np.zeros(p), np.ones(p, dtype=np.int64)
-                for k in range(self.n_inner):
-                    j = update % p if self.cyclic else int(self.gen.integers(0, p))
-                    update += 1
-                    g = self.noise_scales[j] * self.gen.standard_normal()
-                    message = ("start", self.start) if k == 0 else ("next", self.log[-1])
-                    acc, clipped = self._sums(k, message, j)
-                    n_clipped += clipped
-                    g = acc * self.inv_m + g
-                    w_new = _prox_vector(penalty, np.array([coef[j] - self.steps[j] * g]),
-                                         self.steps[j])[0]
-                    delta = w_new - coef[j]
-                    self.log.append((j, delta))
-                    if delta == 0.0:
-                        continue
-                    if self.average:
-                        sums[j] += coef[j] * (k + 1 - last[j])
-                        last[j] = k + 1
-                    coef[j] = w_new
+        for _ in range(k_outer):
+            self.start, self.log = coef.copy(), []
+            sums, last = np.zeros(p), np.ones(p, dtype=np.int64)
+            for k in range(self.n_inner):
+                j = update % p if self.cyclic else int(self.gen.integers(0, p))
+                update += 1
+                g = self.noise_scales[j] * self.gen.standard_normal()
+                message = ("start", self.start) if k == 0 else ("next", self.log[-1])
+                acc, clipped = yield from self._sums(k, message, j)
+                n_clipped += clipped
+                g = acc * self.inv_m + g
+                w_new = _prox_vector(penalty, np.array([coef[j] - self.steps[j] * g]),
+                                     self.steps[j])[0]
+                delta = w_new - coef[j]
+                self.log.append((j, delta))
+                if delta == 0.0:
+                    continue
                 if self.average:
-                    coef[:] = (sums + coef * (self.n_inner + 1 - last)) / self.n_inner
-                self.outer += 1
-        finally:
-            self.ex._release(_blocks.cd_release, self.token)
+                    sums[j] += coef[j] * (k + 1 - last[j])
+                    last[j] = k + 1
+                coef[j] = w_new
+            if self.average:
+                coef[:] = (sums + coef * (self.n_inner + 1 - last)) / self.n_inner
+            self.outer += 1
         return n_clipped
 
 

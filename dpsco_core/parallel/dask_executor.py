@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 
 from . import blocks as _blocks
-from .blocked import DEFAULT_BLOCK_ROWS, BlockExecutor, _make_from_delayed, _SGDRun
+from .blocked import DEFAULT_BLOCK_ROWS, BlockExecutor, _make_from_delayed
 
 __all__ = ["DaskExecutor"]
 
@@ -75,48 +75,20 @@ def _run_group(fn, blocks, args):
     return [fn(block, *a) for block, a in zip(blocks, args)]
 
 
-class _DaskSGDRun(_SGDRun):
-    """DP-SGD steps whose rounds run from the client's event loop, one coroutine for all the
-    steps of a call: per round no hop between the calling thread and the loop thread (two
-    thread wake-ups, each waiting for a time slice on a loaded machine). The step itself (the
-    sum in block order, the noise from the client's stream, the proximal step) is the one of
-    the in-process runner, so the bits are the same. A round that fails is run again, the
-    same specs, through ``DaskExecutor._map`` (its task fallback); the loop then resumes."""
-
-    _pending: Any = None        # the specs of a step whose round failed (run again as is)
-
-    def _round_specs(self):
-        if self._pending is None:
-            self._pending = self._specs()
-        return self._pending
-
-    def __call__(self, n_steps):
-        ex, counts, done = self.ex, [0, 0], 0
-        while done < n_steps:
-            plan = ex._direct_plan(self.problem.blocks)
-            if plan is not None:
-                done += ex.client.sync(self._run_direct, plan, n_steps - done, counts)
-            if done < n_steps:      # no direct plan, or a round that failed: once through _map
-                args = ex._grad_args(self.problem, self.coef, self._round_specs(), self.clip)
-                parts = ex._map(_blocks.grad_sum, self.problem.blocks, args)
-                self._pending = None
-                self._step(parts, counts)
-                done += 1
-        return counts[0], counts[1]
-
-    async def _run_direct(self, plan, n_steps, counts):
-        ex = self.ex
-        for i in range(n_steps):
-            args = ex._grad_args(self.problem, self.coef, self._round_specs(), self.clip)
-            ex.round_trips += 1
-            try:
-                parts = await ex._plan_call(plan, _blocks.grad_sum, args)
-            except Exception:       # noqa: BLE001 - run again through _map (see the class)
-                ex._forget(plan)
-                return i
-            self._pending = None
-            self._step(parts, counts)
-        return n_steps
+def _group(holders):
+    """``[(worker or None, block indices)]`` from each block's holder: the blocks of each
+    worker in block order, in the order of their first block; a block without one alone."""
+    tasks: list = []
+    by_worker: dict = {}
+    for b, w in enumerate(holders):
+        if w is None:
+            tasks.append((None, [b]))
+        elif w in by_worker:
+            by_worker[w][1].append(b)
+        else:
+            by_worker[w] = (w, [b])
+            tasks.append(by_worker[w])
+    return tasks
 
 
 def _call_oracle(oracle, Z, seed):
@@ -166,8 +138,6 @@ class DaskExecutor(BlockExecutor):
         self.direct = bool(direct)
         self._plugin = False
         self.poll_seconds = 2.0
-
-    _sgd_run = _DaskSGDRun
 
     def __repr__(self):
         return f"DaskExecutor({self.client!r}, block_rows={self.block_rows})"
@@ -246,17 +216,56 @@ class DaskExecutor(BlockExecutor):
     def _groups(self, handles, op="a round"):
         """``[(holder or None, block indices)]``: the blocks of each worker, in block order;
         a block without a known live holder alone."""
-        tasks: list = []
-        by_worker: dict = {}
-        for b, w in enumerate(self._holders(handles, op)):
-            if w is None:
-                tasks.append((None, [b]))
-            elif w in by_worker:
-                by_worker[w][1].append(b)
-            else:
-                by_worker[w] = (w, [b])
-                tasks.append(by_worker[w])
-        return tasks
+        return _group(self._holders(handles, op))
+
+    def _cached_plan(self, handles):
+        """The direct plan of ``handles`` from the cached holders alone (no message: safe in
+        the event loop), or None (``direct=False``, the handler not installed yet, a holder
+        not known: the round then goes through :meth:`_map`)."""
+        if not (self.direct and self._plugin):
+            return None
+        holders = [self._holder.get(h.key) for h in handles]
+        if any(w is None for w in holders):
+            return None
+        return [(w, [handles[b].key for b in idx], idx) for w, idx in _group(holders)]
+
+    def _drive(self, rounds):
+        # The solver loop runs from the client's event loop, one hand-off for all its rounds
+        # (not two thread wake-ups per round); a round it cannot run there (no cached plan, a
+        # failed direct call) goes once through _map (its task fallback), then back.
+        try:
+            request = next(rounds)
+            while True:
+                if self._cached_plan(request[1]) is not None:
+                    done, value = self.client.sync(self._drive_direct, rounds, request)
+                    if done:
+                        return value
+                    request = value
+                request = rounds.send(self._map(*request))
+        except StopIteration as stop:
+            return stop.value
+
+    _drive.__doc__ = BlockExecutor._drive.__doc__
+
+    async def _drive_direct(self, rounds, request):
+        """``(True, value)`` when the generator ended; ``(False, request)``: a round to run
+        through :meth:`_map` (its partials not yet sent to the generator)."""
+        while True:
+            fn, handles, args = request
+            plan = self._cached_plan(handles)
+            if plan is None:
+                return False, request
+            self.round_trips += 1
+            try:
+                parts = await self._plan_call(plan, fn, args)
+            except Exception:       # noqa: BLE001 - run again through _map (its fallback)
+                self._forget(plan)
+                return False, request
+            try:
+                request = rounds.send(parts)
+            except StopIteration as stop:
+                return True, stop.value
+
 
     def _map(self, fn, handles, args):
         self.round_trips += 1
