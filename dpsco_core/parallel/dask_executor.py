@@ -237,7 +237,15 @@ class DaskExecutor(BlockExecutor):
             request = next(rounds)
             while True:
                 if self._cached_plan(request[1]) is not None:
-                    done, value = self.client.sync(self._drive_direct, rounds, request)
+                    stop: list = []
+                    try:
+                        done, value = self.client.sync(self._drive_direct, rounds, request,
+                                                       stop)
+                    except BaseException:
+                        # e.g. KeyboardInterrupt in this thread: the loop on the event loop
+                        # stops before its next round (sync does not cancel it)
+                        stop.append(True)
+                        raise
                     if done:
                         return value
                     request = value
@@ -247,10 +255,13 @@ class DaskExecutor(BlockExecutor):
 
     _drive.__doc__ = BlockExecutor._drive.__doc__
 
-    async def _drive_direct(self, rounds, request):
+    async def _drive_direct(self, rounds, request, stop):
         """``(True, value)`` when the generator ended; ``(False, request)``: a round to run
-        through :meth:`_map` (its partials not yet sent to the generator)."""
+        through :meth:`_map` (its partials not yet sent to the generator); returns at once
+        when ``stop`` is non-empty (the caller was interrupted)."""
         while True:
+            if stop:
+                return False, request
             fn, handles, args = request
             plan = self._cached_plan(handles)
             if plan is None:

@@ -367,3 +367,39 @@ def test_sparse_csr_blocks_and_private_smoothness_same_bits(client):
     b = dp.dp_cd(sq, executor=remote, **kw)
     assert np.array_equal(a.coef, b.coef)
     assert a.stats["clipped_fraction"] == b.stats["clipped_fraction"]
+
+
+def test_interrupted_run_stops_its_rounds(client):
+    # an exception in the calling thread while the rounds run from the event loop (as
+    # KeyboardInterrupt would be): the loop stops before its next round, none runs on
+    X, y = _data(n=1400, classify=True)
+    ex = DaskExecutor(client, block_rows=BLOCK)
+    prob = ex.problem(X, y, loss="logistic")
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=0, sample_rate=0.5, passes=2000,
+              record_history=False)
+    dp.dp_sgd(prob, **dict(kw, passes=1))      # holders cached: the next run drives directly
+    done = []
+
+    def interrupt():
+        deadline = time.monotonic() + 30
+        while ex.round_trips < start + 5 and time.monotonic() < deadline:
+            time.sleep(0.002)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Interrupted
+    previous = signal.signal(signal.SIGUSR1, handler)
+    try:
+        start = ex.round_trips
+        threading.Thread(target=interrupt, daemon=True).start()
+        with pytest.raises(Interrupted):
+            dp.dp_sgd(prob, **kw)
+        stopped = ex.round_trips
+        time.sleep(0.5)
+        done.append(ex.round_trips - stopped)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert stopped < start + 4000 and done[0] <= 1
