@@ -15,8 +15,9 @@ connection pool) to each worker holding blocks and one back, handled in the work
 loop by :func:`~dpsco_core.parallel._dask_worker.serve_round` (installed on every worker by a
 ``WorkerPlugin``), which reads the blocks from the worker's memory by their keys: raw pickled
 bytes both ways (plain msgpack for the comm, none of Dask's per-object serialization), no
-thread hand-off on either side, the scheduler not involved. DP-SGD runs all the steps of a
-call from the client's event loop (one hand-off per call, not per round). While the client
+thread hand-off on either side, the scheduler not involved. The solver loops (DP-SGD steps,
+DP-CD updates: generators of rounds, :meth:`DaskExecutor._drive`) run from the client's event
+loop (one thread hand-off per call, not two per round). While the client
 takes a step, each worker draws its blocks' Poisson batches of the next step in a background
 thread (the same rows as when drawn at the step: same bits). Nothing on the workers refers
 to a block but the client's futures: deleting a problem (or :meth:`DaskExecutor.close`) frees
