@@ -305,6 +305,24 @@ def test_worker_lost_mid_run_same_result(client):
     assert ex.replays >= 1          # the killed worker's blocks rebuilt their margins
 
 
+def test_worker_lost_mid_dp_sgd_same_result(client):
+    # DP-SGD driven from the client's event loop: the failed direct round runs again through
+    # the task path (the lost blocks recomputed elsewhere), then the loop resumes directly
+    loss = dp.losses.check_loss("logistic")
+    args = [(5, b, 500, 4, loss) for b in range(4)]
+    kw = dict(epsilon=1.0, delta=1e-6, passes=30, sample_rate=0.2, smoothness=1.0,
+              random_state=0, record_history=False)
+    ref = dp.dp_sgd(BlockExecutor().load(blocks.synthetic_block, args, loss="logistic"),
+                    **kw).coef
+    ex = DaskExecutor(client)
+    prob = ex.load(blocks.synthetic_block, args, loss="logistic")
+    dp.dp_sgd(prob, **dict(kw, passes=1))
+    start = ex.round_trips
+    coef = _run_and_kill(client, ex, lambda: dp.dp_sgd(prob, **kw).coef, after=start + 20)
+    assert not isinstance(coef, Exception), coef
+    assert np.array_equal(coef, ref)
+
+
 def test_lost_scattered_block_raises_clear_error(client):
     X, y = _data(n=1600)
     ex = DaskExecutor(client, block_rows=400)
