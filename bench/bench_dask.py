@@ -1,10 +1,10 @@
 """The Dask executor (issue 21): DP-SGD epochs on 2 worker processes vs 1, and its per-round
 overhead against the in-process executors.
 
-Usage: ``python bench/bench_dask.py [--n 2000000] [--p 100] [--quick] [--overhead-only]``. Prints two Markdown
-tables (recorded in ``bench/README.md``) and the load average around each measurement: the
-speed-up of 2 workers over 1 needs two idle cores, and the round-trip latency of Dask grows
-with the machine's load.
+Usage: ``python bench/bench_dask.py [--n 2000000] [--p 100] [--quick] [--overhead-only]``.
+Prints two Markdown tables (recorded in ``bench/README.md``) and the load average around each
+measurement: the speed-up of 2 workers over 1 needs two idle cores, and the round-trip latency
+of Dask grows with the machine's load.
 
 1. **Scaling.** A synthetic logistic problem (n rows, p features, 4 row blocks) generated on
    the workers (:func:`dpsco_core.parallel.blocks.synthetic_block`; nothing is sent from the
