@@ -7,6 +7,16 @@ which :class:`RoundPlugin` installs on every worker of the cluster (present and 
 message carries raw bytes (the client's pickle of the block keys, the function and its
 arguments; the partials pickled back): plain msgpack for Dask's comm, none of its per-object
 serialization, no thread hand-off on either side, the scheduler not involved.
+
+Trust and privacy: the payload is unpickled on the worker, as every Dask task is (the same
+comm, with Dask's TLS when the cluster is so configured): the handler opens no other channel.
+It receives what a task round would (block keys, iterates, batch specs), never the client's
+noise stream. The batches it draws ahead are the worker's own Poisson batches (from the
+hashed sampling entropy it already receives).
+
+Cost: the block functions run in the worker's event loop, which does nothing else meanwhile
+(heartbeats wait; Dask logs a warning beyond ``distributed.admin.tick.limit``, 3 s): blocks
+are sized so that one round takes milliseconds to a second (``block_rows``).
 """
 
 import asyncio
