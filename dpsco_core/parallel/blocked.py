@@ -188,6 +188,12 @@ def _reduce(parts):
     return total
 
 
+def _grad_reduce(parts):
+    """``(S, n_clipped, n_rows)`` of :func:`~dpsco_core.parallel.blocks.grad_sum` partials."""
+    return (_reduce([s for s, _, _ in parts]), sum(c for _, c, _ in parts),
+            sum(m for _, _, m in parts))
+
+
 def resolve_executor(executor, problem):
     """The executor a solver runs with: ``executor``, else the one a :class:`BlockedProblem`
     is bound to, else None (the in-process fused kernels)."""
@@ -254,12 +260,34 @@ class BlockExecutor(SerialExecutor):
     def _release(self, fn, *args):
         fn(*args)
 
+    def _drive(self, rounds):
+        """Run a solver loop written as a generator of rounds: it yields ``(fn, handles,
+        args)`` and is sent the partials of that round (``_map``); returns its value. (The
+        Dask executor runs the same generator from its event loop.)"""
+        try:
+            request = next(rounds)
+            while True:
+                request = rounds.send(self._map(*request))
+        except StopIteration as stop:
+            return stop.value
+
     def _threads(self):
         # A default count is resolved per call (issue 18): the idle CPUs only on a busy
         # machine; the block kernels run small groups serial by their own thresholds.
         if self._n_threads_request is None:
             return effective_n_threads(None, work=SERIAL_WORK)
         return self.n_threads
+
+    def close(self) -> None:
+        """Drop the blocks of the Problems this executor cut (the per-problem cache of
+        :meth:`bind`); it stays usable. ``with BlockExecutor() as ex:`` calls it."""
+        self._bound = weakref.WeakKeyDictionary()
+
+    def __enter__(self) -> "BlockExecutor":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     # ------------------------------------------------------------- data
     def problem(self, X: Any, y: Any = None, loss: Any = "squared", penalty: Any = None, *,
@@ -275,10 +303,12 @@ class BlockExecutor(SerialExecutor):
             blocks), a row-chunked ``dask.array``
             (one block per row chunk; computed where the block lives), the path of one
             ``.npy`` file (memory-mapped; rows ``block_rows`` at a time, read where the block
-            lives), a list of ``.npy`` paths (one block per file) or a list of ``.parquet``
-            paths (one block per file).
+            lives), a list of ``.npy`` paths (one block per file), a list of SciPy sparse
+            ``.npz`` paths (``scipy.sparse.save_npz``; one CSR block per file) or a list of
+            ``.parquet`` paths (one block per file).
         y : ndarray, dask.array, str or list of str
-            Labels in the same form (``.npy`` path(s)); for Parquet, the label column's name.
+            Labels in the same form (``.npy`` path(s), also for ``.npz`` features); for
+            Parquet, the label column's name.
         loss, penalty, bounds, row_norm, label_bound
             As in :class:`~dpsco_core.Problem`; public bounds are enforced on each block.
         features : list of str, optional
@@ -384,12 +414,14 @@ class BlockExecutor(SerialExecutor):
         tuple
             ``(S, n_clipped, n_rows)``.
         """
+        parts = self._map(_blocks.grad_sum, problem.blocks,
+                          self._grad_args(problem, coef, specs, clip))
+        return _grad_reduce(parts)
+
+    def _grad_args(self, problem, coef, specs, clip):
         loss = problem.loss
-        args = [(b, coef, spec, loss.kind, loss.param, clip, self._threads())
+        return [(b, coef, spec, loss.kind, loss.param, clip, self._threads())
                 for b, spec in enumerate(specs)]
-        parts = self._map(_blocks.grad_sum, problem.blocks, args)
-        return (_reduce([s for s, _, _ in parts]), sum(c for _, c, _ in parts),
-                sum(m for _, _, m in parts))
 
     def diff_sum(self, problem: "BlockedProblem", rows: np.ndarray, coef: np.ndarray,
                  coef_prev: np.ndarray, eta: float, eta_prev: float, clip: float,
@@ -549,24 +581,38 @@ class _SGDRun:
             self.per_epoch = problem.n_samples // batch_size
         self.k = 0
 
-    def __call__(self, n_steps):
-        pr, p = self.problem, self.problem.n_features
-        n_clipped = n_sampled = 0
+    def _specs(self):
+        """The batch spec of each block at step ``k`` (a shuffled epoch's permutation is drawn
+        at its first step: call once per step, and keep the specs if the round is re-run)."""
+        pr = self.problem
+        if self.sampling == "poisson":
+            return [("poisson", self.entropy, self.k, self.q)] * len(pr.blocks)
+        t = self.k % self.per_epoch
+        if t == 0:
+            self.perm = self.perm_gen.permutation(pr.n_samples)
+        rows = self.perm[t * self.b:(t + 1) * self.b]
+        return [("rows", r) for r in pr.split_rows(rows)]
+
+    def _step(self, parts, counts):
+        """Step ``k`` from the blocks' partials: add them in block order, add the noise (drawn
+        here, on the client), divide by the public normaliser, take the proximal step."""
+        S, clipped, sampled = _grad_reduce(parts)
+        # g = (S + N(0, noise_scale^2 I)) / norm
+        g = (S + self.noise.normal(0.0, self.noise_scale, self.problem.n_features)) / self.norm
+        self.coef[:] = _prox_vector(self.problem.penalty, self.coef - self.eta * g, self.eta)
+        counts[0], counts[1], self.k = counts[0] + clipped, counts[1] + sampled, self.k + 1
+
+    def _steps(self, n_steps):
+        counts = [0, 0]
         for _ in range(n_steps):
-            if self.sampling == "poisson":
-                specs = [("poisson", self.entropy, self.k, self.q)] * len(pr.blocks)
-            else:
-                t = self.k % self.per_epoch
-                if t == 0:
-                    self.perm = self.perm_gen.permutation(pr.n_samples)
-                rows = self.perm[t * self.b:(t + 1) * self.b]
-                specs = [("rows", r) for r in pr.split_rows(rows)]
-            S, clipped, sampled = self.ex.grad_sum(pr, self.coef, specs, self.clip)
-            # g = (S + N(0, noise_scale^2 I)) / norm, the noise drawn here on the client
-            g = (S + self.noise.normal(0.0, self.noise_scale, p)) / self.norm
-            self.coef[:] = _prox_vector(pr.penalty, self.coef - self.eta * g, self.eta)
-            n_clipped, n_sampled, self.k = n_clipped + clipped, n_sampled + sampled, self.k + 1
-        return n_clipped, n_sampled
+            specs = self._specs()       # kept if the round is run again (see _drive)
+            parts = yield (_blocks.grad_sum, self.problem.blocks,
+                           self.ex._grad_args(self.problem, self.coef, specs, self.clip))
+            self._step(parts, counts)
+        return counts[0], counts[1]
+
+    def __call__(self, n_steps):
+        return self.ex._drive(self._steps(n_steps))
 
 
 class _CDRun:
@@ -587,54 +633,59 @@ class _CDRun:
         args = [(b, self.token, self.outer, k, message, j, float(self.clips[j]), loss.kind,
                  loss.param) for b in range(nb)]
         start = time.perf_counter()
-        parts = self.ex._map(_blocks.cd_column_sum, pr.blocks, args)
+        parts = yield (_blocks.cd_column_sum, pr.blocks, args)
         lost = [b for b, part in enumerate(parts) if isinstance(part, str)]
         if lost:     # margins lost with a worker: rebuild them exactly from the log
             self.ex.replays += len(lost)
             replay = ("replay", self.start, list(self.log))
-            again = self.ex._map(_blocks.cd_column_sum, [pr.blocks[b] for b in lost],
-                                 [args[b][:4] + (replay,) + args[b][5:] for b in lost])
+            again = yield (_blocks.cd_column_sum, [pr.blocks[b] for b in lost],
+                           [args[b][:4] + (replay,) + args[b][5:] for b in lost])
             for b, part in zip(lost, again):
                 parts[b] = part
         self.round_trip_times.append(time.perf_counter() - start)
         return float(_reduce([s for s, _ in parts])), sum(c for _, c in parts)
 
     def __call__(self, k_outer, offset):
+        try:
+            return self.ex._drive(self._updates(k_outer, offset))
+        finally:
+            self.ex._release(_blocks.cd_release, self.token)
+
+    def _updates(self, k_outer, offset):
         pr, p, coef = self.problem, self.problem.n_features, self.coef
         penalty = pr.penalty
         n_clipped, update = 0, offset
-        try:
-            for _ in range(k_outer):
-                self.start, self.log = coef.copy(), []
-                sums, last = np.zeros(p), np.ones(p, dtype=np.int64)
-                for k in range(self.n_inner):
-                    j = update % p if self.cyclic else int(self.gen.integers(0, p))
-                    update += 1
-                    g = self.noise_scales[j] * self.gen.standard_normal()
-                    message = ("start", self.start) if k == 0 else ("next", self.log[-1])
-                    acc, clipped = self._sums(k, message, j)
-                    n_clipped += clipped
-                    g = acc * self.inv_m + g
-                    w_new = _prox_vector(penalty, np.array([coef[j] - self.steps[j] * g]),
-                                         self.steps[j])[0]
-                    delta = w_new - coef[j]
-                    self.log.append((j, delta))
-                    if delta == 0.0:
-                        continue
-                    if self.average:
-                        sums[j] += coef[j] * (k + 1 - last[j])
-                        last[j] = k + 1
-                    coef[j] = w_new
+        for _ in range(k_outer):
+            self.start, self.log = coef.copy(), []
+            sums, last = np.zeros(p), np.ones(p, dtype=np.int64)
+            for k in range(self.n_inner):
+                j = update % p if self.cyclic else int(self.gen.integers(0, p))
+                update += 1
+                g = self.noise_scales[j] * self.gen.standard_normal()
+                message = ("start", self.start) if k == 0 else ("next", self.log[-1])
+                acc, clipped = yield from self._sums(k, message, j)
+                n_clipped += clipped
+                g = acc * self.inv_m + g
+                w_new = _prox_vector(penalty, np.array([coef[j] - self.steps[j] * g]),
+                                     self.steps[j])[0]
+                delta = w_new - coef[j]
+                self.log.append((j, delta))
+                if delta == 0.0:
+                    continue
                 if self.average:
-                    coef[:] = (sums + coef * (self.n_inner + 1 - last)) / self.n_inner
-                self.outer += 1
-        finally:
-            self.ex._release(_blocks.cd_release, self.token)
+                    sums[j] += coef[j] * (k + 1 - last[j])
+                    last[j] = k + 1
+                coef[j] = w_new
+            if self.average:
+                coef[:] = (sums + coef * (self.n_inner + 1 - last)) / self.n_inner
+            self.outer += 1
         return n_clipped
 
 
 def _block_calls(X, y, loss, bounds, features, block_rows):
     """The loader calls of a dataset given as files or a dask.array; None for an array."""
+    if isinstance(X, (str, os.PathLike)) and os.fspath(X).endswith(".npz"):
+        X, y = [X], [y]         # a sparse file is one block (CSR rows are not memory-mapped)
     if isinstance(X, (str, os.PathLike)):
         path = os.fspath(X)
         n = np.load(path, mmap_mode="r").shape[0]
@@ -648,10 +699,14 @@ def _block_calls(X, y, loss, bounds, features, block_rows):
                                 f"{type(y).__name__}.")
             return [(_blocks.load_parquet_block, (p, y, features, loss, bounds)) for p in paths]
         if not isinstance(y, (list, tuple)) or len(y) != len(paths):
-            raise ValueError(f"with a list of {len(paths)} .npy feature files, y must be a "
-                             "list of as many .npy label files.")
-        return [(_blocks.load_npy_block, (p, os.fspath(q), loss, bounds))
-                for p, q in zip(paths, y)]
+            raise ValueError(f"with a list of {len(paths)} .npy or .npz feature files, y must "
+                             "be a list of as many .npy label files.")
+        sparse = [p.endswith(".npz") for p in paths]
+        if any(sparse) and not all(sparse):
+            raise ValueError("the feature files must be all .npy (dense) or all .npz (SciPy "
+                             "sparse); got a mix.")
+        load = _blocks.load_npz_block if all(sparse) else _blocks.load_npy_block
+        return [(load, (p, os.fspath(q), loss, bounds)) for p, q in zip(paths, y)]
     if type(X).__module__.startswith("dask"):
         if len(X.chunks) != 2 or len(X.chunks[1]) != 1:
             raise ValueError("a dask.array X must be chunked by rows only (one column chunk); "

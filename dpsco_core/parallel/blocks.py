@@ -29,7 +29,8 @@ from .._kernels import _batch, _loss
 from ..losses import LOSS_HINGE, LOSS_LOGISTIC
 
 __all__ = ["Block", "make_block", "block_shape", "load_npy_block", "load_npy_rows",
-           "load_parquet_block", "synthetic_block", "poisson_rows", "worker_entropy",
+           "load_npz_block", "load_parquet_block", "synthetic_block", "poisson_rows",
+           "worker_entropy",
            "grad_sum", "diff_sum", "loss_sum", "gram", "column_sq_norms", "max_row_norm",
            "column_max_abs", "clipped_sq_sums",
            "cd_column_sum", "cd_release", "LOST"]
@@ -162,6 +163,13 @@ def load_npy_rows(x_path, y_path, start, stop, loss, bounds=None):
     X = np.load(x_path, mmap_mode="r")
     y = np.load(y_path, mmap_mode="r")
     return make_block(X[start:stop], y[start:stop], loss, bounds)
+
+
+def load_npz_block(x_path, y_path, loss, bounds=None):
+    """A sparse block from one SciPy ``.npz`` file (``scipy.sparse.save_npz``; converted to
+    CSR with sorted, unique indices if stored otherwise) and one ``.npy`` file of labels,
+    read where it runs."""
+    return make_block(sp.load_npz(x_path).tocsr(), np.load(y_path, mmap_mode="r"), loss, bounds)
 
 
 def load_parquet_block(path, label, features, loss, bounds=None):
@@ -350,7 +358,7 @@ def cd_column_sum(block, index, token, outer, k, message, j, clip_j, loss_kind, 
     hold the margins at update ``k - 1`` (a new worker after a failure, or a moved task): the
     client then sends the replay.
     """
-    with _CD_LOCK:      # an actor's thread and a task's thread never update one block at once
+    with _CD_LOCK:      # a direct round (event loop) and a task (its thread): one at a time
         state = _cd_margins(block, (token, index), outer, k, message)
     if state is None:
         return LOST

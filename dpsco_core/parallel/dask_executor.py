@@ -10,18 +10,27 @@ each of the blocks that worker holds; the partials come back to the client, whic
 in block order, draws the noise from its own stream and takes the step. The same blocking and
 seed give bitwise the result of the in-process ``BlockExecutor``.
 
-Rounds. By default (``direct=True``) a round goes from the client's connection pool straight
-to one Dask actor per worker (:class:`_BlockServer`, created once, holding references to that
-worker's blocks) and back: two messages per worker, the scheduler not involved. A round of
-tasks (``direct=False``, and the fallback) is one task per worker (not per block), pinned to
-it; the client then fetches the results from those workers directly; the previous round's
-results are released in the same batch as the next round's tasks. Measured on the 2-core test
-machine at load 13 (``bench/bench_dask.py``, n = 20,000, p = 20, 2 blocks): 12.9 ms per
-DP-SGD step through the actors, 89.6 ms as tasks (172.7 ms before, one task per block).
+Rounds. By default (``direct=True``) a round is one Dask comm message from the client (its
+connection pool) to each worker holding blocks and one back, handled in the worker's event
+loop by :func:`~dpsco_core.parallel._dask_worker.serve_round` (installed on every worker by a
+``WorkerPlugin``), which reads the blocks from the worker's memory by their keys: raw pickled
+bytes both ways (plain msgpack for the comm, none of Dask's per-object serialization), no
+thread hand-off on either side, the scheduler not involved. The solver loops (DP-SGD steps,
+DP-CD updates: generators of rounds, :meth:`DaskExecutor._drive`) run from the client's event
+loop (one thread hand-off per call, not two per round). While the client
+takes a step, each worker draws its blocks' Poisson batches of the next step in a background
+thread (the same rows as when drawn at the step: same bits). Nothing on the workers refers
+to a block but the client's futures: deleting a problem (or :meth:`DaskExecutor.close`) frees
+its blocks. A round of tasks (``direct=False``, and the fallback) is one task per worker (not
+per block), pinned to it; the client then fetches the results from those workers directly;
+the previous round's results are released in the same batch as the next round's tasks.
+Per DP-SGD round, 2 workers, n = 20,000, p = 20 (``bench/README.md``): 0.7 ms of the client's
+CPU (with the scheduler's) and 1.0 ms of each worker's beyond the in-process executor, against
+2.4 ms and 1.9 ms through Dask actors (the previous design) and more as tasks.
 
 Failure. The block functions are pure functions of their block and arguments (DP-CD's
 margins are a cache that a block rebuilds exactly from the client's log, and an update
-re-run is not applied twice), so a round whose actor call fails (a worker lost, an error in a
+re-run is not applied twice), so a round whose direct call fails (a worker lost, an error in a
 block) is run again as tasks, and Dask's own machinery recovers a lost worker: its running
 tasks are rescheduled, blocks made by a task are recomputed on another worker, and the run
 completes with the same bits. Blocks scattered from the client cannot be recomputed (unless
@@ -67,25 +76,20 @@ def _run_group(fn, blocks, args):
     return [fn(block, *a) for block, a in zip(blocks, args)]
 
 
-class _BlockServer:
-    """A Dask actor on one worker holding references to the blocks that worker holds: a
-    round is then one message from the client to each worker and one back (the scheduler is
-    not involved), instead of a task's client -> scheduler -> worker -> scheduler -> client
-    plus the fetch of its result."""
-
-    calls = 0           # class attributes: an actor's proxy reads only those its class has
-    seconds = 0.0       # time in the block functions (benchmarks read it)
-
-    def __init__(self, blocks):
-        self.blocks = blocks
-
-    def run(self, fn, args):
-        start = time.perf_counter()
-        try:
-            return _run_group(fn, self.blocks, args)
-        finally:
-            self.calls += 1
-            self.seconds += time.perf_counter() - start
+def _group(holders):
+    """``[(worker or None, block indices)]`` from each block's holder: the blocks of each
+    worker in block order, in the order of their first block; a block without one alone."""
+    tasks: list = []
+    by_worker: dict = {}
+    for b, w in enumerate(holders):
+        if w is None:
+            tasks.append((None, [b]))
+        elif w in by_worker:
+            by_worker[w][1].append(b)
+        else:
+            by_worker[w] = (w, [b])
+            tasks.append(by_worker[w])
+    return tasks
 
 
 def _call_oracle(oracle, Z, seed):
@@ -109,10 +113,10 @@ class DaskExecutor(BlockExecutor):
     replicas : int, default=1
         Copies of each scattered block kept on distinct workers (2 survives one lost worker).
     direct : bool, default=True
-        Run the rounds through one Dask actor per worker (client -> worker -> client, the
-        scheduler not involved: about a quarter of a task round's messages). A round whose
-        actor call fails (a worker lost, a task error) is run again as Dask tasks, with
-        Dask's recovery; False: tasks always. Both give the same bits.
+        Run the rounds as one message to each worker's round handler and back (client ->
+        worker -> client, the scheduler not involved: module docstring). A round whose
+        direct call fails (a worker lost, an error in a block) is run again as Dask tasks,
+        with Dask's recovery; False: tasks always. Both give the same bits.
 
     Attributes
     ----------
@@ -133,7 +137,7 @@ class DaskExecutor(BlockExecutor):
         self._holder: dict[Any, str] = {}
         self._previous: list[Any] = []
         self.direct = bool(direct)
-        self._actors: dict[tuple, Any] = {}
+        self._plugin = False
         self.poll_seconds = 2.0
 
     def __repr__(self):
@@ -177,14 +181,21 @@ class DaskExecutor(BlockExecutor):
     def _alive(self):
         return set(self.client.scheduler_info().get("workers", {}))
 
-    def _holders(self, handles):
+    def _holders(self, handles, op="a round"):
         """The worker of each block, cached: the scheduler is asked only about blocks without a
         known holder (the first round, or after their worker died: see :meth:`_map`), so a
         round costs no extra message."""
         missing = [h for h in handles if h.key not in self._holder]
         if missing:
             alive = self._alive()
-            for key, workers in self.client.who_has(missing).items():
+            try:
+                who = self.client.who_has(missing)
+            except Exception as exc:    # a block (future) cancelled: lost with its worker
+                if any(h.key in self._scattered for h in missing) and "Cancelled" in \
+                        type(exc).__name__:
+                    raise RuntimeError(_LOST_SCATTERED.format(op=op)) from exc
+                raise
+            for key, workers in who.items():
                 workers = [w for w in workers if w in alive]
                 if workers:
                     self._holder[key] = sorted(workers)[0]
@@ -203,90 +214,146 @@ class DaskExecutor(BlockExecutor):
                                   retries=self.retries, workers=[holder],
                                   allow_other_workers=False)
 
-    def _groups(self, handles):
+    def _groups(self, handles, op="a round"):
         """``[(holder or None, block indices)]``: the blocks of each worker, in block order;
         a block without a known live holder alone."""
-        tasks: list = []
-        by_worker: dict = {}
-        for b, w in enumerate(self._holders(handles)):
-            if w is None:
-                tasks.append((None, [b]))
-            elif w in by_worker:
-                by_worker[w][1].append(b)
-            else:
-                by_worker[w] = (w, [b])
-                tasks.append(by_worker[w])
-        return tasks
+        return _group(self._holders(handles, op))
+
+    def _cached_plan(self, handles):
+        """The direct plan of ``handles`` from the cached holders alone (no message: safe in
+        the event loop), or None (``direct=False``, the handler not installed yet, a holder
+        not known: the round then goes through :meth:`_map`)."""
+        if not (self.direct and self._plugin):
+            return None
+        holders = [self._holder.get(h.key) for h in handles]
+        if any(w is None for w in holders):
+            return None
+        return [(w, [handles[b].key for b in idx], idx) for w, idx in _group(holders)]
+
+    def _drive(self, rounds):
+        # The solver loop runs from the client's event loop, one hand-off for all its rounds
+        # (not two thread wake-ups per round); a round it cannot run there (no cached plan, a
+        # failed direct call) goes once through _map (its task fallback), then back.
+        try:
+            request = next(rounds)
+            while True:
+                if self._cached_plan(request[1]) is not None:
+                    stop: list = []
+                    try:
+                        done, value = self.client.sync(self._drive_direct, rounds, request,
+                                                       stop)
+                    except BaseException:
+                        # e.g. KeyboardInterrupt in this thread: the loop on the event loop
+                        # stops before its next round (sync does not cancel it)
+                        stop.append(True)
+                        raise
+                    if done:
+                        return value
+                    request = value
+                request = rounds.send(self._map(*request))
+        except StopIteration as stop:
+            return stop.value
+
+    _drive.__doc__ = BlockExecutor._drive.__doc__
+
+    async def _drive_direct(self, rounds, request, stop):
+        """``(True, value)`` when the generator ended; ``(False, request)``: a round to run
+        through :meth:`_map` (its partials not yet sent to the generator); returns at once
+        when ``stop`` is non-empty (the caller was interrupted)."""
+        while True:
+            if stop:
+                return False, request
+            fn, handles, args = request
+            plan = self._cached_plan(handles)
+            if plan is None:
+                return False, request
+            self.round_trips += 1
+            try:
+                parts = await self._plan_call(plan, fn, args)
+            except Exception:       # noqa: BLE001 - run again through _map (its fallback)
+                self._forget(plan)
+                return False, request
+            try:
+                request = rounds.send(parts)
+            except StopIteration as stop:
+                return True, stop.value
+
 
     def _map(self, fn, handles, args):
         self.round_trips += 1
-        tasks = self._groups(handles)
+        tasks = self._groups(handles, getattr(fn, "__name__", "a round"))
         if self.direct and all(w is not None for w, _ in tasks):
-            parts = self._actor_round(fn, handles, args, tasks)
+            parts = self._direct_round(fn, handles, args, tasks)
             if parts is not None:
                 return parts
         return self._task_round(fn, handles, args, tasks)
 
-    def _actor_round(self, fn, handles, args, tasks):
-        """The round through the workers' actors (the client's connection pool straight to
-        each worker, all workers at once); None if anything failed (the caller then runs the
-        round as tasks: the functions are pure, or idempotent for DP-CD's margins)."""
-        from distributed import wait
-
-        keys = [(w, tuple(handles[b].key for b in idx)) for w, idx in tasks]
-        try:
-            # an actor keeps its blocks alive: beyond 16 (or this round's number), the oldest
-            # of other rounds go (made again on their next round if still in use)
-            new = [key for key in keys if key not in self._actors]
-            stale = [key for key in self._actors if key not in keys]
-            for key in stale[:max(0, len(self._actors) + len(new) - max(16, len(keys)))]:
-                del self._actors[key]
-            for key, (w, idx) in zip(keys, tasks):
-                if key not in self._actors:
-                    self._actors[key] = self.client.submit(
-                        _BlockServer, [handles[b] for b in idx], actor=True, workers=[w],
-                        allow_other_workers=False, pure=False)
-            actors = [self._actors[key] for key in keys]
-            while not all(a.done() for a in actors):
-                try:
-                    wait(actors, timeout=self.poll_seconds)
-                except TimeoutError:
-                    if not {w for w, _ in tasks} <= self._alive():
-                        raise
-            if not all(a.status == "finished" for a in actors):
-                raise RuntimeError("an actor was not created")
-            parts = self.client.sync(self._actor_calls, [
-                (w, a.key, fn, [args[b] for b in idx]) for a, (w, idx) in zip(actors, tasks)])
-        except Exception:       # noqa: BLE001 - a lost worker, or an error the tasks re-raise
-            for key in keys:
-                self._actors.pop(key, None)
-            self._holder.clear()
+    def _direct_round(self, fn, handles, args, tasks):
+        """The round straight to the workers (module docstring); None if anything failed (the
+        caller then runs the round as tasks: the functions are pure, or idempotent for DP-CD's
+        margins)."""
+        plan = self._direct_plan(handles, tasks)
+        if plan is None:
             return None
-        out: list = [None] * len(handles)
-        for (_, idx), res in zip(tasks, parts):
-            for b, r in zip(idx, res):
+        try:
+            return self.client.sync(self._plan_call, plan, fn, args)
+        except Exception:       # noqa: BLE001 - a lost worker, or an error the tasks re-raise
+            self._forget(plan)
+            return None
+
+    def _direct_plan(self, handles, tasks=None):
+        """``[(worker, block keys, block indices)]`` of a direct round, or None when rounds
+        run as tasks (``direct=False``, or a block without a known live holder)."""
+        if not self.direct:
+            return None
+        tasks = self._groups(handles) if tasks is None else tasks
+        if any(w is None for w, _ in tasks):
+            return None
+        if not self._plugin:
+            from ._dask_worker import RoundPlugin
+
+            try:
+                self.client.register_plugin(RoundPlugin())
+            except Exception:       # noqa: BLE001 - no handler: rounds as tasks
+                return None
+            self._plugin = True
+        return [(w, [handles[b].key for b in idx], idx) for w, idx in tasks]
+
+    def _forget(self, plan):
+        """After a failed direct round: forget the cached block holders (a worker may be
+        lost: the next round asks the scheduler again)."""
+        self._holder.clear()
+
+    async def _plan_call(self, plan, fn, args):
+        """One direct round from the client's event loop: a message to every worker of
+        ``plan`` (through the client's connection pool), then their replies; the partials in
+        block order. Raises if any call failed, after every call has ended (no call of the
+        round still runs beside the task round that replaces it)."""
+        from distributed.protocol import pickle
+
+        from ._dask_worker import ROUND_OP
+
+        pool, comms = self.client.rpc, []
+        try:
+            for w, keys, idx in plan:
+                payload = pickle.dumps((keys, fn, [args[b] for b in idx]))
+                comm = await pool.connect(w)
+                comms.append((w, comm))
+                await comm.write({"op": ROUND_OP, "payload": payload, "reply": True})
+            replies = [await comm.read() for _, comm in comms]
+        except BaseException:
+            for _, comm in comms:
+                comm.abort()
+            raise
+        for w, comm in comms:
+            pool.reuse(w, comm)
+        out: list = [None] * len(args)
+        for (_, _, idx), reply in zip(plan, replies):
+            if not isinstance(reply, dict) or reply.get("status") != "OK":
+                raise RuntimeError(f"a direct round failed on a worker: {reply!r:.200}")
+            for b, r in zip(idx, pickle.loads(reply["result"])):
                 out[b] = r
         return out
-
-    async def _actor_calls(self, calls):
-        import asyncio
-
-        from distributed.protocol import to_serialize
-
-        async def call(address, key, fn, args):
-            reply = await self.client.rpc(address).actor_execute(
-                function="run", actor=key, args=[to_serialize(fn), to_serialize(args)],
-                kwargs={})
-            if reply["status"] != "OK":
-                raise RuntimeError("a block call failed on its worker")
-            return reply["result"]
-        # every call has ended (returned or failed) before the round is run again as tasks:
-        # no call of this round is still running beside them
-        replies = await asyncio.gather(*(call(*c) for c in calls), return_exceptions=True)
-        for reply in replies:
-            if isinstance(reply, BaseException):
-                raise reply
-        return replies
 
     def _task_round(self, fn, handles, args, tasks):
         from distributed import wait
@@ -354,6 +421,30 @@ class DaskExecutor(BlockExecutor):
 
     def _threads(self):
         return 1
+
+    # ------------------------------------------------------------- lifetime
+    def close(self) -> None:
+        """Release what this executor holds on the cluster (the client stays open).
+
+        Drops the blocks of every :class:`~dpsco_core.Problem` it cut and scattered (the
+        per-problem cache of :meth:`bind`), its scattered ReSQue oracles, the last task
+        round's results and the batches its workers drew ahead; Dask then frees them on the
+        workers. A :class:`BlockedProblem` made by :meth:`problem` or :meth:`load` holds its
+        own blocks: they are freed when it is deleted. The executor stays usable (a Problem
+        passed again is scattered again). Also called by ``with DaskExecutor(client) as ex:``.
+        """
+        super().close()
+        self._oracles.clear()
+        self._previous = []
+        self._holder.clear()
+        self._scattered.clear()
+        if self._plugin:
+            from ._dask_worker import clear_ahead
+
+            self._release(clear_ahead)
+
+    def __enter__(self) -> "DaskExecutor":
+        return self
 
     # ------------------------------------------------------------- independent runs
     def map_runs(self, fn: Any, items: list[dict[str, Any]],

@@ -5,6 +5,7 @@ seed. The problems are small (a few rounds each): a Dask round trip costs millis
 idle machine and up to ~0.2 s on the loaded CI host.
 """
 
+import gc
 import logging
 import math
 import os
@@ -25,6 +26,7 @@ import dpsco_core as dp  # noqa: E402
 from dpsco_core.exceptions import PrivacyLeakWarning  # noqa: E402
 from dpsco_core.parallel import BlockExecutor, DaskExecutor, SerialExecutor  # noqa: E402
 from dpsco_core.parallel import blocks  # noqa: E402
+from dpsco_core.parallel._dask_worker import round_stats  # noqa: E402
 
 BLOCK = 700
 
@@ -67,18 +69,87 @@ def test_dp_sgd_and_dp_gd_same_bits_as_in_process(client):
 
 
 def test_task_rounds_and_actor_rounds_same_bits(client):
-    # direct=False: every round as Dask tasks (one per worker); direct=True: through one actor
-    # per worker; both the bits of the in-process executor
+    # direct=False: every round as Dask tasks (one per worker); direct=True: one message
+    # straight to each worker's round handler; both the bits of the in-process executor
     X, y = _data(classify=True)
     prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
     kw = dict(epsilon=1.0, delta=1e-6, random_state=5, sample_rate=0.25, passes=1)
     ref = dp.dp_sgd(prob, executor=BlockExecutor(block_rows=BLOCK), **kw).coef
     tasks = DaskExecutor(client, block_rows=BLOCK, direct=False)
     assert np.array_equal(dp.dp_sgd(prob, executor=tasks, **kw).coef, ref)
-    assert not tasks._actors
-    actors = DaskExecutor(client, block_rows=BLOCK)
-    assert np.array_equal(dp.dp_sgd(prob, executor=actors, **kw).coef, ref)
-    assert len(actors._actors) == 2          # one per worker, each with its blocks
+    assert not tasks._plugin
+    before = client.run(round_stats)
+    direct = DaskExecutor(client, block_rows=BLOCK)
+    assert np.array_equal(dp.dp_sgd(prob, executor=direct, **kw).coef, ref)
+    after = client.run(round_stats)
+    # every round went to both workers' handlers (each holds blocks of the 3)
+    assert all(after[w][0] - before.get(w, (0, 0))[0] >= direct.round_trips - 1 for w in after)
+
+
+def test_poisson_batches_drawn_ahead_same_bits(client):
+    # the workers draw step k+1's Poisson batches while the client takes step k; the rows are
+    # those poisson_rows draws when the step comes, so the bits do not change
+    from dpsco_core.parallel import _dask_worker
+
+    def used():
+        return _dask_worker.AHEAD_USED[0]
+
+    def set_ahead(on, min_rows=4096):
+        _dask_worker.DRAW_AHEAD[0], _dask_worker.AHEAD_MIN_ROWS[0] = on, min_rows
+    X, y = _data(classify=True)
+    prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=3, sample_rate=0.1, passes=1)
+    ref = dp.dp_sgd(prob, executor=BlockExecutor(block_rows=BLOCK), **kw).coef
+    ex = DaskExecutor(client, block_rows=BLOCK)
+    client.run(set_ahead, True, 1)      # the batches here are small (70 rows per block)
+    before = client.run(used)
+    assert np.array_equal(dp.dp_sgd(prob, executor=ex, **kw).coef, ref)
+    after = client.run(used)
+    # 10 steps: the batches of steps 1-9 of each worker's blocks drawn ahead (a batch drawn
+    # when its step comes, if its draw had not been scheduled yet, is the same batch)
+    assert all(after[w] - before[w] >= 5 for w in after), (before, after)
+    try:
+        client.run(set_ahead, False)
+        assert np.array_equal(dp.dp_sgd(prob, executor=ex, **kw).coef, ref)
+    finally:
+        client.run(set_ahead, True)
+
+
+def _held(client):
+    return sum(client.run(lambda dask_worker: len(dask_worker.data)).values())
+
+
+def _wait_held(client, at_most, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while _held(client) > at_most and time.monotonic() < deadline:
+        gc.collect()
+        time.sleep(0.05)
+    return _held(client)
+
+
+def test_blocks_freed_when_problem_deleted_or_executor_closed(client):
+    # nothing on the workers keeps a block alive but the client's futures: deleting a
+    # BlockedProblem frees its blocks; close() (or leaving a with block) frees those of the
+    # Problems the executor cut and cached
+    gc.collect()
+    base = _wait_held(client, 0, timeout=5.0)
+    X, y = _data()
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=0, sample_rate=0.5, passes=1,
+              record_history=False)
+    with DaskExecutor(client, block_rows=BLOCK) as ex:
+        prob = ex.problem(X, y, loss="squared")
+        dp.dp_sgd(prob, **kw)
+        assert _held(client) >= base + 3
+        del prob
+        assert _wait_held(client, base) <= base
+        source = dp.Problem(X, y, loss="squared")
+        dp.dp_sgd(source, executor=ex, **kw)
+        assert _held(client) >= base + 3
+    assert _wait_held(client, base) <= base
+    # the executor stays usable after close(): the Problem is scattered again
+    assert np.array_equal(dp.dp_sgd(source, executor=ex, **kw).coef,
+                          dp.dp_sgd(source, executor=BlockExecutor(BLOCK), **kw).coef)
+    ex.close()
 
 
 def _fail_on_block(block, index):
@@ -88,17 +159,18 @@ def _fail_on_block(block, index):
 
 
 def test_error_in_a_block_is_raised_not_swallowed(client):
-    # the actor round fails, the round runs again as tasks, and the task's error reaches the
-    # caller; the next round goes through the actors again
+    # the direct round fails, the round runs again as tasks, and the task's error reaches the
+    # caller; the next round goes straight to the workers again
     X, y = _data(n=1500)
     ex = DaskExecutor(client, block_rows=BLOCK)
     prob = ex.problem(X, y, loss="squared")
     assert ex._map(_fail_on_block, prob.blocks, [(0,), (2,), (3,)]) == [0, 2, 3]
-    assert ex._actors
+    assert ex._plugin
     with pytest.raises(ValueError, match="block 1 refused"):
         ex._map(_fail_on_block, prob.blocks, [(0,), (1,), (2,)])
+    before = client.run(round_stats)
     assert ex._map(_fail_on_block, prob.blocks, [(0,), (2,), (3,)]) == [0, 2, 3]
-    assert ex._actors
+    assert all(client.run(round_stats)[w][0] == before[w][0] + 1 for w in before)
 
 
 def test_dp_cd_same_bits_margins_on_workers(client):
@@ -233,6 +305,24 @@ def test_worker_lost_mid_run_same_result(client):
     assert ex.replays >= 1          # the killed worker's blocks rebuilt their margins
 
 
+def test_worker_lost_mid_dp_sgd_same_result(client):
+    # DP-SGD driven from the client's event loop: the failed direct round runs again through
+    # the task path (the lost blocks recomputed elsewhere), then the loop resumes directly
+    loss = dp.losses.check_loss("logistic")
+    args = [(5, b, 500, 4, loss) for b in range(4)]
+    kw = dict(epsilon=1.0, delta=1e-6, passes=30, sample_rate=0.2, smoothness=1.0,
+              random_state=0, record_history=False)
+    ref = dp.dp_sgd(BlockExecutor().load(blocks.synthetic_block, args, loss="logistic"),
+                    **kw).coef
+    ex = DaskExecutor(client)
+    prob = ex.load(blocks.synthetic_block, args, loss="logistic")
+    dp.dp_sgd(prob, **dict(kw, passes=1))
+    start = ex.round_trips
+    coef = _run_and_kill(client, ex, lambda: dp.dp_sgd(prob, **kw).coef, after=start + 20)
+    assert not isinstance(coef, Exception), coef
+    assert np.array_equal(coef, ref)
+
+
 def test_lost_scattered_block_raises_clear_error(client):
     X, y = _data(n=1600)
     ex = DaskExecutor(client, block_rows=400)
@@ -244,6 +334,33 @@ def test_lost_scattered_block_raises_clear_error(client):
     if not isinstance(err, Exception):     # the killed worker held none of the blocks
         pytest.skip("the killed worker held no scattered block")
     assert isinstance(err, RuntimeError) and "scattered" in str(err), err
+
+
+def test_sparse_npz_files_loaded_on_the_workers(client, tmp_path):
+    # a list of SciPy .npz files (one CSR block each, one stored as CSC) and .npy labels:
+    # the blocks of the same sparse X cut in memory, so bitwise the same runs
+    import scipy.sparse as sp
+    X = sp.random(2000, 12, density=0.2, random_state=4, format="csr")
+    y = np.where(X @ np.linspace(-1, 1, 12) >= 0, 1.0, -1.0)
+    x_files, y_files = [], []
+    for b, lo in enumerate(range(0, 2000, BLOCK)):
+        x_files.append(str(tmp_path / f"X{b}.npz"))
+        y_files.append(str(tmp_path / f"y{b}.npy"))
+        part = X[lo:lo + BLOCK]
+        sp.save_npz(x_files[-1], part.tocsc() if b == 1 else part)
+        np.save(y_files[-1], y[lo:lo + BLOCK])
+    ex = DaskExecutor(client, block_rows=BLOCK)
+    prob = ex.problem(x_files, y_files, loss="logistic", penalty=dp.L2(1e-3))
+    assert list(prob.block_sizes) == [700, 700, 600] and prob.n_features == 12
+    assert not any(h.key in ex._scattered for h in prob.blocks)     # read by the workers
+    local = BlockExecutor(block_rows=BLOCK).problem(X, y, loss="logistic", penalty=dp.L2(1e-3))
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=5, sample_rate=0.25, passes=1)
+    assert np.array_equal(dp.dp_sgd(prob, **kw).coef, dp.dp_sgd(local, **kw).coef)
+    kw = dict(epsilon=1.0, delta=1e-6, n_outer=1, n_inner=6, random_state=1,
+              smoothness=np.ones(12))
+    assert np.array_equal(dp.dp_cd(prob, **kw).coef, dp.dp_cd(local, **kw).coef)
+    with pytest.raises(ValueError, match="all .npy"):
+        ex.problem([x_files[0], str(tmp_path / "X.npy")], y_files[:2], loss="logistic")
 
 
 def test_sparse_csr_blocks_and_private_smoothness_same_bits(client):
@@ -268,3 +385,39 @@ def test_sparse_csr_blocks_and_private_smoothness_same_bits(client):
     b = dp.dp_cd(sq, executor=remote, **kw)
     assert np.array_equal(a.coef, b.coef)
     assert a.stats["clipped_fraction"] == b.stats["clipped_fraction"]
+
+
+def test_interrupted_run_stops_its_rounds(client):
+    # an exception in the calling thread while the rounds run from the event loop (as
+    # KeyboardInterrupt would be): the loop stops before its next round, none runs on
+    X, y = _data(n=1400, classify=True)
+    ex = DaskExecutor(client, block_rows=BLOCK)
+    prob = ex.problem(X, y, loss="logistic")
+    kw = dict(epsilon=1.0, delta=1e-6, random_state=0, sample_rate=0.5, passes=2000,
+              record_history=False)
+    dp.dp_sgd(prob, **dict(kw, passes=1))      # holders cached: the next run drives directly
+    done = []
+
+    def interrupt():
+        deadline = time.monotonic() + 30
+        while ex.round_trips < start + 5 and time.monotonic() < deadline:
+            time.sleep(0.002)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGUSR1)
+
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Interrupted
+    previous = signal.signal(signal.SIGUSR1, handler)
+    try:
+        start = ex.round_trips
+        threading.Thread(target=interrupt, daemon=True).start()
+        with pytest.raises(Interrupted):
+            dp.dp_sgd(prob, **kw)
+        stopped = ex.round_trips
+        time.sleep(0.5)
+        done.append(ex.round_trips - stopped)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert stopped < start + 4000 and done[0] <= 1
