@@ -135,7 +135,8 @@ class _ComputedSeed(ISeedSequence):
         self.words = words
 
     def generate_state(self, n_words, dtype=np.uint32):
-        if n_words != 4 or np.dtype(dtype) != np.uint64:     # PCG64DXSM reads 4 uint64 only
+        # PCG64DXSM reads 4 uint64 only (``dtype is np.uint64`` first: np.dtype() ~0.5 us)
+        if n_words != 4 or (dtype is not np.uint64 and np.dtype(dtype) != np.uint64):
             raise ValueError("a computed seed gives generate_state(4, np.uint64) only")
         return self.words.copy()
 
