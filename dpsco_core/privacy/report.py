@@ -310,6 +310,10 @@ def _orders_tuple(orders):
     return values
 
 
+_GAUSSIAN_NAMES = {False: "Gaussian", True: "Poisson-sampled Gaussian",
+                   "with replacement": "sampled-with-replacement Gaussian"}
+
+
 def _describe(event):
     """Mechanism names, distinct noise multipliers and the number of releases of a tree."""
     names, multipliers = [], []
@@ -335,8 +339,7 @@ def _describe(event):
             walk(e.event, sampled)
             return 1
         if isinstance(e, GaussianDpEvent):
-            add(names, {False: "Gaussian", True: "Poisson-sampled Gaussian",
-                        "with replacement": "sampled-with-replacement Gaussian"}[sampled])
+            add(names, _GAUSSIAN_NAMES[sampled])
             add(multipliers, float(e.noise_multiplier))
         elif isinstance(e, SingleEpochTreeAggregationDpEvent):
             add(names, "tree-aggregated Gaussian")

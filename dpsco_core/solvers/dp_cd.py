@@ -28,7 +28,7 @@ from ..result import History, Result, with_objective_condition, with_stats_condi
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,
                       sensitivity_factor)
-from ._common import MAX_NOISE_SCALE, check_noise_scale
+from ._common import MAX_NOISE_SCALE, array_max, check_noise_scale
 from ._public_constants import data_constant
 from .smoothness import SmoothnessRelease, smoothness_event
 
@@ -355,7 +355,7 @@ def _check_step_noise(steps, noise_scales):
         return
     # max gamma_j * max sigma_j bounds every product (both >= 0): the exact products (and
     # numpy's error state, a noticeable part of a short call) only when the bound fails
-    if float(steps.max()) * float(noise_scales.max()) <= MAX_NOISE_SCALE:
+    if array_max(steps) * array_max(noise_scales) <= MAX_NOISE_SCALE:
         return
     with np.errstate(over="ignore", invalid="ignore"):
         worst = float(np.max(steps * noise_scales))
