@@ -28,6 +28,8 @@ def _holds_objective_values(objective: Any) -> bool:
     """True if ``objective`` holds at least one value computed from the data (not NaN)."""
     if objective is None:
         return False
+    if type(objective) is np.ndarray and objective.size == 0:     # record_history=False
+        return False
     values = np.asarray(objective, dtype=np.float64).reshape(-1)
     # an empty history (record_history=False) is the common case of a short call: no ufunc
     return values.size > 0 and not np.isnan(values).all()

@@ -551,8 +551,14 @@ class RdpAccountant(PrivacyAccountant):
         raise _Unsupported(f"RdpAccountant does not support {type(event).__name__}: {event!r}.")
 
     def _apply(self, event, count):
-        part = np.zeros(self._orders.shape)
-        self._walk(event, part)
+        if type(event) is SelfComposedDpEvent and type(event.event) is GaussianDpEvent:
+            # DP-CD's whole event: its part without the zeros it would be added to (bitwise:
+            # count * curve >= 0, never -0 or NaN); issue 18
+            self._children(event)
+            part = event.count * rdp_gaussian(event.event.noise_multiplier, self._orders)
+        else:
+            part = np.zeros(self._orders.shape)
+            self._walk(event, part)
         slack = float(round_up(self._slack + count * rdp_slack_of(event)))
         self._rdp = self._rdp + (part if count == 1 else count * part)   # 1 * part: exact
         self._slack = slack
