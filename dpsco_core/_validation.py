@@ -55,7 +55,7 @@ def check_scalar(value, name, *, low=None, high=None, low_open=True, high_open=T
     ValueError
         If ``value`` is NaN, infinite (unless ``allow_inf``) or outside the interval.
     """
-    if type(value) is not float:     # a Python float is taken as is (issue 18: ~12 calls each)
+    if type(value) is not float:     # a Python float as is (issue 18: a dozen calls a solve)
         if isinstance(value, np.ndarray) and value.ndim == 0:
             value = value[()]
         if not _is_real(value):

@@ -88,7 +88,7 @@ _LEAF_TYPES = frozenset({np.ndarray, np.float64, np.int64, float, int, bool, str
 def _all_finite(coef: np.ndarray) -> bool:
     """``np.isfinite(coef).all()``; a short float vector on Python floats (two ufunc calls were
     ~3 us of a short solver call; issue 18)."""
-    if coef.ndim == 1 and coef.size <= 64:
+    if coef.ndim == 1 and coef.size <= 64 and coef.dtype.itemsize <= 8:   # exact as floats
         return all(map(math.isfinite, coef.tolist()))
     return bool(np.isfinite(coef).all())
 
