@@ -28,8 +28,8 @@ from numpy.random.bit_generator import ISeedSequence
 
 from ._kernels import _seeding
 
-__all__ = ["check_random_state", "child_seed_sequences", "block_bit_generators", "BIT_GENERATOR",
-           "seed_words", "descendant_bit_generator"]
+__all__ = ["check_random_state", "seed_source", "SeedParts", "child_seed_sequences",
+           "block_bit_generators", "BIT_GENERATOR", "seed_words", "descendant_bit_generator"]
 
 #: The bit generator of every block stream.
 BIT_GENERATOR = np.random.PCG64DXSM
@@ -77,6 +77,33 @@ def check_random_state(random_state):
     )
 
 
+class SeedParts:
+    """``entropy``, ``spawn_key`` and ``pool_size`` of ``SeedSequence(seed)`` for a plain int
+    seed, without building it (numpy hashes the entropy into its pool at construction: ~6 us
+    of a short solver call; issue 18). What :func:`child_seed_sequences`
+    and :func:`descendant_bit_generator` read, so their streams are bitwise those of the
+    ``SeedSequence``; :meth:`seed_sequence` builds it where one is needed."""
+
+    __slots__ = ("entropy",)
+    spawn_key = ()
+    pool_size = np.random.SeedSequence(0).pool_size     # numpy's DEFAULT_POOL_SIZE
+
+    def __init__(self, entropy):
+        self.entropy = entropy
+
+    def seed_sequence(self):
+        return np.random.SeedSequence(self.entropy)
+
+
+def seed_source(random_state):
+    """:func:`check_random_state` for a call that reads only the seed's parts (the solvers
+    that seed in C): :class:`SeedParts` for a plain int >= 0, else the ``SeedSequence``.
+    ``None`` still draws fresh OS entropy."""
+    if type(random_state) is int and random_state >= 0:
+        return SeedParts(random_state)
+    return check_random_state(random_state)
+
+
 def child_seed_sequences(seed_seq, n, offset=0):
     """Children ``offset .. offset + n - 1`` of ``seed_seq``, without mutating it.
 
@@ -108,7 +135,8 @@ class _ComputedSeed(ISeedSequence):
         self.words = words
 
     def generate_state(self, n_words, dtype=np.uint32):
-        if n_words != 4 or np.dtype(dtype) != np.uint64:     # PCG64DXSM reads 4 uint64 only
+        # PCG64DXSM reads 4 uint64 only (``dtype is np.uint64`` first: np.dtype() ~0.5 us)
+        if n_words != 4 or (dtype is not np.uint64 and np.dtype(dtype) != np.uint64):
             raise ValueError("a computed seed gives generate_state(4, np.uint64) only")
         return self.words.copy()
 

@@ -55,11 +55,13 @@ def check_scalar(value, name, *, low=None, high=None, low_open=True, high_open=T
     ValueError
         If ``value`` is NaN, infinite (unless ``allow_inf``) or outside the interval.
     """
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if not _is_real(value):
-        raise TypeError(f"{name} must be a real number; got {type(value).__name__} {value!r}.")
-    value = float(value)
+    if type(value) is not float:     # a Python float as is (issue 18: a dozen calls a solve)
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        if not _is_real(value):
+            raise TypeError(f"{name} must be a real number; got {type(value).__name__} "
+                            f"{value!r}.")
+        value = float(value)
     if math.isnan(value) or (math.isinf(value) and not allow_inf):
         raise ValueError(f"{name} must be a finite number in "
                          f"{_interval(low, high, low_open, high_open)}; got {value!r}.")
@@ -99,11 +101,13 @@ def check_positive(value, name, *, allow_inf=False):
 
 def check_int(value, name, *, low=None, high=None):
     """Return ``value`` as a Python int after checking it lies in [low, high]."""
-    if isinstance(value, np.ndarray) and value.ndim == 0:
-        value = value[()]
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer; got {type(value).__name__} {value!r}.")
-    value = int(value)
+    if type(value) is not int:      # a plain int skips the (slow) abstract Integral check
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be an integer; got {type(value).__name__} "
+                            f"{value!r}.")
+        value = int(value)
     if (low is not None and value < low) or (high is not None and value > high):
         interval = "[{}, {}]".format("-inf" if low is None else low, "inf" if high is None else high)
         raise ValueError(f"{name} must be an integer in {interval}; got {value}.")

@@ -1,6 +1,7 @@
 """What every solver returns: coefficients, the privacy report, the history and run statistics."""
 
 import dataclasses
+import math
 import warnings
 from collections import abc
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ HISTORY_OBJECTIVE_CONDITION = "history.objective: exact training objective value
 def _holds_objective_values(objective: Any) -> bool:
     """True if ``objective`` holds at least one value computed from the data (not NaN)."""
     if objective is None:
+        return False
+    if type(objective) is np.ndarray and objective.size == 0:     # record_history=False
         return False
     values = np.asarray(objective, dtype=np.float64).reshape(-1)
     # an empty history (record_history=False) is the common case of a short call: no ufunc
@@ -77,10 +80,23 @@ NON_PRIVATE_STATS = {
 
 #: Values that hold no keys: skipped before the (slow) abstract ``Mapping`` check.
 _LEAF_STATS = (np.ndarray, np.generic, float, int, str, bytes, type(None))
+#: Exact types of leaf values (no subclass): the flat-dict fast path of :func:`_stat_keys`.
+_LEAF_TYPES = frozenset({np.ndarray, np.float64, np.int64, float, int, bool, str, bytes,
+                         type(None)})
+
+
+def _all_finite(coef: np.ndarray) -> bool:
+    """``np.isfinite(coef).all()``; a short float vector on Python floats (two ufunc calls were
+    ~3 us of a short solver call; issue 18)."""
+    if coef.ndim == 1 and coef.size <= 64 and coef.dtype.itemsize <= 8:   # exact as floats
+        return all(map(math.isfinite, coef.tolist()))
+    return bool(np.isfinite(coef).all())
 
 
 def _stat_keys(stats: Any) -> set:
     """Every key of ``stats``, also inside nested dicts, lists and tuples (per-phase stats)."""
+    if type(stats) is dict and all(type(v) in _LEAF_TYPES for v in stats.values()):
+        return set(stats)       # a flat dict (a solver's stats): no recursion, no ABC checks
     keys: set = set()
     if isinstance(stats, _LEAF_STATS):
         return keys
@@ -229,7 +245,7 @@ class Result:
                            with_stats_conditions(with_objective_condition(
                                self.privacy, self.history.objective), self.stats))
         coef = np.asarray(self.coef)
-        if coef.dtype.kind == "f" and not np.isfinite(coef).all():
+        if coef.dtype.kind == "f" and not _all_finite(coef):
             # stacklevel 4: __post_init__ <- __init__ <- the solver <- the user's call
             warnings.warn(f"the solver diverged: {int(np.sum(~np.isfinite(coef)))} of "
                           f"{coef.size} coefficients are not finite. Lower the step size (or "

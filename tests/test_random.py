@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from dpsco_core._random import (BIT_GENERATOR, block_bit_generators, check_random_state,
-                                child_seed_sequences, descendant_bit_generator)
+from dpsco_core._random import (BIT_GENERATOR, SeedParts, block_bit_generators,
+                                check_random_state, child_seed_sequences,
+                                descendant_bit_generator, seed_source)
 
 
 def _first_draws(seed_seq):
@@ -81,3 +82,31 @@ def test_descendant_generator_seeded_in_c_is_numpys(seed, path):
         assert got.state == old.state
     np.testing.assert_array_equal(got.random_raw(5), expected.random_raw(5))
     assert seed.n_children_spawned == 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 2**32 - 1, 2**32, 2**130 + 5])
+def test_seed_parts_give_the_seed_sequences_streams(seed):
+    # seed_source skips building SeedSequence(seed) for a plain int (issue 18): the kernel's
+    # generator and every child stream are bitwise those of the SeedSequence.
+    parts = seed_source(seed)
+    assert isinstance(parts, SeedParts)
+    full = np.random.SeedSequence(seed)
+    for path in [(0, 0), (1,), (0, 3, 2)]:
+        np.testing.assert_array_equal(descendant_bit_generator(parts, path).random_raw(6),
+                                      descendant_bit_generator(full, path).random_raw(6))
+    for a, b in zip(child_seed_sequences(parts, 3, offset=1),
+                    child_seed_sequences(full, 3, offset=1)):
+        np.testing.assert_array_equal(a.generate_state(4), b.generate_state(4))
+    np.testing.assert_array_equal(parts.seed_sequence().generate_state(4),
+                                  full.generate_state(4))
+
+
+def test_seed_source_other_forms_are_check_random_state():
+    assert isinstance(seed_source(None), np.random.SeedSequence)
+    seq = np.random.SeedSequence(3)
+    assert seed_source(seq) is seq
+    assert isinstance(seed_source(np.int64(4)), np.random.SeedSequence)
+    with pytest.raises(ValueError, match="random_state"):
+        seed_source(-1)
+    with pytest.raises(TypeError, match="random_state"):
+        seed_source("0")

@@ -452,6 +452,10 @@ class RdpAccountant(PrivacyAccountant):
             (child,) = self._children(event)
             if sink is None:
                 self._walk(child, None)
+            elif type(child) is GaussianDpEvent:
+                # The common leaf (DP-CD, DP-GD) without the child's own zeros: 0 + curve is
+                # the curve bitwise (an RDP curve is >= 0, never -0 or NaN); issue 18
+                sink += event.count * rdp_gaussian(child.noise_multiplier, self._orders)
             else:
                 part = np.zeros(sink.shape)
                 self._walk(child, part)
@@ -547,10 +551,16 @@ class RdpAccountant(PrivacyAccountant):
         raise _Unsupported(f"RdpAccountant does not support {type(event).__name__}: {event!r}.")
 
     def _apply(self, event, count):
-        part = np.zeros(self._orders.shape)
-        self._walk(event, part)
+        if type(event) is SelfComposedDpEvent and type(event.event) is GaussianDpEvent:
+            # DP-CD's whole event: its part without the zeros it would be added to (bitwise:
+            # count * curve >= 0, never -0 or NaN); issue 18
+            self._children(event)
+            part = event.count * rdp_gaussian(event.event.noise_multiplier, self._orders)
+        else:
+            part = np.zeros(self._orders.shape)
+            self._walk(event, part)
         slack = float(round_up(self._slack + count * rdp_slack_of(event)))
-        self._rdp = self._rdp + count * part
+        self._rdp = self._rdp + (part if count == 1 else count * part)   # 1 * part: exact
         self._slack = slack
 
     def get_epsilon_and_order(self, delta):

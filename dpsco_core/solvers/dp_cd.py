@@ -16,7 +16,8 @@ import numpy as np
 
 from .._config import effective_n_threads
 from .._kernels import _cd
-from .._random import check_random_state, child_seed_sequences, descendant_bit_generator
+from .._random import (check_random_state, child_seed_sequences, descendant_bit_generator,
+                       seed_source)
 from .._validation import check_int, check_real_array, check_scalar, check_vector
 from ..parallel.blocked import resolve_executor
 from ..privacy.budget import Budget, spend
@@ -27,7 +28,7 @@ from ..result import History, Result, with_objective_condition, with_stats_condi
 from ._common import (check_privacy_budget, check_problem, check_relation, normaliser,
                       objective_or_inf, public_n_assumptions, report_from_event,
                       sensitivity_factor)
-from ._common import MAX_NOISE_SCALE, check_noise_scale
+from ._common import MAX_NOISE_SCALE, array_max, check_noise_scale
 from ._public_constants import data_constant
 from .smoothness import SmoothnessRelease, smoothness_event
 
@@ -189,11 +190,27 @@ def dp_cd_constants(M, *, step, clip):
     steps, clips : ndarray of shape (n_features,)
     """
     M = np.asarray(M, dtype=np.float64)
+    total = M.sum()     # NumPy's (pairwise) sum on every path: the same bits
+    if (M.ndim == 1 and M.size <= _SCALAR_CONSTANTS and type(step) is float
+            and type(clip) is float):
+        values = M.tolist()
+        if all(v >= 0.0 for v in values):        # NaN and negative M_j: NumPy's path below
+            # The same IEEE operations per coordinate as NumPy's (division, correctly rounded
+            # sqrt, product) on Python floats: five small array operations were ~10 us of a
+            # short call's fixed cost (issue 18). tests/solvers/test_dp_cd.py compares bits.
+            steps = [step / v if v > 0.0 else 0.0 for v in values]
+            t = float(total)
+            clips = ([math.sqrt(v / t) * clip for v in values] if t > 0.0
+                     else [0.0] * len(values))
+            return np.array(steps, dtype=np.float64), np.array(clips, dtype=np.float64)
     steps = np.zeros(M.shape)
     np.divide(step, M, out=steps, where=M > 0)     # the same divisions, without index arrays
-    total = M.sum()
     clips = np.sqrt(M / total) * clip if total > 0 else np.zeros_like(M)
     return steps, clips
+
+
+#: Up to this many coordinates :func:`dp_cd_constants` works on Python floats.
+_SCALAR_CONSTANTS = 64
 
 
 def _run_streams(seed_seq):
@@ -338,7 +355,7 @@ def _check_step_noise(steps, noise_scales):
         return
     # max gamma_j * max sigma_j bounds every product (both >= 0): the exact products (and
     # numpy's error state, a noticeable part of a short call) only when the bound fails
-    if float(steps.max()) * float(noise_scales.max()) <= MAX_NOISE_SCALE:
+    if array_max(steps) * array_max(noise_scales) <= MAX_NOISE_SCALE:
         return
     with np.errstate(over="ignore", invalid="ignore"):
         worst = float(np.max(steps * noise_scales))
@@ -371,7 +388,7 @@ def _check_options(selection, calibration):
 
 def _check_clips(clip, epsilon, p):
     """A scalar clip scale, or public per-coordinate clips: (scale, array or None)."""
-    if np.ndim(clip) == 0:
+    if type(clip) is float or type(clip) is int or np.ndim(clip) == 0:  # np.ndim: ~1 us
         return _check_clip(clip, epsilon), None
     clips = np.array(clip, dtype=np.float64)
     if clips.shape != (p,) or np.any(np.isnan(clips)) or np.any(clips < 0):
@@ -582,7 +599,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
     if problem.loss.lipschitz_in_margin is None and problem.loss.smoothness is None:
         raise ValueError(f"DP-CD needs a loss with a derivative; got {problem.loss!r}.")
 
-    seed_seq = check_random_state(random_state)
+    seed_seq = seed_source(random_state)     # an int seed: its parts, seeded in C
     releases = n_outer * n_inner
     share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p,
                               problem.loss)

@@ -68,6 +68,38 @@ def test_constants_identity():
     assert clips[2] == 0.0
 
 
+def _constants_numpy(M, step, clip):
+    """dp_cd_constants' NumPy path (the former code), the reference of the float path."""
+    M = np.asarray(M, dtype=np.float64)
+    steps = np.zeros(M.shape)
+    np.divide(step, M, out=steps, where=M > 0)
+    total = M.sum()
+    clips = np.sqrt(M / total) * clip if total > 0 else np.zeros_like(M)
+    return steps, clips
+
+
+@pytest.mark.parametrize("p", [1, 3, 7, 8, 9, 17, 64, 65])
+def test_constants_float_path_is_bitwise_numpy(p):
+    # Up to 64 coordinates the constants are computed on Python floats (issue 18): the same
+    # IEEE operations, so the same bits, zero, huge, tiny and infinite M_j included.
+    rng = np.random.default_rng(p)
+    for trial in range(60):
+        M = rng.lognormal(0.0, 5.0, size=p) * (rng.random(p) > 0.2)
+        if trial % 7 == 0:
+            M[rng.integers(p)] = np.inf
+        if trial % 11 == 0:
+            M[:] = 0.0
+        if trial % 13 == 0:
+            M[0] = 1e-320
+        for step, clip in [(1.0, 1e4), (0.3, np.inf), (1e300, 1e-300), (2.5, 0.0)]:
+            with np.errstate(all="ignore"):
+                got = dp_cd_constants(M, step=step, clip=clip)
+                want = _constants_numpy(M, step, clip)
+            for a, b in zip(got, want):
+                assert a.dtype == np.float64 and a.shape == b.shape
+                np.testing.assert_array_equal(a.view(np.int64), b.view(np.int64))
+
+
 @pytest.mark.parametrize("relation, factor", [("replace_one", 2.0), ("add_or_remove_one", 1.0),
                                               ("zero_out", 1.0)])
 @pytest.mark.parametrize("calibration", ["rdp", "theorem"])
