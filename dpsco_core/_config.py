@@ -1,8 +1,9 @@
 """Build configuration and thread-count resolution.
 
 ``n_threads`` convention (everywhere in dpsco-core): ``None`` means every core OpenMP reports,
-capped by the CPUs this process may run on unless ``OMP_NUM_THREADS`` is set; an int >= 1 is
-used as given. A build without OpenMP always runs one thread.
+capped by the CPUs this process may run on unless ``OMP_NUM_THREADS`` is set, and, for a call
+that states its work (:func:`effective_n_threads`), one thread below :data:`SERIAL_WORK` and at
+most the CPUs other running threads leave idle; an int >= 1 is used as given. A build without OpenMP always runs one thread.
 
 Fork after OpenMP: GNU libgomp keeps its thread pool across ``fork()`` but not the threads, so
 a child process (``multiprocessing`` with the "fork" start method, the default on Linux before
