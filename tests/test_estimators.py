@@ -550,7 +550,7 @@ def test_default_fit_selects_hyperparameters_inside_the_budget():
 
     X, y = _standardized_regression()
     kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-4.0, 4.0), label_bound=10.0, passes=5,
-              random_state=0)
+              solver="cd", random_state=0)
     model = DPLasso(**kw).fit(X, y)
     report = model.privacy_
     assert isinstance(report.event, RepeatAndSelectDpEvent)

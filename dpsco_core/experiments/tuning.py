@@ -22,8 +22,10 @@ constants from the data); the grids span [1e-3, 1] times it (:mod:`dpsco_core.tu
 Part 2, estimators. Held-out score (R^2 on standardized California, accuracy on standardized
 Electricity; 80/20 split, features standardized and clipped onto the public bounds [-5, 5])
 of ``DPLasso`` / ``DPLogisticRegression`` at their defaults (given epsilon = 1 and the public
-bounds; hyperparameters selected privately inside the budget; also with ``solver="sgd"``,
-Poisson batches under zero-out and shuffled batches under replace-one) against diffprivlib's
+bounds: for California the label range [0, 5]; ``DPLasso``'s ``solver="auto"`` runs SSP there,
+``DPLogisticRegression`` DP-CD with hyperparameters selected privately inside the budget; also
+with ``solver="cd"``, and ``solver="sgd"`` with Poisson batches under zero-out and shuffled
+batches under replace-one) against diffprivlib's
 ``LinearRegression`` / ``LogisticRegression`` at epsilon = 1 with the same public bounds, and
 the non-private scikit-learn models. diffprivlib runs in its own environment
 (``DPSCO_DIFFPRIVLIB_PYTHON``, default ``/work/venv-dpl/bin/python``) as a subprocess;
@@ -180,8 +182,7 @@ for job in spec["jobs"]:
     Xtr, ytr, Xte, yte = d["Xtr"], d["ytr"], d["Xte"], d["yte"]
     B, p = spec["bound"], Xtr.shape[1]
     if job["kind"] == "regression":
-        lo, hi = float(ytr.min()), float(ytr.max())
-        m = LinearRegression(epsilon=spec["epsilon"], bounds_X=(-B, B), bounds_y=(lo, hi),
+        m = LinearRegression(epsilon=spec["epsilon"], bounds_X=(-B, B), bounds_y=(0.0, 5.0),
                              random_state=job["seed"])
     else:
         m = LogisticRegression(epsilon=spec["epsilon"], data_norm=B * p ** 0.5,
@@ -226,9 +227,10 @@ def estimator_rows(seeds, passes=20, progress=print, data=None):
             for seed in seeds:
                 Xtr, ytr, Xte, yte = _split(X, y, seed)
                 if kind == "regression":
-                    # The label bound is public knowledge of the target's range (0 to 5).
+                    # The label range is public knowledge of the target (0 to 5); the
+                    # estimator centres the labels on its midpoint.
                     ours = DPLasso(alpha=1e-4, epsilon=1.0, bounds=(-PUBLIC_BOUND, PUBLIC_BOUND),
-                                   label_bound=5.0, passes=passes, random_state=seed)
+                                   label_bound=(0.0, 5.0), passes=passes, random_state=seed)
                     ref = LinearRegression()
                 else:
                     ours = DPLogisticRegression(epsilon=1.0, passes=passes,
@@ -237,11 +239,20 @@ def estimator_rows(seeds, passes=20, progress=print, data=None):
                     ref = LogisticRegression(max_iter=1000)
                 ours.fit(Xtr, ytr)
                 assert ours.privacy_.epsilon <= 1.0
-                rows.append(dict(data=name, model="dpsco-core", seed=seed,
-                                 score=float(ours.score(Xte, yte))))
-                # The same estimator with solver="sgd": Poisson batches (zero-out, DP-SGD's
-                # amplified guarantee) and shuffled batches (replace-one, the default DP-CD's
-                # relation: sensitivity 2 clip, no amplification).
+                score = float(ours.score(Xte, yte))
+                rows.append(dict(data=name, model="dpsco-core", seed=seed, score=score,
+                                 solver=ours.solver_))
+                # DP-CD explicitly (the default before solver="auto"; the same fit when auto
+                # chose it), and solver="sgd": Poisson batches (zero-out, DP-SGD's amplified
+                # guarantee) and shuffled batches (replace-one, the default DP-CD's relation:
+                # sensitivity 2 clip, no amplification).
+                if ours.solver_ == "cd":
+                    rows.append(dict(data=name, model="dpsco-core (cd)", seed=seed, score=score))
+                else:
+                    cd = clone(ours).set_params(solver="cd").fit(Xtr, ytr)
+                    assert cd.privacy_.epsilon <= 1.0
+                    rows.append(dict(data=name, model="dpsco-core (cd)", seed=seed,
+                                     score=float(cd.score(Xte, yte))))
                 for label, sampling in [("dpsco-core (sgd)", "poisson"),
                                         ("dpsco-core (sgd, shuffle)", "shuffle")]:
                     sgd = clone(ours).set_params(solver="sgd", sampling=sampling).fit(Xtr, ytr)
@@ -285,27 +296,29 @@ def markdown(rows, est_rows, dpl_ok, passes, n_seeds):
             f"{m:.4f} ± {s:.1e}" for m, s in cell.values()) +
             f" | {ratio:.1f}x | {'yes' if cell['private'][0] < cell['defaults'][0] else 'no'} |")
     lines += ["", "## Estimators: held-out score at epsilon = 1 (mean ± std over seeds)", "",
-              "| data | dpsco-core (defaults: DP-CD, replace-one) | dpsco-core, solver=\"sgd\" "
-              "(Poisson, zero-out) | solver=\"sgd\", sampling=\"shuffle\" (replace-one) | "
-              "diffprivlib | non-private | ours / non-private (defaults; sgd; sgd shuffle) |",
-              "|---|---|---|---|---|---|---|"]
+              "| data | dpsco-core defaults (solver=\"auto\": the solver it ran) | "
+              "solver=\"cd\" (replace-one) | solver=\"sgd\" (Poisson, zero-out) | "
+              "solver=\"sgd\", sampling=\"shuffle\" (replace-one) | diffprivlib | non-private | "
+              "ours / non-private (defaults; cd; sgd; sgd shuffle) |",
+              "|---|---|---|---|---|---|---|---|"]
+    models = ("dpsco-core", "dpsco-core (cd)", "dpsco-core (sgd)", "dpsco-core (sgd, shuffle)")
     for data in sorted({r["data"] for r in est_rows}):
         cell = {m: _stats([r["score"] for r in est_rows if r["data"] == data
                            and r["model"] == m])
-                for m in ("dpsco-core", "dpsco-core (sgd)", "dpsco-core (sgd, shuffle)",
-                          "non-private")}
+                for m in models + ("non-private",)}
+        ran = sorted({r.get("solver", "cd") for r in est_rows if r["data"] == data
+                      and r["model"] == "dpsco-core"})
         if dpl_ok:
             dpl = _stats([r["score"] for r in est_rows if r["data"] == data
                           and r["model"] == "diffprivlib"])
             dpl_text = f"{dpl[0]:.4f} ± {dpl[1]:.1e}"
         else:
             dpl_text = "diffprivlib not available"
-        ours, sgd, shuf, ref = (cell[m] for m in ("dpsco-core", "dpsco-core (sgd)",
-                                                  "dpsco-core (sgd, shuffle)", "non-private"))
-        lines.append(f"| {data} | {ours[0]:.4f} ± {ours[1]:.1e} | {sgd[0]:.4f} ± {sgd[1]:.1e} "
-                     f"| {shuf[0]:.4f} ± {shuf[1]:.1e} | {dpl_text} | {ref[0]:.4f} ± "
-                     f"{ref[1]:.1e} | {100 * ours[0] / ref[0]:.1f}%; "
-                     f"{100 * sgd[0] / ref[0]:.1f}%; {100 * shuf[0] / ref[0]:.1f}% |")
+        ref = cell["non-private"]
+        ours = " | ".join(f"{cell[m][0]:.4f} ± {cell[m][1]:.1e}" + (
+            f" ({', '.join(ran)})" if m == "dpsco-core" else "") for m in models)
+        pct = "; ".join(f"{100 * cell[m][0] / ref[0]:.1f}%" for m in models)
+        lines.append(f"| {data} | {ours} | {dpl_text} | {ref[0]:.4f} ± {ref[1]:.1e} | {pct} |")
     return "\n".join(lines) + "\n"
 
 
@@ -371,6 +384,10 @@ def main(argv=None):
     parser.add_argument("--problems", default=None,
                         help="comma-separated problem keys to run instead of the mode's "
                              f"(of {', '.join(PROBLEM_KEYS)}; not with --smoke)")
+    parser.add_argument("--reuse-solver-rows", default=None, metavar="TUNING_JSON",
+                        help="take the solver rows (part 1) from this earlier tuning.json "
+                             "instead of running them, and run the estimators only (for a "
+                             "change that cannot affect part 1; the table says so)")
     args = parse_experiment_args(parser, argv)
     if args.problems is not None:
         chosen = [k for k in args.problems.split(",") if k]
@@ -393,9 +410,16 @@ def main(argv=None):
         keys = chosen
     phases = Phases(4)
     phases.start("problems (lambda, optimum)")
-    settings = _smoke_settings() if args.smoke else dpcd.build_settings(keys)
-    phases.start("solvers: defaults, private selection, non-private tuning")
-    rows = solver_rows(settings, passes, seeds, progress=lambda s: print("  " + s, flush=True))
+    if args.reuse_solver_rows is not None:
+        with open(args.reuse_solver_rows) as fh:
+            rows = json.load(fh)["solvers"]
+        seeds = sorted({r["seed"] for r in rows})
+        phases.start(f"solvers: reused from {args.reuse_solver_rows}")
+    else:
+        settings = _smoke_settings() if args.smoke else dpcd.build_settings(keys)
+        phases.start("solvers: defaults, private selection, non-private tuning")
+        rows = solver_rows(settings, passes, seeds,
+                           progress=lambda s: print("  " + s, flush=True))
     phases.start("estimators vs diffprivlib")
     data = None
     if args.smoke:
@@ -411,6 +435,9 @@ def main(argv=None):
     phases.start("table and plot")
     os.makedirs(args.out, exist_ok=True)
     text = markdown(rows, est_rows, dpl_ok, passes, len(seeds))
+    if args.reuse_solver_rows is not None:
+        text = (f"Solver rows (part 1) reused from `{args.reuse_solver_rows}`; estimators "
+                "(part 2) run now.\n\n" + text)
     with open(os.path.join(args.out, "tuning.md"), "w") as fh:
         fh.write(text)
     with open(os.path.join(args.out, "tuning.json"), "w") as fh:
