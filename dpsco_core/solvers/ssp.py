@@ -270,7 +270,7 @@ def _calibrate(epsilon, delta, epsilon_q, relation):
     return s, run(s)
 
 
-def _check_options(clip, clip_quantile, quantile_share, ridge_factor, max_iter, tol, epsilon):
+def _check_options(clip, clip_quantile, quantile_share, ridge_factor, max_iter, tol):
     if clip is not None:
         clip = check_scalar(clip, "clip", low=0.0)
     clip_quantile = check_scalar(clip_quantile, "clip_quantile", low=0.0, high=1.0,
@@ -295,6 +295,24 @@ def _public_constants(problem):
         raise ValueError("dp_ssp needs a bound on the rows: pass bounds=(lower, upper) or "
                          "row_norm=R to Problem (only label_bound was given).")
     return R, bounds.label_bound, _PUBLIC_BOUNDS_ASSUMPTION.format(bounds=bounds)
+
+
+def _clip_counts(norms, grid):
+    """#{i : norms_i <= grid_k} for every grid point (the quantile's counts; sensitivity 1)."""
+    return np.searchsorted(np.sort(norms), grid, side="right")
+
+
+def _noisy_statistics(G, b, sigma_G, sigma_b, gram_seq, b_seq):
+    """(G + E, b + e): E symmetric with its upper triangle (diagonal included) i.i.d.
+    N(0, sigma_G^2) from ``gram_seq`` and mirrored below; e i.i.d. N(0, sigma_b^2) from
+    ``b_seq``. New arrays."""
+    d = G.shape[0]
+    iu = np.triu_indices(d)
+    upper = _noisy_upper(np.ascontiguousarray(G[iu]), sigma_G, gram_seq)
+    noisy = np.zeros((d, d))
+    noisy[iu] = upper
+    noisy = noisy + np.triu(noisy, 1).T
+    return noisy, _noisy_upper(np.ascontiguousarray(b), sigma_b, b_seq)
 
 
 def _noisy_upper(values, scale, seed_seq):
@@ -438,7 +456,7 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
         raise ValueError(f"dp_ssp takes the penalties None, L1, L2, ElasticNet and Box; got "
                          f"{problem.penalty!r}.")
     clip, q, share, ridge_factor, max_iter, tol = _check_options(
-        clip, clip_quantile, quantile_share, ridge_factor, max_iter, tol, epsilon)
+        clip, clip_quantile, quantile_share, ridge_factor, max_iter, tol)
     n, d = problem.n_samples, problem.n_features
     m = normaliser(relation, n, public_n)
     R, Y, assumption = _public_constants(problem)
@@ -457,8 +475,7 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     norms = problem.row_norms()
     if private_clip:
         grid = clip_grid(R)
-        counts = np.searchsorted(np.sort(norms), grid, side="right")
-        scores = -np.abs(counts - q * m)
+        scores = -np.abs(_clip_counts(norms, grid) - q * m)
         C = float(grid[exponential_mechanism(scores, sensitivity=1.0, epsilon=eps_q,
                                              random_state=quantile_seq)])
     else:
@@ -466,17 +483,12 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     X = problem.X_csr() if problem.is_sparse else problem.X
     G, b = _statistics(X, problem.y, norms, C)
 
-    iu = np.triu_indices(d)
     floor_applied = False
     if private:
         delta_G, delta_b = ssp_sensitivities(C, Y, relation)
         sigma_G = check_noise_scale(s * delta_G, epsilon)
         sigma_b = check_noise_scale(s * delta_b, epsilon)
-        upper = _noisy_upper(np.ascontiguousarray(G[iu]), sigma_G, gram_seq)
-        G = np.zeros((d, d))
-        G[iu] = upper
-        G = G + np.triu(G, 1).T
-        b = _noisy_upper(b, sigma_b, b_seq)
+        G, b = _noisy_statistics(G, b, sigma_G, sigma_b, gram_seq, b_seq)
         ridge = ridge_factor * sigma_G * math.sqrt(d)
         G[np.diag_indices(d)] += ridge
         values, vectors = scipy.linalg.eigh(G)
