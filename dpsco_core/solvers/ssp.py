@@ -56,7 +56,10 @@ Mechanism
    ``SelfComposedDpEvent(GaussianDpEvent(s), 2)``; the run's event is its composition with
    the quantile's event, and :math:`s` is the smallest multiplier (conservative end of the
    search, :mod:`dpsco_core.privacy.calibration`) for which the RDP accountant (improved
-   conversion, the report's order grid) gives at most :math:`\varepsilon` at :math:`\delta`.
+   conversion; the default order grid plus the zCDP optimum
+   :math:`\alpha^* = 1 + \sqrt{\log(1/\delta)/\rho}` and :math:`1 + (\alpha^* - 1)/2`,
+   :math:`1 + 2(\alpha^* - 1)`: the report's grid) gives at most
+   :math:`\varepsilon` at :math:`\delta`.
 4. **Ridge** (post-processing, data independent): :math:`\lambda` = ``ridge_factor``
    :math:`\sigma_G \sqrt d`. The spectrum of a :math:`d \times d` symmetric Gaussian matrix
    with entries of standard deviation :math:`\sigma` ends near :math:`2\sigma\sqrt d`, so at the
@@ -100,7 +103,7 @@ import functools
 import math
 import time
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.linalg
@@ -126,7 +129,7 @@ from ._common import (_report_orders, check_noise_scale, check_privacy_budget, c
                       check_relation, normaliser, public_n_assumptions, report_from_event)
 
 if TYPE_CHECKING:
-    from .._typing import ArrayLike, RandomStateLike
+    from .._typing import ArrayLike, MatrixLike, RandomStateLike
     from ..privacy.budget import Budget
     from ..problems import Problem
 
@@ -194,7 +197,8 @@ def ssp_sensitivities(clip: float, label_bound: float,
     return C * C, C * Y
 
 
-def clipped_statistics(X: ArrayLike, y: ArrayLike, clip: float) -> tuple[np.ndarray, np.ndarray]:
+def clipped_statistics(X: MatrixLike, y: ArrayLike,
+                       clip: float) -> tuple[np.ndarray, np.ndarray]:
     r"""The noiseless statistics :math:`(\tilde G, \tilde b)` of rows clipped to norm ``clip``.
 
     :math:`\tilde z_i = x_i \min(1, C / \|x_i\|_2)`, :math:`\tilde G = \sum_i \tilde z_i
@@ -216,13 +220,14 @@ def clipped_statistics(X: ArrayLike, y: ArrayLike, clip: float) -> tuple[np.ndar
     b : ndarray of shape (n_features,)
     """
     C = check_scalar(clip, "clip", low=0.0, allow_inf=True)
+    rows: Any
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64)
-        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        rows = sp.csr_matrix(X, dtype=np.float64)
+        norms = np.sqrt(np.asarray(rows.multiply(rows).sum(axis=1)).ravel())
     else:
-        X = np.asarray(X, dtype=np.float64)
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    return _statistics(X, np.asarray(y, dtype=np.float64), norms, C)
+        rows = np.asarray(X, dtype=np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    return _statistics(rows, np.asarray(y, dtype=np.float64), norms, C)
 
 
 def _statistics(X, y, norms, C):
@@ -250,13 +255,24 @@ def _zcdp_rho(epsilon, delta):
 
 
 @functools.lru_cache(maxsize=256)
+def _extra_orders(epsilon, delta):
+    """Renyi orders around a* = 1 + sqrt(log(1/delta) / rho), where rho-zCDP converts best
+    (Bun and Steinke's optimum): 1 + (a* - 1) / 2, a*, 1 + 2 (a* - 1). Added to the
+    accountant's grid so that budgets whose optimum lies outside the default grid [1.1, 1024]
+    (small or very large epsilon) are accounted tightly, with the optimum inside the grid."""
+    half = math.sqrt(-math.log(delta) / _zcdp_rho(epsilon, delta))
+    return (1.0 + 0.5 * half, 1.0 + half, 1.0 + 2.0 * half)
+
+
+@functools.lru_cache(maxsize=256)
 def _calibrate(epsilon, delta, epsilon_q, relation):
     """(s, event of the whole run): the smallest s for which the RDP accountant gives at most
-    epsilon for the quantile (pure epsilon_q-DP; none if 0) and two Gaussian releases."""
+    epsilon for the quantile (pure epsilon_q-DP; none if 0) and two Gaussian releases (the
+    report's order grid: the default one and :func:`_extra_orders`)."""
     gauss = lambda s: SelfComposedDpEvent(GaussianDpEvent(s), 2)  # noqa: E731
     run = ((lambda s: ComposedDpEvent((EpsilonDeltaDpEvent(epsilon_q), gauss(s))))
            if epsilon_q > 0.0 else gauss)
-    orders = _report_orders(())
+    orders = _report_orders(_extra_orders(epsilon, delta))
 
     def epsilon_and_order(s):
         acc = RdpAccountant(orders, relation, conversion=CONVERSION)
@@ -517,7 +533,8 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     assumptions = (assumption,) + tuple(public_n_assumptions(relation, m))
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split=budget_split, assumptions=assumptions,
-                               target_epsilon=epsilon, conversion=CONVERSION)
+                               target_epsilon=epsilon, conversion=CONVERSION,
+                               extra_orders=_extra_orders(epsilon, delta) if private else ())
     stats = {"time": elapsed, "clip": C, "noise_multiplier": s, "sigma_G": sigma_G,
              "sigma_b": sigma_b, "ridge": ridge, "epsilon_quantile": eps_q,
              "eigen_floor_applied": floor_applied, "sweeps": sweeps, "normaliser": m}

@@ -82,9 +82,15 @@ def test_report_is_the_accountants_and_budget_is_charged(relation):
     L = math.log(1.0 / DELTA)
     rho = (math.sqrt(L + 1.0) - math.sqrt(L)) ** 2
     assert eps_q ** 2 / 2.0 == pytest.approx(0.1 * rho, rel=1e-12)
-    acc = RdpAccountant(None, NeighboringRelation(relation), conversion="improved")
+    # the report's grid: dp-accounting's default orders and the zCDP optimum 1 + sqrt(L / rho)
+    orders = np.asarray(res.privacy.orders)
+    assert np.min(np.abs(orders - (1.0 + math.sqrt(L / rho)))) <= 1e-12 * orders.max()
+    acc = RdpAccountant(orders, NeighboringRelation(relation), conversion="improved")
     acc.compose(expected)
     assert acc.get_epsilon(DELTA) == res.privacy.epsilon
+    default = RdpAccountant(None, NeighboringRelation(relation), conversion="improved")
+    default.compose(expected)
+    assert res.privacy.epsilon <= default.get_epsilon(DELTA)
     assert 1.0 - 1e-6 <= res.privacy.epsilon <= 1.0        # calibrated to the target
     assert res.privacy.unconditional
     assert budget.ledger == (expected,)
@@ -97,6 +103,12 @@ def test_public_clip_spends_everything_on_the_statistics():
         res.stats["noise_multiplier"]), 2)
     assert res.stats["epsilon_quantile"] == 0.0
     assert res.privacy.epsilon <= 1.0
+
+
+def test_small_epsilon_is_accounted_beyond_the_default_grid():
+    # epsilon = 1e-4: the optimal order (about 2.8e5) lies far beyond the default grid's 1024
+    res = dp_ssp(_problem(), epsilon=1e-4, delta=DELTA, random_state=0)
+    assert 0.99e-4 <= res.privacy.epsilon <= 1e-4
 
 
 def test_budget_refusal_reads_nothing():
