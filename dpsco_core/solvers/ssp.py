@@ -388,7 +388,9 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     delta : float
         In (0, 1).
     clip : float, optional
-        A public row clip C in (0, inf). None (default): chosen privately as the
+        A public row clip C in (0, inf) (values above R act as R: the rows already have norm
+        at most R, and the sensitivities use the smaller value). None (default): chosen
+        privately as the
         ``clip_quantile``-quantile of the row norms on the public grid
         :func:`clip_grid` ``(R)`` (exponential mechanism).
     clip_quantile : float, default=0.9
@@ -412,7 +414,9 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     max_iter : int, default=10000
         Coordinate-descent sweeps of the penalised solve (L1, elastic net, box).
     tol : float, default=1e-10
-        Relative tolerance of that solve (largest coordinate step over :math:`\max|w_j|`).
+        Relative tolerance of that solve: a sweep whose largest step is below
+        ``tol`` :math:`\max_j|w_j|` ends it; after ``max_iter`` sweeps it has converged if
+        the gradient mapping (step :math:`1/L`) is at most ``tol`` times its value at 0.
 
     Returns
     -------
@@ -495,7 +499,9 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
         C = float(grid[exponential_mechanism(scores, sensitivity=1.0, epsilon=eps_q,
                                              random_state=quantile_seq)])
     else:
-        C = R if clip is None else clip
+        # rows already have norm <= R (the Problem's map), so clipping at min(clip, R) is
+        # clipping at clip, with the smaller sensitivity
+        C = R if clip is None else min(clip, R)
     X = problem.X_csr() if problem.is_sparse else problem.X
     G, b = _statistics(X, problem.y, norms, C)
 

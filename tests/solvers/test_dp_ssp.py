@@ -111,6 +111,15 @@ def test_small_epsilon_is_accounted_beyond_the_default_grid():
     assert 0.99e-4 <= res.privacy.epsilon <= 1e-4
 
 
+def test_public_clip_above_the_row_bound_acts_as_the_row_bound():
+    prob = _problem()
+    R = prob.public_bounds.row_bound(D)
+    big = dp_ssp(prob, epsilon=1.0, delta=DELTA, clip=100.0 * R, random_state=0)
+    at_R = dp_ssp(prob, epsilon=1.0, delta=DELTA, clip=R, random_state=0)
+    assert big.stats["clip"] == R
+    assert np.array_equal(big.coef, at_R.coef)
+
+
 def test_budget_refusal_reads_nothing():
     budget = dp.Budget(0.5, DELTA, neighboring_relation="replace_one")
     with pytest.raises(PrivacyBudgetError):
