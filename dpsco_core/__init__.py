@@ -38,6 +38,7 @@ _EXPORTS = {
     "noisy_mirror_descent": "solvers.mirror_descent",
     "localized_mirror_descent": "solvers.mirror_descent",
     "dp_srgd": "solvers.dp_srgd",
+    "dp_ssp": "solvers.ssp",
     "TreeAggregation": "tree",
     "parallel_sco": "resque.parallel_sco",
 }
@@ -61,6 +62,7 @@ if TYPE_CHECKING:  # what the lazy __getattr__ below returns, for type checkers 
     from .solvers.dp_cd import dp_cd_grid as dp_cd_grid
     from .solvers.dp_sgd import dp_sgd as dp_sgd
     from .solvers.dp_srgd import dp_srgd as dp_srgd
+    from .solvers.ssp import dp_ssp as dp_ssp
     from .solvers.frank_wolfe import ttz_frank_wolfe as ttz_frank_wolfe
     from .solvers.frank_wolfe import vr_frank_wolfe as vr_frank_wolfe
     from .solvers.mirror_descent import localized_mirror_descent as localized_mirror_descent

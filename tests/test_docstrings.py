@@ -47,6 +47,7 @@ MODULES = [
     "dpsco_core.solvers.dp_cd", "dpsco_core.solvers.dp_sgd", "dpsco_core.solvers.dp_srgd",
     "dpsco_core.solvers.frank_wolfe", "dpsco_core.solvers.mirror_descent",
     "dpsco_core.solvers.smoothness", "dpsco_core.solvers.srgd_baselines",
+    "dpsco_core.solvers.ssp",
     "dpsco_core.privacy",
     "dpsco_core.privacy.accountants", "dpsco_core.privacy.budget",
     "dpsco_core.privacy.calibration", "dpsco_core.privacy.conversions",

@@ -1,0 +1,548 @@
+r"""Sufficient statistics perturbation (SSP) for squared-loss problems (issue 19).
+
+For the squared losses the objective depends on the data only through two sufficient
+statistics: with rows :math:`z_i`, labels :math:`t_i`, :math:`G = \sum_i z_i z_i^\top` and
+:math:`b = \sum_i t_i z_i`,
+
+.. math::
+
+    \frac{c}{m}\sum_i (\langle z_i, w\rangle - t_i)^2 = \frac{c}{m}\big(w^\top G w
+    - 2 b^\top w + \textstyle\sum_i t_i^2\big),
+
+:math:`c = 1` for ``"squared"`` and :math:`1/2` for ``"half_squared"``. :func:`dp_ssp`
+releases noisy :math:`G` and :math:`b` once and minimises the objective they define; every
+later step is post-processing (Sheffet 2017; Wang 2018, AdaSSP).
+
+Mechanism
+---------
+1. **Public constants.** The row bound :math:`R` (the problem's ``row_norm`` and/or the norm
+   of its per-feature bounds, :meth:`~dpsco_core.public_bounds.PublicBounds.row_bound`) and
+   the label bound :math:`Y` (``label_bound``). :class:`~dpsco_core.problems.Problem` maps
+   every record onto them (rows scaled to norm :math:`\le R`, labels clipped into
+   :math:`[-Y, Y]`), so :math:`|t_i| \le Y` holds for the data the solver reads.
+2. **Row clip** :math:`C`: :math:`\tilde z_i = z_i \min(1, C / \|z_i\|_2)`. Public
+   (``clip=``), or the ``clip_quantile``-quantile :math:`q` of the row norms released by the
+   exponential mechanism (McSherry and Talwar 2007; the private-quantile use of Smith 2011)
+   over the public grid :math:`G_k = R \cdot \mathrm{geomspace}(1/64, 1, 37)` with utility
+   :math:`u_k = -|\#\{i : \|z_i\| \le G_k\} - q m|`. One record moves each count by at most
+   one under every relation (replace-one: one norm changes; add/remove-one: one norm appears
+   or disappears, and :math:`m` is the public ``public_n``; zero-out: the null record has norm
+   0 and is counted everywhere), so :math:`u` has sensitivity 1 and the choice is pure
+   :math:`\varepsilon_q`-DP (``EpsilonDeltaDpEvent(eps_q)``; the RDP accountant uses
+   :math:`\min(\varepsilon_q, \alpha\varepsilon_q^2/2)`, Bun and Steinke 2016).
+   :math:`\varepsilon_q` is set by :math:`\varepsilon_q^2 / 2 = s_q \rho`, with :math:`s_q`
+   = ``quantile_share`` and :math:`\rho = (\sqrt{\log(1/\delta) + \varepsilon} -
+   \sqrt{\log(1/\delta)})^2`, the zCDP parameter whose Bun-Steinke conversion is exactly
+   :math:`(\varepsilon, \delta)`: the quantile takes a share :math:`s_q` of the run's zCDP
+   budget (a pure :math:`\varepsilon_q`-DP mechanism is :math:`\varepsilon_q^2/2`-zCDP).
+3. **Release** of the upper triangle (with the diagonal) of
+   :math:`\tilde G = \sum_i \tilde z_i \tilde z_i^\top` and of
+   :math:`\tilde b = \sum_i t_i \tilde z_i` with Gaussian noise
+   :math:`\sigma_G = s \Delta_G`, :math:`\sigma_b = s \Delta_b`; the noise matrix is
+   symmetric (the upper triangle mirrored: "Analyze Gauss", Dwork, Talwar, Thakurta and Zhang
+   2014). Sensitivities (:math:`\|\tilde z\| \le C`, :math:`|t| \le Y`):
+
+   * replace-one: :math:`\|\tilde z\tilde z^\top - \tilde z'\tilde z'^\top\|_F^2 =
+     \|\tilde z\|^4 + \|\tilde z'\|^4 - 2\langle\tilde z, \tilde z'\rangle^2 \le 2C^4`, and the
+     upper-triangle vector of a symmetric matrix has norm at most its Frobenius norm
+     (:math:`\|\mathrm{triu}(A)\|^2 = (\|A\|_F^2 + \sum_j A_{jj}^2)/2 \le \|A\|_F^2`), so
+     :math:`\Delta_G = \sqrt2 C^2` (attained by :math:`\tilde z = C e_1`,
+     :math:`\tilde z' = C e_2`); :math:`\|t\tilde z - t'\tilde z'\| \le 2CY`,
+     :math:`\Delta_b = 2CY`;
+   * zero-out and add/remove-one: one term :math:`\tilde z\tilde z^\top` (resp.
+     :math:`t\tilde z`) appears or vanishes: :math:`\Delta_G = C^2`, :math:`\Delta_b = CY`.
+
+   The two releases with the same multiplier :math:`s` are
+   ``SelfComposedDpEvent(GaussianDpEvent(s), 2)``; the run's event is its composition with
+   the quantile's event, and :math:`s` is the smallest multiplier (conservative end of the
+   search, :mod:`dpsco_core.privacy.calibration`) for which the RDP accountant (improved
+   conversion; the default order grid plus the zCDP optimum
+   :math:`\alpha^* = 1 + \sqrt{\log(1/\delta)/\rho}` and :math:`1 + (\alpha^* - 1)/2`,
+   :math:`1 + 2(\alpha^* - 1)`: the report's grid) gives at most
+   :math:`\varepsilon` at :math:`\delta`.
+4. **Ridge** (post-processing, data independent): :math:`\lambda` = ``ridge_factor``
+   :math:`\sigma_G \sqrt d`. The spectrum of a :math:`d \times d` symmetric Gaussian matrix
+   with entries of standard deviation :math:`\sigma` ends near :math:`2\sigma\sqrt d`, so at the
+   default factor 2 :math:`\hat G + \lambda I` dominates :math:`\tilde G` with high
+   probability (Wang 2018 adds such a ridge; the factor is the theory's edge, not tuned). If
+   :math:`\hat G + \lambda I` still has an eigenvalue below :math:`10^{-3}\sigma_G`, its
+   eigenvalues are floored there (:math:`V \max(\Lambda, 10^{-3}\sigma_G) V^\top`).
+5. **Solve** (post-processing)
+   :math:`\hat F(w) = \frac{c}{m}(w^\top(\hat G + \lambda I)w - 2\hat b^\top w) + \psi(w)`:
+   a Cholesky solve without penalty or with L2; otherwise exact cyclic coordinate descent on
+   the quadratic (the library's own, :func:`dpsco_core.optimum._cd_quadratic`), to ``tol``,
+   at most ``max_iter`` sweeps. Deterministic.
+
+No compiled kernel is needed: the Gram matrix is one BLAS call (``X.T @ X``, sparse
+``X.T @ X`` for CSR/CSC input), and the noise is drawn by the library's Gaussian noise kernel
+under the block scheme of :mod:`dpsco_core._random` (same seed, same bits, any thread count).
+
+Privacy
+-------
+:math:`(\varepsilon, \delta)`-DP under ``neighboring_relation`` (replace-one by default;
+zero-out; add/remove-one with a public record count ``public_n``, by which the quantile's
+target :math:`q m` and the objective are normalised, never by the private n). The guarantee
+covers the returned coefficients (post-processing of the quantile's index and the two noisy
+statistics). The noise is floating-point Gaussian, as in the other solvers: the released
+coefficients are a non-linear function of it (not the noisy values themselves).
+
+References
+----------
+Dwork, Talwar, Thakurta and Zhang, "Analyze Gauss: optimal bounds for privacy-preserving
+principal component analysis", STOC 2014. Sheffet, "Differentially private ordinary least
+squares", ICML 2017. Wang, "Revisiting differentially private linear regression: optimal and
+adaptive prediction & estimation in unbounded domain", UAI 2018 (AdaSSP). McSherry and
+Talwar, "Mechanism design via differential privacy", FOCS 2007. Smith, "Privacy-preserving
+statistical estimation with optimal convergence rates", STOC 2011. Bun and Steinke,
+"Concentrated differential privacy", TCC 2016, Propositions 1.3 and 3.3.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from .._config import effective_n_threads
+from .._kernels import _noise
+from .._random import block_bit_generators, check_random_state, child_seed_sequences
+from .._validation import check_int, check_scalar
+from ..exceptions import external_stacklevel
+from ..losses import LOSS_HALF_SQUARED, LOSS_SQUARED
+from ..mechanisms import exponential_mechanism
+from ..optimum import ConvergenceWarning, _cd_quadratic, _solve_linear
+from ..penalties import (PENALTY_BOX, PENALTY_ELASTIC_NET, PENALTY_L1, PENALTY_L2,
+                         PENALTY_NONE)
+from ..privacy.accountants import RdpAccountant
+from ..privacy.budget import spend
+from ..privacy.calibration import MAX_NOISE_MULTIPLIER, _calibrate_decreasing
+from ..privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
+                              NeighboringRelation, NonPrivateDpEvent, SelfComposedDpEvent)
+from ..result import History, Result
+from ._common import (_report_orders, check_noise_scale, check_privacy_budget, check_problem,
+                      check_relation, normaliser, public_n_assumptions, report_from_event)
+
+if TYPE_CHECKING:
+    from .._typing import ArrayLike, MatrixLike, RandomStateLike
+    from ..privacy.budget import Budget
+    from ..problems import Problem
+
+__all__ = ["dp_ssp", "clipped_statistics", "ssp_sensitivities", "clip_grid"]
+
+#: Points of the public clip grid ``R * geomspace(1/64, 1, CLIP_GRID_POINTS)``.
+CLIP_GRID_POINTS = 37
+#: Smallest grid point, relative to the row bound R.
+CLIP_GRID_LOW = 1.0 / 64.0
+#: Eigenvalue floor of the ridged noisy Gram matrix, relative to sigma_G (module docstring).
+EIGEN_FLOOR = 1e-3
+#: The RDP -> (epsilon, delta) conversion of the calibration and the report.
+CONVERSION = "improved"
+
+_PUBLIC_BOUNDS_ASSUMPTION = ("rows and labels are mapped onto the bounds declared public "
+                             "({bounds}); the sensitivities follow from the row clip C <= R "
+                             "and the label bound Y")
+_SQUARED_KINDS = (LOSS_SQUARED, LOSS_HALF_SQUARED)
+_SOLVABLE_PENALTIES = (PENALTY_NONE, PENALTY_L1, PENALTY_L2, PENALTY_ELASTIC_NET, PENALTY_BOX)
+
+
+def clip_grid(row_bound: float) -> np.ndarray:
+    """The public grid of clip candidates, ``row_bound * geomspace(1/64, 1, 37)``.
+
+    Parameters
+    ----------
+    row_bound : float
+        The public row bound R in (0, inf).
+
+    Returns
+    -------
+    ndarray of shape (37,)
+    """
+    R = check_scalar(row_bound, "row_bound", low=0.0)
+    return R * np.geomspace(CLIP_GRID_LOW, 1.0, CLIP_GRID_POINTS)
+
+
+def ssp_sensitivities(clip: float, label_bound: float,
+                      neighboring_relation: str | NeighboringRelation = "replace_one"
+                      ) -> tuple[float, float]:
+    r"""l2 sensitivities :math:`(\Delta_G, \Delta_b)` of the clipped statistics.
+
+    Replace-one: :math:`(\sqrt2 C^2, 2CY)`; zero-out and add/remove-one: :math:`(C^2, CY)`
+    (module docstring, item 3). :math:`\Delta_G` bounds the l2 norm of the change of the
+    upper triangle (with the diagonal) of :math:`\sum_i \tilde z_i \tilde z_i^\top`.
+
+    Parameters
+    ----------
+    clip : float
+        Row clip C in (0, inf).
+    label_bound : float
+        Label bound Y in (0, inf).
+    neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}
+        The relation.
+
+    Returns
+    -------
+    tuple of float
+        :math:`(\Delta_G, \Delta_b)`.
+    """
+    C = check_scalar(clip, "clip", low=0.0)
+    Y = check_scalar(label_bound, "label_bound", low=0.0)
+    if check_relation(neighboring_relation) is NeighboringRelation.REPLACE_ONE:
+        return math.sqrt(2.0) * C * C, 2.0 * C * Y
+    return C * C, C * Y
+
+
+def clipped_statistics(X: MatrixLike, y: ArrayLike,
+                       clip: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""The noiseless statistics :math:`(\tilde G, \tilde b)` of rows clipped to norm ``clip``.
+
+    :math:`\tilde z_i = x_i \min(1, C / \|x_i\|_2)`, :math:`\tilde G = \sum_i \tilde z_i
+    \tilde z_i^\top`, :math:`\tilde b = \sum_i y_i \tilde z_i`. Not private (for tests and
+    for checking sensitivities); :func:`dp_ssp` releases them with noise.
+
+    Parameters
+    ----------
+    X : array-like or scipy.sparse matrix of shape (n_samples, n_features)
+        Rows.
+    y : array-like of shape (n_samples,)
+        Labels (already within the label bound).
+    clip : float
+        C in (0, inf]; inf clips nothing.
+
+    Returns
+    -------
+    G : ndarray of shape (n_features, n_features)
+    b : ndarray of shape (n_features,)
+    """
+    C = check_scalar(clip, "clip", low=0.0, allow_inf=True)
+    rows: Any
+    if sp.issparse(X):
+        rows = sp.csr_matrix(X, dtype=np.float64)
+        norms = np.sqrt(np.asarray(rows.multiply(rows).sum(axis=1)).ravel())
+    else:
+        rows = np.asarray(X, dtype=np.float64)
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    return _statistics(rows, np.asarray(y, dtype=np.float64), norms, C)
+
+
+def _statistics(X, y, norms, C):
+    """(G, b) of the rows of X scaled by min(1, C / ||x_i||) (dense or sparse X)."""
+    scale = np.ones_like(norms)
+    over = norms > C
+    scale[over] = C / norms[over]
+    if sp.issparse(X):
+        Z = sp.csr_matrix(sp.diags(scale) @ X)
+        G = (Z.T @ Z).toarray()
+        b = np.asarray(Z.T @ y).ravel()
+    else:
+        Z = X * scale[:, None] if np.any(over) else X
+        G = Z.T @ Z
+        b = Z.T @ y
+    return np.asarray(G, dtype=np.float64), np.asarray(b, dtype=np.float64)
+
+
+def _zcdp_rho(epsilon, delta):
+    """rho whose Bun-Steinke conversion rho + 2 sqrt(rho log(1/delta)) equals epsilon."""
+    L = -math.log(delta)
+    # (sqrt(L + eps) - sqrt(L))^2 without cancellation
+    root = epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))
+    return root * root
+
+
+@functools.lru_cache(maxsize=256)
+def _extra_orders(epsilon, delta):
+    """Renyi orders around a* = 1 + sqrt(log(1/delta) / rho), where rho-zCDP converts best
+    (Bun and Steinke's optimum): 1 + (a* - 1) / 2, a*, 1 + 2 (a* - 1). Added to the
+    accountant's grid so that budgets whose optimum lies outside the default grid [1.1, 1024]
+    (small or very large epsilon) are accounted tightly, with the optimum inside the grid."""
+    half = math.sqrt(-math.log(delta) / _zcdp_rho(epsilon, delta))
+    return (1.0 + 0.5 * half, 1.0 + half, 1.0 + 2.0 * half)
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate(epsilon, delta, epsilon_q, relation):
+    """(s, event of the whole run): the smallest s for which the RDP accountant gives at most
+    epsilon for the quantile (pure epsilon_q-DP; none if 0) and two Gaussian releases (the
+    report's order grid: the default one and :func:`_extra_orders`)."""
+    gauss = lambda s: SelfComposedDpEvent(GaussianDpEvent(s), 2)  # noqa: E731
+    run = ((lambda s: ComposedDpEvent((EpsilonDeltaDpEvent(epsilon_q), gauss(s))))
+           if epsilon_q > 0.0 else gauss)
+    orders = _report_orders(_extra_orders(epsilon, delta))
+
+    def epsilon_and_order(s):
+        acc = RdpAccountant(orders, relation, conversion=CONVERSION)
+        acc.compose(run(s))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")       # grid-edge warnings of trial values
+            return acc.get_epsilon_and_order(delta)
+
+    s, _ = _calibrate_decreasing(epsilon_and_order, epsilon, 1e-9, MAX_NOISE_MULTIPLIER,
+                                 f"dp_ssp at epsilon={epsilon:g}, delta={delta:g}")
+    return s, run(s)
+
+
+def _check_options(clip, clip_quantile, quantile_share, ridge_factor, max_iter, tol):
+    if clip is not None:
+        clip = check_scalar(clip, "clip", low=0.0)
+    clip_quantile = check_scalar(clip_quantile, "clip_quantile", low=0.0, high=1.0,
+                                 high_open=False)
+    quantile_share = check_scalar(quantile_share, "quantile_share", low=0.0, high=1.0)
+    ridge_factor = check_scalar(ridge_factor, "ridge_factor", low=0.0, low_open=False)
+    max_iter = check_int(max_iter, "max_iter", low=1)
+    tol = check_scalar(tol, "tol", low=0.0)
+    return clip, clip_quantile, quantile_share, ridge_factor, max_iter, tol
+
+
+def _public_constants(problem):
+    """(R, Y, assumption) from the problem's public bounds; ValueError naming what to pass."""
+    bounds = problem.public_bounds
+    if bounds is None or bounds.label_bound is None:
+        raise ValueError(
+            "dp_ssp needs public bounds on the rows and the labels (its sensitivities are "
+            "functions of them): build the problem with Problem(X, y, loss, penalty, "
+            "bounds=(lower, upper) and/or row_norm=R, label_bound=Y).")
+    R = bounds.row_bound(problem.n_features)
+    if not math.isfinite(R):
+        raise ValueError("dp_ssp needs a bound on the rows: pass bounds=(lower, upper) or "
+                         "row_norm=R to Problem (only label_bound was given).")
+    return R, bounds.label_bound, _PUBLIC_BOUNDS_ASSUMPTION.format(bounds=bounds)
+
+
+def _clip_counts(norms, grid):
+    """#{i : norms_i <= grid_k} for every grid point (the quantile's counts; sensitivity 1)."""
+    return np.searchsorted(np.sort(norms), grid, side="right")
+
+
+def _noisy_statistics(G, b, sigma_G, sigma_b, gram_seq, b_seq):
+    """(G + E, b + e): E symmetric with its upper triangle (diagonal included) i.i.d.
+    N(0, sigma_G^2) from ``gram_seq`` and mirrored below; e i.i.d. N(0, sigma_b^2) from
+    ``b_seq``. New arrays."""
+    d = G.shape[0]
+    iu = np.triu_indices(d)
+    upper = _noisy_upper(np.ascontiguousarray(G[iu]), sigma_G, gram_seq)
+    noisy = np.zeros((d, d))
+    noisy[iu] = upper
+    noisy = noisy + np.triu(noisy, 1).T
+    return noisy, _noisy_upper(np.ascontiguousarray(b), sigma_b, b_seq)
+
+
+def _noisy_upper(values, scale, seed_seq):
+    """values + N(0, scale^2) i.i.d. (the library's noise kernel, block streams of seed_seq)."""
+    out = np.empty_like(values)
+    n_blocks = -(-values.size // _noise.NOISE_BLOCK_SIZE)
+    gens = block_bit_generators(seed_seq, n_blocks)
+    threads = max(1, min(effective_n_threads(None, work=values.size), n_blocks))
+    _noise.add_noise(values, scale, _noise.GAUSSIAN, gens, out, threads)
+    return out
+
+
+def _solve(A, rhs, penalty, max_iter, tol):
+    """argmin (1/2) w^T A w - rhs^T w + psi(w) (A symmetric PSD): (w, sweeps, converged)."""
+    kind = penalty.kind
+    if kind == PENALTY_NONE:
+        return _solve_linear(A, rhs), 0, True
+    if kind == PENALTY_L2:
+        return _solve_linear(A + penalty.lam * np.eye(A.shape[0]), rhs), 0, True
+    w, sweeps = _cd_quadratic(A, rhs, penalty, np.zeros(rhs.size), max_iter, step_tol=tol)
+    # Converged when the gradient mapping at step 1/L is small relative to its value at 0.
+    L = max(float(np.linalg.eigvalsh(A)[-1]), np.finfo(np.float64).tiny)
+    mapping = lambda v: L * (v - penalty.prox(v - (A @ v - rhs) / L, 1.0 / L))  # noqa: E731
+    size = float(np.linalg.norm(mapping(w)))
+    converged = sweeps < max_iter or size <= tol * max(1.0, float(
+        np.linalg.norm(mapping(np.zeros(rhs.size)))))
+    return w, sweeps, converged
+
+
+def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None = None,
+           clip_quantile: float = 0.9, quantile_share: float = 0.1, ridge_factor: float = 2.0,
+           neighboring_relation: str | NeighboringRelation = "replace_one",
+           public_n: int | None = None, random_state: RandomStateLike = None,
+           budget: Budget | None = None, max_iter: int = 10_000,
+           tol: float = 1e-10) -> Result:
+    r"""Sufficient statistics perturbation: one noisy release of :math:`X^\top X` and
+    :math:`X^\top y`, then an exact solve (squared losses).
+
+    Minimises :math:`\hat F(w) = \frac{c}{m}\big(w^\top(\hat G + \lambda I)w - 2\hat b^\top
+    w\big) + \psi(w)` where :math:`\hat G`, :math:`\hat b` are the Gram matrix and the
+    correlation vector of the rows clipped to norm :math:`C`, released with symmetric Gaussian
+    noise, and :math:`\lambda` = ``ridge_factor`` :math:`\sigma_G\sqrt d`; :math:`c = 1`
+    (``"squared"``) or :math:`1/2` (``"half_squared"``), :math:`m` the public normaliser. The
+    mechanism, its sensitivities and the proofs are in the module docstring
+    (:mod:`dpsco_core.solvers.ssp`).
+
+    Parameters
+    ----------
+    problem : Problem
+        Loss ``"squared"`` or ``"half_squared"``; penalty none, L1, L2, ElasticNet or Box. It
+        must declare public bounds: ``bounds`` and/or ``row_norm`` (the row bound R) and
+        ``label_bound`` (Y).
+    epsilon : float
+        Privacy budget in (0, inf]; ``inf`` is the non-private solution on the clipped data
+        (no noise, :math:`\lambda = 0`; with ``clip=None`` then :math:`C = R`, no clipping
+        beyond the public bound).
+    delta : float
+        In (0, 1).
+    clip : float, optional
+        A public row clip C in (0, inf) (values above R act as R: the rows already have norm
+        at most R, and the sensitivities use the smaller value). None (default): chosen
+        privately as the
+        ``clip_quantile``-quantile of the row norms on the public grid
+        :func:`clip_grid` ``(R)`` (exponential mechanism).
+    clip_quantile : float, default=0.9
+        The quantile q in (0, 1] of the private clip.
+    quantile_share : float, default=0.1
+        Share in (0, 1) of the zCDP budget :math:`\rho` spent on the private clip:
+        :math:`\varepsilon_q = \sqrt{2\, s_q \rho}` (unused with a public ``clip``).
+    ridge_factor : float, default=2.0
+        :math:`\lambda / (\sigma_G \sqrt d)`, in [0, inf): 2 is the edge of the noise
+        spectrum (module docstring, item 4), not a tuned value.
+    neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}, default="replace_one"
+        The relation of the guarantee (sensitivities in the module docstring).
+    public_n : int, optional
+        Public record count m, required under add/remove-one (the quantile's target
+        :math:`q m` and the objective's normaliser); None or n otherwise.
+    random_state : None, int, SeedSequence or Generator
+        None (default) draws fresh OS entropy, as a private release must.
+    budget : Budget or None, default=None
+        Charged with the run's event before the data are read; a run that would exceed it
+        raises :class:`~dpsco_core.exceptions.PrivacyBudgetError` and reads nothing.
+    max_iter : int, default=10000
+        Coordinate-descent sweeps of the penalised solve (L1, elastic net, box).
+    tol : float, default=1e-10
+        Relative tolerance of that solve: a sweep whose largest step is below
+        ``tol`` :math:`\max_j|w_j|` ends it; after ``max_iter`` sweeps it has converged if
+        the gradient mapping (step :math:`1/L`) is at most ``tol`` times its value at 0.
+
+    Returns
+    -------
+    Result
+        ``coef``; ``privacy`` (the report, recomputed by the RDP accountant from
+        ``privacy.event``); ``history`` empty (nothing non-private is computed);
+        ``stats``: ``clip`` (the released or public C), ``noise_multiplier`` s,
+        ``sigma_G``, ``sigma_b``, ``ridge``, ``epsilon_quantile``, ``eigen_floor_applied``,
+        ``sweeps``, ``normaliser``, ``time``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Invalid arguments, a loss other than the squared ones, missing public bounds.
+    RuntimeError
+        If the accountant's epsilon exceeds the target (a calibration bug; never silent).
+
+    Warns
+    -----
+    ConvergenceWarning
+        If the penalised solve stops at ``max_iter`` sweeps before meeting ``tol``.
+
+    Notes
+    -----
+    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP under ``neighboring_relation``
+    (replace-one, zero-out, or add/remove-one with ``public_n``): the composition, in RDP, of
+    the pure :math:`\varepsilon_q`-DP private clip (none with a public ``clip``) and two
+    Gaussian releases with noise multiplier :math:`s`, of sensitivities
+    :math:`\Delta_G = \sqrt2 C^2`, :math:`\Delta_b = 2CY` (replace-one) or :math:`C^2`,
+    :math:`CY` (zero-out, add/remove-one). Unconditional: every constant is public or
+    released. The ridge, the eigenvalue floor and the solve are post-processing.
+
+    References
+    ----------
+    Dwork, Talwar, Thakurta and Zhang (STOC 2014); Sheffet (ICML 2017); Wang (UAI 2018);
+    McSherry and Talwar (FOCS 2007).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dpsco_core as dp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> y = X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=2000)
+    >>> prob = dp.Problem(X, y, loss="half_squared", bounds=(-4, 4), label_bound=6)
+    >>> res = dp.dp_ssp(prob, epsilon=1.0, delta=1e-6, random_state=0)
+    >>> res.privacy.epsilon <= 1.0, res.privacy.unconditional
+    (True, True)
+    """
+    problem = check_problem(problem)
+    epsilon, delta = check_privacy_budget(epsilon, delta)
+    relation = check_relation(neighboring_relation)
+    if problem.loss.kind not in _SQUARED_KINDS:
+        raise ValueError(f"dp_ssp solves the squared losses ('squared', 'half_squared'); got "
+                         f"the {problem.loss.name!r} loss.")
+    if problem.penalty.kind not in _SOLVABLE_PENALTIES:
+        raise ValueError(f"dp_ssp takes the penalties None, L1, L2, ElasticNet and Box; got "
+                         f"{problem.penalty!r}.")
+    clip, q, share, ridge_factor, max_iter, tol = _check_options(
+        clip, clip_quantile, quantile_share, ridge_factor, max_iter, tol)
+    n, d = problem.n_samples, problem.n_features
+    m = normaliser(relation, n, public_n)
+    R, Y, assumption = _public_constants(problem)
+    private = math.isfinite(epsilon)
+    private_clip = clip is None and private
+
+    if private:
+        eps_q = math.sqrt(2.0 * share * _zcdp_rho(epsilon, delta)) if private_clip else 0.0
+        s, event = _calibrate(epsilon, delta, eps_q, relation)
+    else:
+        eps_q, s, event = 0.0, 0.0, NonPrivateDpEvent()
+    spend(budget, event, neighboring_relation=relation, delta=delta)
+
+    start = time.perf_counter()
+    quantile_seq, gram_seq, b_seq = child_seed_sequences(check_random_state(random_state), 3)
+    norms = problem.row_norms()
+    if private_clip:
+        grid = clip_grid(R)
+        scores = -np.abs(_clip_counts(norms, grid) - q * m)
+        C = float(grid[exponential_mechanism(scores, sensitivity=1.0, epsilon=eps_q,
+                                             random_state=quantile_seq)])
+    else:
+        # rows already have norm <= R (the Problem's map), so clipping at min(clip, R) is
+        # clipping at clip, with the smaller sensitivity
+        C = R if clip is None else min(clip, R)
+    X = problem.X_csr() if problem.is_sparse else problem.X
+    G, b = _statistics(X, problem.y, norms, C)
+
+    floor_applied = False
+    if private:
+        delta_G, delta_b = ssp_sensitivities(C, Y, relation)
+        sigma_G = check_noise_scale(s * delta_G, epsilon)
+        sigma_b = check_noise_scale(s * delta_b, epsilon)
+        G, b = _noisy_statistics(G, b, sigma_G, sigma_b, gram_seq, b_seq)
+        ridge = ridge_factor * sigma_G * math.sqrt(d)
+        G[np.diag_indices(d)] += ridge
+        values, vectors = scipy.linalg.eigh(G)
+        floor = EIGEN_FLOOR * sigma_G
+        if values[0] < floor:
+            floor_applied = True
+            G = (vectors * np.maximum(values, floor)) @ vectors.T
+            G = 0.5 * (G + G.T)
+    else:
+        sigma_G = sigma_b = ridge = 0.0
+
+    c = 1.0 if problem.loss.kind == LOSS_SQUARED else 0.5
+    scale = 2.0 * c / m
+    coef, sweeps, converged = _solve(scale * G, scale * b, problem.penalty, max_iter, tol)
+    if not converged:
+        warnings.warn(f"dp_ssp: the penalised solve stopped at max_iter={max_iter} sweeps "
+                      f"before meeting tol={tol:g}; raise max_iter. The privacy guarantee is "
+                      "unaffected (post-processing).", ConvergenceWarning,
+                      stacklevel=external_stacklevel())
+    elapsed = time.perf_counter() - start
+
+    if private_clip:
+        budget_split = {"clip quantile": share, "statistics": 1.0 - share}
+    else:
+        budget_split = {"statistics": 1.0}
+    assumptions = (assumption,) + tuple(public_n_assumptions(relation, m))
+    report = report_from_event(event, delta=delta, relation=relation,
+                               budget_split=budget_split, assumptions=assumptions,
+                               target_epsilon=epsilon, conversion=CONVERSION,
+                               extra_orders=_extra_orders(epsilon, delta) if private else ())
+    stats = {"time": elapsed, "clip": C, "noise_multiplier": s, "sigma_G": sigma_G,
+             "sigma_b": sigma_b, "ridge": ridge, "epsilon_quantile": eps_q,
+             "eigen_floor_applied": floor_applied, "sweeps": sweeps, "normaliser": m}
+    history = History(np.zeros(0), np.zeros(0))
+    return Result(coef=coef, privacy=report, history=history, stats=stats)
