@@ -579,7 +579,7 @@ def test_selection_with_refit_composes_both():
     X, y = _standardized_regression()
     budget = dp.privacy.Budget(1.0, 1e-6)
     model = DPLogisticRegression(epsilon=1.0, delta=1e-6, bounds=(-4.0, 4.0), passes=3,
-                                 selection_share=0.3, n_trials=5, random_state=0,
+                                 selection_share=0.3, n_trials=5, random_state=0, solver="cd",
                                  budget=budget).fit(X, np.where(y > 0, 1, 0))
     event = model.privacy_.event
     assert isinstance(event, ComposedDpEvent)

@@ -30,7 +30,7 @@ def test_label_range_centres_on_the_public_midpoint():
     np.testing.assert_array_equal(ranged.coef_, shifted.coef_)
     assert ranged.intercept_ == shifted.intercept_ + 3.0
     assert ranged.privacy_ == shifted.privacy_
-    np.testing.assert_array_equal(ranged.predict(X), shifted.predict(X) + 3.0)
+    np.testing.assert_allclose(ranged.predict(X), shifted.predict(X) + 3.0, rtol=1e-14)
     # labels outside the range are clipped onto it, as with a bound Y
     far = y.copy()
     far[0] = 1e6
@@ -82,6 +82,7 @@ def test_auto_runs_dp_cd_otherwise(case):
         kw.pop("label_bound")
     elif case == "no bounds":
         kw.pop("bounds")
+        kw.pop("label_bound")
     elif case == "step given":
         kw["step"] = 1.0
     elif case == "clip given":
@@ -161,8 +162,8 @@ def test_logistic_ssp_is_least_squares_on_twice_the_labels():
     assert surrogate.penalty.lam == pytest.approx(4.0 / (3000 * 0.5))
     ref = dp_ssp(surrogate, epsilon=1.0, delta=1.0 / 3000 ** 2, random_state=0)
     np.testing.assert_array_equal(clf.coef_.ravel(), ref.coef[:-1])
-    assert clf.score(X, labels) > 0.9
-    exact = DPLogisticRegression(epsilon=np.inf, solver="ssp", clip=np.inf, **kw).fit(X, labels)
+    exact = DPLogisticRegression(epsilon=np.inf, solver="ssp", **kw).fit(X, labels)
+    assert clf.score(X, labels) > exact.score(X, labels) - 0.02 > 0.85
     Z = np.hstack([np.clip(X, -4, 4), np.ones((3000, 1))])
     lam = 4.0 / (3000 * 0.5)
     w = np.linalg.solve(Z.T @ Z / 3000 + lam * np.eye(5),

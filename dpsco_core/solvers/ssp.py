@@ -133,7 +133,7 @@ if TYPE_CHECKING:
     from ..privacy.budget import Budget
     from ..problems import Problem
 
-__all__ = ["dp_ssp", "clipped_statistics", "ssp_sensitivities", "clip_grid"]
+__all__ = ["dp_ssp", "clipped_statistics", "ssp_sensitivities", "clip_grid", "ssp_ridge_ratio"]
 
 #: Points of the public clip grid ``R * geomspace(1/64, 1, CLIP_GRID_POINTS)``.
 CLIP_GRID_POINTS = 37
@@ -546,3 +546,52 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
              "eigen_floor_applied": floor_applied, "sweeps": sweeps, "normaliser": m}
     history = History(np.zeros(0), np.zeros(0))
     return Result(coef=coef, privacy=report, history=history, stats=stats)
+
+
+def ssp_ridge_ratio(n_features: int, *, n_samples: int, epsilon: float, delta: float,
+                    neighboring_relation: str | NeighboringRelation = "replace_one",
+                    quantile_share: float = 0.1, ridge_factor: float = 2.0) -> float:
+    r"""SSP's ridge relative to the clipped Gram matrix's mean eigenvalue: a public number.
+
+    With rows clipped to norm C the Gram matrix's trace is at most :math:`n C^2`, so its mean
+    eigenvalue at most :math:`n C^2 / d`; the ridge is :math:`\lambda = c\, s\, \Delta_G
+    \sqrt d` with :math:`\Delta_G = \sqrt2 C^2` (replace-one) or :math:`C^2`. C cancels:
+
+    .. math:: \frac{\lambda}{n C^2 / d} = c\, s\, \frac{\Delta_G}{C^2} \frac{d^{3/2}}{n},
+
+    a function of the dimension, the record count and the budget alone (``s`` is
+    :func:`dp_ssp`'s calibrated noise multiplier with a private clip). Small: the noise and
+    the ridge barely move the solution; near 1 or above: SSP's solution is mostly ridge.
+    ``solver="auto"`` of the estimators compares it with
+    :data:`dpsco_core.estimators.SSP_MAX_RIDGE_RATIO`.
+
+    Parameters
+    ----------
+    n_features : int
+        d, the columns of the problem (with the intercept's).
+    n_samples : int
+        n (public under replace-one and zero-out; pass ``public_n`` under add/remove-one).
+    epsilon, delta : float
+        The budget of the SSP release.
+    neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}
+        The relation.
+    quantile_share, ridge_factor : float
+        As in :func:`dp_ssp`.
+
+    Returns
+    -------
+    float
+        The ratio (0 for epsilon = inf).
+    """
+    d = check_int(n_features, "n_features", low=1)
+    n = check_int(n_samples, "n_samples", low=1)
+    epsilon, delta = check_privacy_budget(epsilon, delta)
+    relation = check_relation(neighboring_relation)
+    if not math.isfinite(epsilon):
+        return 0.0
+    share = check_scalar(quantile_share, "quantile_share", low=0.0, high=1.0)
+    c = check_scalar(ridge_factor, "ridge_factor", low=0.0, low_open=False)
+    eps_q = math.sqrt(2.0 * share * _zcdp_rho(epsilon, delta))
+    s, _ = _calibrate(epsilon, delta, eps_q, relation)
+    gram_factor = ssp_sensitivities(1.0, 1.0, relation)[0]
+    return c * s * gram_factor * d ** 1.5 / n
