@@ -533,7 +533,9 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     elapsed = time.perf_counter() - start
 
     if private_clip:
-        budget_split = {"clip quantile": share, "statistics": 1.0 - share}
+        # shares of the zCDP parameter rho (module docstring, item 2), not of epsilon
+        budget_split = {"clip quantile (share of rho)": share,
+                        "statistics (share of rho)": 1.0 - share}
     else:
         budget_split = {"statistics": 1.0}
     assumptions = (assumption,) + tuple(public_n_assumptions(relation, m))
