@@ -386,7 +386,8 @@ class _DPLinearModel(BaseEstimator):
         if random_state is None:
             random_state = self.random_state
         solver = self._resolved_solver(problem, epsilon, delta)
-        self.solver_ = solver
+        # Not solver_ yet: a fit that raises (a refused budget) must leave no fitted attribute.
+        self._solver_ran = solver
         if solver == "ssp":
             return self._run_ssp(problem, epsilon, delta, random_state)
         candidates, conditions, loss_clip = self._candidates(problem, epsilon, solver)
@@ -512,13 +513,14 @@ class _DPLinearModel(BaseEstimator):
         # schedule) and dropped below unless diagnostics were asked for.
         result = self._solve(problem, self.epsilon, self._delta(problem.n_samples))
         self.coef_, self.intercept_ = self._split(result.coef)
+        self.solver_ = self._solver_ran
         self.n_iter_ = self._n_iter(result)
         self._keep(result.privacy, result.history, diagnostics)
         return self
 
     def _n_iter(self, result: Any) -> float:
         """Data passes of the released model's run (the schedule's: a public fact)."""
-        if getattr(self, "solver_", None) == "ssp":    # one pass forms the statistics
+        if self.solver_ == "ssp":           # one pass forms the statistics
             return 1.0
         if result.history is None:          # a selected trial, released without refit
             return float(self.passes)
@@ -1143,6 +1145,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             history = [r.history for r in results]
         self.coef_ = np.vstack(coefs)
         self.intercept_ = np.array(intercepts)
+        self.solver_ = self._solver_ran
         self.n_iter_ = self._n_iter(results[0])
         self._keep(report, history, diagnostics)
         self.classes_ = classes

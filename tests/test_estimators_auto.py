@@ -177,3 +177,14 @@ def test_logistic_auto_without_bounds_is_dp_cd():
         clf = DPLogisticRegression(epsilon=1.0, passes=2, n_trials=3,
                                    random_state=0).fit(X, (y > 3).astype(int))
     assert clf.solver_ == "cd"
+
+
+def test_refused_budget_leaves_the_estimator_unfitted():
+    X, y = _regression(500)
+    budget = dp.privacy.Budget(0.5, 1e-6)
+    model = DPLasso(epsilon=1.0, delta=1e-6, bounds=(-4, 4), label_bound=(0.0, 6.0),
+                    budget=budget, random_state=0)
+    with pytest.raises(dp.exceptions.PrivacyBudgetError):
+        model.fit(X, y)
+    assert budget.ledger == ()
+    assert not any(hasattr(model, a) for a in ("solver_", "coef_", "privacy_"))

@@ -350,3 +350,19 @@ def test_black_box_audit_not_refuted_and_twin_caught(relation):
         assert honest.eps_lower <= 1.0, honest
     twin = A.run_case(_audit_case(relation, 1000.0, 1.0), n_trials=100, random_state=2026)
     assert twin.eps_lower > 1.0, twin
+
+
+def test_same_result_for_any_thread_count(monkeypatch):
+    """The noise is drawn in blocks with one stream each (the library's scheme): a Gram matrix
+    of several blocks gives the same bits on 1 and 2 threads."""
+    rng = np.random.default_rng(3)
+    d = 520
+    X = rng.normal(size=(600, d))
+    prob = dp.Problem(X, X[:, 0] + 0.1 * rng.normal(size=600), loss="half_squared",
+                      penalty=dp.L2(0.1), bounds=(-4.0, 4.0), label_bound=4.0)
+    assert d * (d + 1) // 2 > 2 * ssp._noise.NOISE_BLOCK_SIZE
+    coefs = []
+    for threads in (1, 2):
+        monkeypatch.setattr(ssp, "effective_n_threads", lambda *a, _t=threads, **k: _t)
+        coefs.append(dp_ssp(prob, epsilon=1.0, delta=DELTA, random_state=5).coef)
+    np.testing.assert_array_equal(coefs[0], coefs[1])
