@@ -28,8 +28,9 @@ would scale the sensitivity the solvers calibrate to.
 **Privacy.** Each ``fit`` is one private release, (epsilon, delta)-DP as the solver states
 (``privacy_`` says which neighbouring relation, mechanisms and assumptions).
 
-**Hyperparameters** (issue 19). With ``step`` and ``clip`` left at None (default), ``fit``
-selects them privately and this selection is inside the same (epsilon, delta): by default
+**Hyperparameters** (issue 19). SSP (``solver="ssp"``, and ``"auto"`` when it picks SSP) has
+none to select: its row clip is a private quantile inside the budget (or ``clip=``). With
+DP-CD and DP-SGD and ``step`` and ``clip`` left at None (default), ``fit`` selects them privately and this selection is inside the same (epsilon, delta): by default
 (``selection_share=1``) the whole budget pays a random-stopping selection over a public grid
 (:func:`dpsco_core.tuning.search.tune_solver`: on average ``n_trials`` = 40 trials on all
 the records, each scored by its noisy clipped training objective) whose selected
@@ -184,9 +185,9 @@ def _data_scale(problem: Problem, solver: str) -> tuple[float, float]:
 
 #: ``solver="auto"`` runs SSP when its ridge is at most this fraction of the clipped Gram
 #: matrix's mean eigenvalue (:func:`dpsco_core.solvers.ssp.ssp_ridge_ratio`), else DP-CD.
-#: Measured (issue 19, ``docs/tuning/auto_solver.txt``, 3 seeds, epsilon = 1, synthetic
-#: standardized regressions): SSP beat DP-CD with private selection by 0.06-0.07 R^2 at ratios
-#: 0.015-0.13, tied at 0.14 and 0.26, lost by 0.03-0.16 from 0.32 on.
+#: Measured (issue 19, ``docs/tuning/auto_solver.py`` / ``.txt``: synthetic standardized
+#: regressions, epsilon = 1, 3 seeds, held-out R^2 of each solver): SSP better by 0.015 to
+#: 0.07 at ratios 0.013 to 0.22, a tie at 0.30, DP-CD better by 0.03 to 0.14 from 0.27 on.
 SSP_MAX_RIDGE_RATIO = 0.2
 
 
