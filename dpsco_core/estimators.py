@@ -791,7 +791,7 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         _check_sample_weight(sample_weight, X.shape[0])
         centre, bound = _label_range(self.label_bound, bool(self.fit_intercept))
         if centre:
-            y = y - centre
+            y = np.asarray(y, dtype=np.float64) - centre
         self._fit_problem(self._problem(X, y, "half_squared", self._penalty(),
                                         label_bound=bound))
         self.intercept_ = self.intercept_ + centre
