@@ -639,6 +639,15 @@ _COMMON_DOC = """
         default.
 """
 
+_LABEL_BOUND_DOC = """    label_bound : float or (float, float), optional
+        Public bound on the targets: ``Y`` means ``|y_i| <= Y``, ``(lo, hi)`` means
+        ``lo <= y_i <= hi``; the targets are clipped onto it. With ``(lo, hi)`` the labels
+        are centred on the public ``(lo + hi) / 2`` (added back to ``intercept_``), so the
+        solvers see the half-width ``(hi - lo) / 2``: the sensitivities that scale with the
+        label bound halve against ``max(|lo|, |hi|)`` for labels in [0, hi]. Needs
+        ``fit_intercept=True``. SSP and ``solver="auto"``'s SSP need a label bound.
+"""
+
 _INTERCEPT_NOTES = r"""
     **The intercept** (``fit_intercept=True``). The solver itself trains it, as one more
     coordinate: each record :math:`x_i` (after the public bounds are enforced) becomes
@@ -675,14 +684,7 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     ----------
     alpha : float, default=1.0
         L1 strength (scikit-learn's ``alpha``), >= 0.
-""" + _COMMON_DOC + """    label_bound : float or (float, float), optional
-        Public bound on the targets: ``Y`` means ``|y_i| <= Y``, ``(lo, hi)`` means
-        ``lo <= y_i <= hi``; the targets are clipped onto it. With ``(lo, hi)`` the labels
-        are centred on the public ``(lo + hi) / 2`` (added back to ``intercept_``), so the
-        solvers see the half-width ``(hi - lo) / 2``: the sensitivities that scale with the
-        label bound halve against ``max(|lo|, |hi|)`` for labels in [0, hi]. Needs
-        ``fit_intercept=True``. SSP and ``solver="auto"``'s SSP need a label bound.
-""" + """
+""" + _COMMON_DOC + _LABEL_BOUND_DOC + """
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
@@ -849,14 +851,7 @@ class DPElasticNet(DPLasso):
         Penalty strength, >= 0.
     l1_ratio : float, default=0.5
         :math:`\\rho`, in [0, 1].
-""" + _COMMON_DOC + """    label_bound : float or (float, float), optional
-        Public bound on the targets: ``Y`` means ``|y_i| <= Y``, ``(lo, hi)`` means
-        ``lo <= y_i <= hi``; the targets are clipped onto it. With ``(lo, hi)`` the labels
-        are centred on the public ``(lo + hi) / 2`` (added back to ``intercept_``), so the
-        solvers see the half-width ``(hi - lo) / 2``: the sensitivities that scale with the
-        label bound halve against ``max(|lo|, |hi|)`` for labels in [0, hi]. Needs
-        ``fit_intercept=True``. SSP and ``solver="auto"``'s SSP need a label bound.
-
+""" + _COMMON_DOC + _LABEL_BOUND_DOC + """
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
