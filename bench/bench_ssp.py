@@ -1,0 +1,60 @@
+"""SSP (``dp_ssp``) on California: the private fit against the non-private ones.
+
+One fit of standardized California (16,512 x 8 after the 80/20 split of ``reproduce tuning``,
+features clipped to [-5, 5], intercept column, labels centred on the public range [0, 5])
+at epsilon = 1, as ``DPLasso(solver="auto")`` runs it, against scikit-learn's
+``LinearRegression`` and ``Lasso`` on the same data (non-private), and against
+``DPLasso(solver="cd")``, the estimators' default before issue 19's session 8 (DP-CD with a
+private selection of about 40 trials of 20 passes). Ratios from one run; the utility of each
+is in the README (section "Private hyperparameter selection").
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from dpsco_core.experiments.tuning import PUBLIC_BOUND, _estimator_data, _split
+
+GROUP = "SSP California fit, epsilon = 1"
+
+
+@pytest.fixture(scope="module")
+def california():
+    X, y, _ = _estimator_data()["california (R^2)"]
+    Xtr, ytr, _, _ = _split(X, y, 0)
+    return Xtr, ytr
+
+
+def _dplasso(X, y, solver):
+    from dpsco_core.estimators import DPLasso
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return DPLasso(alpha=1e-4, epsilon=1.0, bounds=(-PUBLIC_BOUND, PUBLIC_BOUND),
+                       label_bound=(0.0, 5.0), solver=solver, random_state=0).fit(X, y)
+
+
+def bench_ssp_estimator(benchmark, record, california):
+    record(benchmark, GROUP, "dpsco_core")  # DPLasso(solver='ssp')
+    model = benchmark(_dplasso, *california, "ssp")
+    assert model.solver_ == "ssp"
+
+
+def bench_cd_estimator(benchmark, record, california):
+    record(benchmark, GROUP, "dpsco_core DPLasso(solver='cd'), private selection")
+    benchmark.pedantic(_dplasso, args=(*california, "cd"), rounds=3, iterations=1)
+
+
+def bench_sklearn_linear_regression(benchmark, record, california):
+    from sklearn.linear_model import LinearRegression
+
+    record(benchmark, GROUP, "scikit-learn LinearRegression (non-private)")
+    benchmark(lambda X, y: LinearRegression().fit(X, y), *california)
+
+
+def bench_sklearn_lasso(benchmark, record, california):
+    from sklearn.linear_model import Lasso
+
+    record(benchmark, GROUP, "scikit-learn Lasso (non-private)")
+    benchmark(lambda X, y: Lasso(alpha=1e-4).fit(X, y), *california)
