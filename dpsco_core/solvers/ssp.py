@@ -141,6 +141,10 @@ CLIP_GRID_POINTS = 37
 CLIP_GRID_LOW = 1.0 / 64.0
 #: Eigenvalue floor of the ridged noisy Gram matrix, relative to sigma_G (module docstring).
 EIGEN_FLOOR = 1e-3
+#: Most columns dp_ssp takes: it forms and eigen-decomposes the d x d Gram matrix (d = 16,384:
+#: 2 GiB per copy, minutes of eigh), and its ridge ratio grows like d^1.5 / n
+#: (:func:`ssp_ridge_ratio`), so far below this DP-CD is the better solver.
+MAX_FEATURES = 16_384
 #: The RDP -> (epsilon, delta) conversion of the calibration and the report.
 CONVERSION = "improved"
 
@@ -478,6 +482,10 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     clip, q, share, ridge_factor, max_iter, tol = _check_options(
         clip, clip_quantile, quantile_share, ridge_factor, max_iter, tol)
     n, d = problem.n_samples, problem.n_features
+    if d > MAX_FEATURES:
+        raise ValueError(f"dp_ssp forms the d x d Gram matrix ({d * d * 8 / 2**30:.1f} GiB for "
+                         f"d = {d}); it takes at most {MAX_FEATURES} columns. Use dp_cd "
+                         "(its noise does not grow with d^1.5).")
     m = normaliser(relation, n, public_n)
     R, Y, assumption = _public_constants(problem)
     private = math.isfinite(epsilon)

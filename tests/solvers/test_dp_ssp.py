@@ -366,3 +366,12 @@ def test_same_result_for_any_thread_count(monkeypatch):
         monkeypatch.setattr(ssp, "effective_n_threads", lambda *a, _t=threads, **k: _t)
         coefs.append(dp_ssp(prob, epsilon=1.0, delta=DELTA, random_state=5).coef)
     np.testing.assert_array_equal(coefs[0], coefs[1])
+
+
+def test_too_many_columns_refused_before_anything_is_formed():
+    X = sp.random(10, ssp.MAX_FEATURES + 1, density=1e-4, format="csr", random_state=0)
+    prob = dp.Problem(X, np.zeros(10), loss="half_squared", row_norm=1.0, label_bound=1.0)
+    budget = dp.privacy.Budget(1.0, DELTA)
+    with pytest.raises(ValueError, match="at most 16384 columns"):
+        dp_ssp(prob, epsilon=1.0, delta=DELTA, random_state=0, budget=budget)
+    assert budget.ledger == ()
