@@ -105,7 +105,8 @@ if TYPE_CHECKING:
     from .privacy.budget import Budget
     from .result import Result
 
-__all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression"]
+__all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression", "auto_solver",
+           "logistic_quadratic_surrogate"]
 
 
 def _structure_checked(X):
@@ -203,6 +204,12 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
     ``ssp_ridge_ratio(p, n, epsilon, delta) <= SSP_MAX_RIDGE_RATIO`` (the ratio depends on
     the dimension, the record count, epsilon and delta alone: about
     ``2 sqrt(2) s p^1.5 / n`` with ``s`` SSP's noise multiplier). Otherwise DP-CD.
+
+    **Privacy guarantee.** The choice releases nothing about the records: it reads the
+    loss, the shape, the public bounds and the budget, never ``problem.X`` or ``problem.y``
+    (n is public under replace-one and zero-out, the relations of both solvers here), so it
+    is 0-DP under every neighbouring relation; the fit's (epsilon, delta)-DP guarantee is the
+    chosen solver's.
 
     Parameters
     ----------
