@@ -188,3 +188,22 @@ def test_refused_budget_leaves_the_estimator_unfitted():
         model.fit(X, y)
     assert budget.ledger == ()
     assert not any(hasattr(model, a) for a in ("solver_", "coef_", "privacy_"))
+
+
+def test_ssp_sparse_input_and_one_vs_rest():
+    """Sparse X gives the dense fit (to rounding), and one-vs-rest runs SSP per class with the
+    budget split K ways, composed."""
+    import scipy.sparse as sp
+
+    X, y = _regression(1500)
+    kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-4, 4), label_bound=(0.0, 6.0), random_state=2)
+    dense = DPLasso(**kw).fit(X, y)
+    sparse = DPLasso(**kw).fit(sp.csr_matrix(X), y)
+    assert dense.solver_ == sparse.solver_ == "ssp"
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+    labels = np.digitize(y, [2.0, 4.0])                     # three classes 0, 1, 2
+    clf = DPLogisticRegression(classes=[0, 1, 2], epsilon=3.0, bounds=(-4, 4),
+                               random_state=0).fit(X, labels)
+    assert clf.solver_ == "ssp" and clf.coef_.shape == (3, 4)
+    assert clf.privacy_.epsilon <= 3.0
+    assert clf.score(X, labels) > 0.6
