@@ -207,3 +207,21 @@ def test_ssp_sparse_input_and_one_vs_rest():
     assert clf.solver_ == "ssp" and clf.coef_.shape == (3, 4)
     assert clf.privacy_.epsilon <= 3.0
     assert clf.score(X, labels) > 0.6
+
+
+def test_auto_avoids_ssp_when_the_public_feature_scales_are_spread():
+    """Isotropic clipping and noise: with per-feature bounds spread over more than a factor
+    SSP_MAX_BOUND_SPREAD the rule takes DP-CD (public facts only)."""
+    from dpsco_core.estimators import SSP_MAX_BOUND_SPREAD
+
+    X, y = _regression(3000)
+    narrow = np.full(4, 4.0)
+    wide = narrow.copy()
+    wide[0] = 4.0 * 1.01 * SSP_MAX_BOUND_SPREAD
+    for upper, expected in [(narrow, "ssp"), (wide, "cd")]:
+        problem = dp.Problem(X, y - 3.0, loss="half_squared", bounds=(-upper, upper),
+                             label_bound=3.0)
+        assert auto_solver(problem, epsilon=1.0, delta=1e-7) == expected
+    # row_norm alone says nothing about the spread: SSP
+    problem = dp.Problem(X, y - 3.0, loss="half_squared", row_norm=8.0, label_bound=3.0)
+    assert auto_solver(problem, epsilon=1.0, delta=1e-7) == "ssp"
