@@ -95,6 +95,7 @@ from ._validation import check_real_array, check_scalar, check_sparse  # noqa: E
 from .exceptions import PrivacyLeakWarning, external_stacklevel  # noqa: E402
 from .penalties import L1, L2, ElasticNet  # noqa: E402
 from .problems import _CLASSIFICATION_KINDS, Problem  # noqa: E402
+from .solvers.ssp import logistic_quadratic_surrogate  # noqa: E402
 from .result import (HISTORY_OBJECTIVE_CONDITION, as_held_condition,  # noqa: E402
                      without_objective_condition)
 
@@ -257,48 +258,6 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
     return "ssp" if ratio <= SSP_MAX_RIDGE_RATIO else "cd"
 
 
-def logistic_quadratic_surrogate(problem: Problem) -> Problem:
-    r"""The squared-loss problem whose SSP fit is ``DPLogisticRegression(solver="ssp")``.
-
-    The logistic loss to second order at margin 0 (the degree-2 approximate sufficient
-    statistics of Huggins, Adams and Broderick 2017, PASS-GLM):
-    :math:`\log(1 + e^{-s}) = \log 2 - s/2 + s^2/8 + O(s^4)` with :math:`s = y x^\top w`,
-    :math:`y = \pm 1`, so that :math:`\frac1n\sum_i \log(1 + e^{-y_i x_i^\top w}) +
-    \frac\lambda2\|w\|^2 \approx \frac14 \big[\frac1n\sum_i \frac12 (x_i^\top w -
-    2 y_i)^2 + 2\lambda \|w\|^2\big] + \text{const}`: least squares on the labels
-    :math:`2 y_i` (public bound 2) with the penalty ``L2(4 lambda)``. The labels are a
-    function of each record alone, so the relation, the public bounds and SSP's guarantee
-    carry over unchanged. Measured (issue 19): on standardized Electricity the least-squares
-    direction's held-out accuracy is the logistic one's (0.7516 against 0.7550 non-private),
-    and on Gaussian designs the two agree to 0.001 at every separation tried.
-
-    Parameters
-    ----------
-    problem : Problem
-        A logistic problem with labels in {-1, +1}, an L2 penalty or none, and public bounds.
-
-    Returns
-    -------
-    Problem
-        The surrogate (loss ``"half_squared"``).
-    """
-    pb = problem.public_bounds
-    if pb is None:
-        raise ValueError("solver='ssp' needs public bounds (bounds= or row_norm=): its "
-                         "sensitivity is a function of them.")
-    penalty = problem.penalty
-    if isinstance(penalty, L2):
-        surrogate_penalty: Any = L2(4.0 * penalty.lam)
-    elif type(penalty).__name__ == "NoPenalty":
-        surrogate_penalty = None
-    else:
-        raise ValueError(f"solver='ssp' for the logistic loss takes an L2 penalty or none; "
-                         f"got {penalty!r}.")
-    return Problem(problem.X, 2.0 * np.asarray(problem.y), loss="half_squared",
-                   penalty=surrogate_penalty,
-                   bounds=dataclasses.replace(pb, label_bound=2.0))
-
-
 def _label_range(label_bound: Any, fit_intercept: bool) -> tuple[float, float | None]:
     """(centre, half-width) of the public label bound: ``Y`` means [-Y, Y], ``(lo, hi)``
     the range [lo, hi], whose centre is subtracted from the labels (a public shift: the
@@ -443,11 +402,12 @@ class _DPLinearModel(BaseEstimator):
 
     def _run_ssp(self, problem: Problem, epsilon: float, delta: float,
                  random_state: Any) -> Result:
-        from .solvers.ssp import dp_ssp
+        from .solvers.ssp import dp_ssp, dp_ssp_logistic
 
         clip = None if self.clip is None else check_scalar(self.clip, "clip", low=0.0)
         if problem.loss.kind in _CLASSIFICATION_KINDS:
-            problem = logistic_quadratic_surrogate(problem)
+            return dp_ssp_logistic(problem, epsilon=epsilon, delta=delta, clip=clip,
+                                   random_state=random_state, budget=self.budget)
         return dp_ssp(problem, epsilon=epsilon, delta=delta, clip=clip,
                       random_state=random_state, budget=self.budget)
 
@@ -590,14 +550,15 @@ _COMMON_DOC = """
         sufficient statistics perturbation (:func:`dpsco_core.solvers.ssp.dp_ssp`: one noisy
         release of the clipped Gram matrix and of :math:`X^\top y`, then an exact solve; for
         ``DPLogisticRegression`` on the logistic loss's second-order surrogate,
-        :func:`logistic_quadratic_surrogate`). ``"auto"``: SSP when the public bounds
+        :func:`logistic_quadratic_surrogate`, then one private Newton step,
+        :func:`dpsco_core.solvers.ssp.dp_ssp_logistic`). ``"auto"``: SSP when the public bounds
         (``bounds`` or ``row_norm``, and ``label_bound`` for the regressors) are given,
         ``step`` and ``clip`` are not, and SSP's data-independent ridge is small for this
         dimension, record count and budget (:func:`auto_solver`, a rule on public facts
         only); otherwise DP-CD. The fitted ``solver_`` says which ran. Measured at epsilon = 1
         (issue 19, ``reproduce tuning``, ``README.md``): SSP lifts California's held-out R^2
         from DP-CD's 0.48 to 0.58-0.61 (non-private 0.63) and Electricity's accuracy from
-        0.738 to 0.753 (non-private 0.755).
+        0.730 to 0.751 (non-private 0.753).
     passes : float, default=20
         Data passes.
     step : float or None, default=None

@@ -144,11 +144,12 @@ def test_ssp_public_clip_and_elastic_net():
     assert net.solver_ == "ssp" and net.score(X, y) > 0.8
 
 
-def test_logistic_ssp_is_least_squares_on_twice_the_labels():
-    """DPLogisticRegression(solver="ssp") is dp_ssp on the quadratic surrogate: labels 2y,
-    half-squared loss, L2(4 lambda); bitwise the same release, and at epsilon = inf the
-    surrogate's closed form (ridge on [X, 1] with 2y)."""
+def test_logistic_ssp_is_the_surrogate_then_a_newton_step():
+    """DPLogisticRegression(solver="ssp") is dp_ssp_logistic on the estimator's problem
+    (bitwise): the surrogate (labels 2y, half-squared loss, L2(4 lambda)) and one private
+    Newton step."""
     from dpsco_core.estimators import logistic_quadratic_surrogate
+    from dpsco_core.solvers.ssp import dp_ssp_logistic
 
     X, y = _regression(3000)
     labels = (y > 3).astype(int)
@@ -160,15 +161,11 @@ def test_logistic_ssp_is_least_squares_on_twice_the_labels():
     surrogate = logistic_quadratic_surrogate(problem)
     assert surrogate.public_bounds.label_bound == 2.0
     assert surrogate.penalty.lam == pytest.approx(4.0 / (3000 * 0.5))
-    ref = dp_ssp(surrogate, epsilon=1.0, delta=1.0 / 3000 ** 2, random_state=0)
+    np.testing.assert_array_equal(surrogate.y, 2.0 * problem.y)
+    ref = dp_ssp_logistic(problem, epsilon=1.0, delta=1.0 / 3000 ** 2, random_state=0)
     np.testing.assert_array_equal(clf.coef_.ravel(), ref.coef[:-1])
     exact = DPLogisticRegression(epsilon=np.inf, solver="ssp", **kw).fit(X, labels)
     assert clf.score(X, labels) > exact.score(X, labels) - 0.02 > 0.85
-    Z = np.hstack([np.clip(X, -4, 4), np.ones((3000, 1))])
-    lam = 4.0 / (3000 * 0.5)
-    w = np.linalg.solve(Z.T @ Z / 3000 + lam * np.eye(5),
-                        Z.T @ (2.0 * np.where(labels == 1, 1.0, -1.0)) / 3000)
-    np.testing.assert_allclose(np.append(exact.coef_.ravel(), exact.intercept_), w, atol=1e-8)
 
 
 def test_logistic_auto_without_bounds_is_dp_cd():

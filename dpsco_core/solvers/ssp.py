@@ -99,6 +99,7 @@ statistical estimation with optimal convergence rates", STOC 2011. Bun and Stein
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -114,11 +115,12 @@ from .._kernels import _noise
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_int, check_scalar
 from ..exceptions import external_stacklevel
-from ..losses import LOSS_HALF_SQUARED, LOSS_SQUARED
+from ..losses import LOSS_HALF_SQUARED, LOSS_LOGISTIC, LOSS_SQUARED
 from ..mechanisms import exponential_mechanism
 from ..optimum import ConvergenceWarning, _cd_quadratic, _solve_linear
-from ..penalties import (PENALTY_BOX, PENALTY_ELASTIC_NET, PENALTY_L1, PENALTY_L2,
+from ..penalties import (L2, PENALTY_BOX, PENALTY_ELASTIC_NET, PENALTY_L1, PENALTY_L2,
                          PENALTY_NONE)
+from ..problems import Problem
 from ..privacy.accountants import RdpAccountant
 from ..privacy.budget import spend
 from ..privacy.calibration import MAX_NOISE_MULTIPLIER, _calibrate_decreasing
@@ -131,9 +133,10 @@ from ._common import (_report_orders, check_noise_scale, check_privacy_budget, c
 if TYPE_CHECKING:
     from .._typing import ArrayLike, MatrixLike, RandomStateLike
     from ..privacy.budget import Budget
-    from ..problems import Problem
 
-__all__ = ["dp_ssp", "clipped_statistics", "ssp_sensitivities", "clip_grid", "ssp_ridge_ratio"]
+__all__ = ["dp_ssp", "dp_ssp_logistic", "logistic_quadratic_surrogate", "clipped_statistics",
+           "newton_statistics", "ssp_sensitivities", "newton_sensitivities", "clip_grid",
+           "ssp_ridge_ratio"]
 
 #: Points of the public clip grid ``R * geomspace(1/64, 1, CLIP_GRID_POINTS)``.
 CLIP_GRID_POINTS = 37
@@ -269,11 +272,12 @@ def _extra_orders(epsilon, delta):
 
 
 @functools.lru_cache(maxsize=256)
-def _calibrate(epsilon, delta, epsilon_q, relation):
+def _calibrate(epsilon, delta, epsilon_q, relation, releases=2):
     """(s, event of the whole run): the smallest s for which the RDP accountant gives at most
-    epsilon for the quantile (pure epsilon_q-DP; none if 0) and two Gaussian releases (the
-    report's order grid: the default one and :func:`_extra_orders`)."""
-    gauss = lambda s: SelfComposedDpEvent(GaussianDpEvent(s), 2)  # noqa: E731
+    epsilon for the quantile (pure epsilon_q-DP; none if 0) and ``releases`` Gaussian
+    releases of multiplier s (the report's order grid: the default one and
+    :func:`_extra_orders`)."""
+    gauss = lambda s: SelfComposedDpEvent(GaussianDpEvent(s), releases)  # noqa: E731
     run = ((lambda s: ComposedDpEvent((EpsilonDeltaDpEvent(epsilon_q), gauss(s))))
            if epsilon_q > 0.0 else gauss)
     orders = _report_orders(_extra_orders(epsilon, delta))
@@ -343,6 +347,38 @@ def _noisy_upper(values, scale, seed_seq):
     threads = max(1, min(effective_n_threads(None, work=values.size), n_blocks))
     _noise.add_noise(values, scale, _noise.GAUSSIAN, gens, out, threads)
     return out
+
+
+def _row_clip(norms, R, clip, private_clip, q, m, eps_q, quantile_seq):
+    """The row clip C: the exponential mechanism's q-quantile of the row norms on the public
+    grid (module docstring, item 2), or the public ``clip`` (R when None)."""
+    if private_clip:
+        grid = clip_grid(R)
+        scores = -np.abs(_clip_counts(norms, grid) - q * m)
+        return float(grid[exponential_mechanism(scores, sensitivity=1.0, epsilon=eps_q,
+                                                random_state=quantile_seq)])
+    # rows already have norm <= R (the Problem's map), so clipping at min(clip, R) is
+    # clipping at clip, with the smaller sensitivity
+    return R if clip is None else min(clip, R)
+
+
+def _noisy_quadratic(G, b, sigma_G, sigma_b, epsilon, ridge_factor, gram_seq, b_seq):
+    """The release of (G, b) with symmetric Gaussian noise, then (post-processing) the ridge
+    ``ridge_factor sigma_G sqrt(d)`` and the eigenvalue floor (module docstring, items 3-4):
+    (G^, b^, sigma_G, sigma_b, ridge, floor applied)."""
+    d = G.shape[0]
+    sigma_G = check_noise_scale(sigma_G, epsilon)
+    sigma_b = check_noise_scale(sigma_b, epsilon)
+    G, b = _noisy_statistics(G, b, sigma_G, sigma_b, gram_seq, b_seq)
+    ridge = ridge_factor * sigma_G * math.sqrt(d)
+    G[np.diag_indices(d)] += ridge
+    values, vectors = scipy.linalg.eigh(G)
+    floor = EIGEN_FLOOR * sigma_G
+    floor_applied = bool(values[0] < floor)
+    if floor_applied:
+        G = (vectors * np.maximum(values, floor)) @ vectors.T
+        G = 0.5 * (G + G.T)
+    return G, b, sigma_G, sigma_b, ridge, floor_applied
 
 
 def _solve(A, rhs, penalty, max_iter, tol):
@@ -501,34 +537,17 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     start = time.perf_counter()
     quantile_seq, gram_seq, b_seq = child_seed_sequences(check_random_state(random_state), 3)
     norms = problem.row_norms()
-    if private_clip:
-        grid = clip_grid(R)
-        scores = -np.abs(_clip_counts(norms, grid) - q * m)
-        C = float(grid[exponential_mechanism(scores, sensitivity=1.0, epsilon=eps_q,
-                                             random_state=quantile_seq)])
-    else:
-        # rows already have norm <= R (the Problem's map), so clipping at min(clip, R) is
-        # clipping at clip, with the smaller sensitivity
-        C = R if clip is None else min(clip, R)
+    C = _row_clip(norms, R, clip, private_clip, q, m, eps_q, quantile_seq)
     X = problem.X_csr() if problem.is_sparse else problem.X
     G, b = _statistics(X, problem.y, norms, C)
 
-    floor_applied = False
     if private:
         delta_G, delta_b = ssp_sensitivities(C, Y, relation)
-        sigma_G = check_noise_scale(s * delta_G, epsilon)
-        sigma_b = check_noise_scale(s * delta_b, epsilon)
-        G, b = _noisy_statistics(G, b, sigma_G, sigma_b, gram_seq, b_seq)
-        ridge = ridge_factor * sigma_G * math.sqrt(d)
-        G[np.diag_indices(d)] += ridge
-        values, vectors = scipy.linalg.eigh(G)
-        floor = EIGEN_FLOOR * sigma_G
-        if values[0] < floor:
-            floor_applied = True
-            G = (vectors * np.maximum(values, floor)) @ vectors.T
-            G = 0.5 * (G + G.T)
+        G, b, sigma_G, sigma_b, ridge, floor_applied = _noisy_quadratic(
+            G, b, s * delta_G, s * delta_b, epsilon, ridge_factor, gram_seq, b_seq)
     else:
         sigma_G = sigma_b = ridge = 0.0
+        floor_applied = False
 
     c = 1.0 if problem.loss.kind == LOSS_SQUARED else 0.5
     scale = 2.0 * c / m
@@ -556,6 +575,282 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
              "eigen_floor_applied": floor_applied, "sweeps": sweeps, "normaliser": m}
     history = History(np.zeros(0), np.zeros(0))
     return Result(coef=coef, privacy=report, history=history, stats=stats)
+
+
+def logistic_quadratic_surrogate(problem: Problem) -> Problem:
+    r"""The squared-loss problem whose SSP fit is ``DPLogisticRegression(solver="ssp")``.
+
+    The logistic loss to second order at margin 0 (the degree-2 approximate sufficient
+    statistics of Huggins, Adams and Broderick 2017, PASS-GLM):
+    :math:`\log(1 + e^{-s}) = \log 2 - s/2 + s^2/8 + O(s^4)` with :math:`s = y x^\top w`,
+    :math:`y = \pm 1`, so that :math:`\frac1n\sum_i \log(1 + e^{-y_i x_i^\top w}) +
+    \frac\lambda2\|w\|^2 \approx \frac14 \big[\frac1n\sum_i \frac12 (x_i^\top w -
+    2 y_i)^2 + 2\lambda \|w\|^2\big] + \text{const}`: least squares on the labels
+    :math:`2 y_i` (public bound 2) with the penalty ``L2(4 lambda)``. The labels are a
+    function of each record alone, so the relation, the public bounds and SSP's guarantee
+    carry over unchanged. Measured (issue 19): on standardized Electricity the least-squares
+    direction's held-out accuracy is the logistic one's (0.7516 against 0.7550 non-private),
+    and on Gaussian designs the two agree to 0.001 at every separation tried.
+
+    Parameters
+    ----------
+    problem : Problem
+        A logistic problem with labels in {-1, +1}, an L2 penalty or none, and public bounds.
+
+    Returns
+    -------
+    Problem
+        The surrogate (loss ``"half_squared"``).
+    """
+    check_problem(problem)
+    if problem.loss.kind != LOSS_LOGISTIC:
+        raise ValueError(f"the quadratic surrogate is the logistic loss's; got the "
+                         f"{problem.loss.name!r} loss.")
+    pb = problem.public_bounds
+    if pb is None:
+        raise ValueError("SSP for the logistic loss needs public bounds (bounds= or "
+                         "row_norm=): its sensitivity is a function of them.")
+    lam = _logistic_l2(problem)
+    return Problem(problem.X, 2.0 * np.asarray(problem.y), loss="half_squared",
+                   penalty=L2(4.0 * lam) if lam > 0.0 else None,
+                   bounds=dataclasses.replace(pb, label_bound=2.0))
+
+
+def _logistic_l2(problem):
+    """lambda of the logistic problem's L2 penalty (0 without one); other penalties refused."""
+    penalty = problem.penalty
+    if penalty.kind == PENALTY_L2:
+        return float(penalty.lam)
+    if penalty.kind == PENALTY_NONE:
+        return 0.0
+    raise ValueError(f"SSP for the logistic loss takes an L2 penalty or none; got "
+                     f"{penalty!r}.")
+
+
+def _newton_statistics(X, y, norms, C, w0):
+    """(H, g) of the logistic loss at w0 over the rows clipped to norm C (dense or sparse X):
+    weights sigma'(z.w0) in [0, 1/4], residuals sigma(z.w0) - (1 + y)/2 in [-1, 1]."""
+    scale = np.ones_like(norms)
+    over = norms > C
+    scale[over] = C / norms[over]
+    margins = scale * np.asarray(X @ w0).ravel()
+    p = 0.5 * (1.0 + np.tanh(0.5 * margins))           # sigma(margin), without overflow
+    weights = p * (1.0 - p) * scale * scale
+    residuals = (p - 0.5 * (1.0 + y)) * scale
+    if sp.issparse(X):
+        H = np.asarray((X.T @ sp.diags(weights) @ X).toarray(), dtype=np.float64)
+        g = np.asarray(X.T @ residuals).ravel()
+    else:
+        H = (X * weights[:, None]).T @ X
+        g = X.T @ residuals
+    return np.asarray(H, dtype=np.float64), np.asarray(g, dtype=np.float64)
+
+
+def newton_statistics(X: MatrixLike, y: ArrayLike, w0: ArrayLike,
+                      clip: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Noiseless Newton statistics of :func:`dp_ssp_logistic` (for tests and audits).
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix of shape (n, d)
+        Rows (not private here: a test oracle).
+    y : array-like of shape (n,)
+        Labels in {-1, +1}.
+    w0 : array-like of shape (d,)
+        The point of the step.
+    clip : float
+        Row clip C in (0, inf].
+
+    Returns
+    -------
+    tuple of ndarray
+        :math:`H = \sum_i \sigma'(\tilde z_i^\top w_0)\tilde z_i\tilde z_i^\top` and
+        :math:`g = \sum_i (\sigma(\tilde z_i^\top w_0) - (1 + y_i)/2)\tilde z_i`.
+    """
+    Xm: Any = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X, dtype=np.float64)
+    norms = (np.sqrt(np.asarray(Xm.multiply(Xm).sum(axis=1)).ravel()) if sp.issparse(Xm)
+             else np.linalg.norm(Xm, axis=1))
+    C = check_scalar(clip, "clip", low=0.0, allow_inf=True)
+    return _newton_statistics(Xm, np.asarray(y, dtype=np.float64), norms, C,
+                              np.asarray(w0, dtype=np.float64))
+
+
+NEWTON_ASSUMPTION = ("the Newton step's weights sigma'(z.w0) <= 1/4 and residuals "
+                     "|sigma(z.w0) - (1 + y) / 2| <= 1 bound each record's contribution; w0 is "
+                     "the first release's model (adaptive composition)")
+
+
+def newton_sensitivities(clip: float,
+                         neighboring_relation: str | NeighboringRelation = "replace_one"
+                         ) -> tuple[float, float]:
+    r"""l2 sensitivities :math:`(\Delta_H, \Delta_g)` of the Newton step's statistics.
+
+    :math:`H = \sum_i \sigma'(\tilde z_i^\top w_0) \tilde z_i \tilde z_i^\top` with weights
+    in :math:`[0, 1/4]` and :math:`g = \sum_i (\sigma(\tilde z_i^\top w_0) - (1 + y_i)/2)
+    \tilde z_i` with coefficients in :math:`[-1, 1]`, rows of norm at most C. Replace-one:
+    :math:`\|a z z^\top - a' z' z'^\top\|_F^2 = a^2\|z\|^4 + a'^2\|z'\|^4 -
+    2aa'\langle z, z'\rangle^2 \le 2 (C^2/4)^2` and the upper triangle's norm is at most the
+    Frobenius norm: :math:`\Delta_H = \sqrt2 C^2 / 4`; :math:`\Delta_g = 2C`. Zero-out and
+    add/remove-one: :math:`(C^2/4, C)`.
+
+    Parameters
+    ----------
+    clip : float
+        Row clip C in (0, inf).
+    neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}
+        The relation.
+
+    Returns
+    -------
+    tuple of float
+        :math:`(\Delta_H, \Delta_g)`.
+    """
+    gram, _ = ssp_sensitivities(clip, 1.0, neighboring_relation)
+    C = check_scalar(clip, "clip", low=0.0)
+    factor = 2.0 if check_relation(neighboring_relation) is NeighboringRelation.REPLACE_ONE \
+        else 1.0
+    return gram / 4.0, factor * C
+
+
+def dp_ssp_logistic(problem: Problem, *, epsilon: float, delta: float,
+                    clip: float | None = None, clip_quantile: float = 0.9,
+                    quantile_share: float = 0.1, ridge_factor: float = 2.0,
+                    neighboring_relation: str | NeighboringRelation = "replace_one",
+                    public_n: int | None = None, random_state: RandomStateLike = None,
+                    budget: Budget | None = None) -> Result:
+    r"""L2-regularized logistic regression by SSP: the quadratic surrogate, then one private
+    Newton step (PASS-GLM degree 2, then one IRLS step).
+
+    1. The row clip C as in :func:`dp_ssp` (public, or the private quantile).
+    2. :math:`w_0`: :func:`dp_ssp`'s release and solve on the logistic loss's second-order
+       surrogate (:func:`logistic_quadratic_surrogate`: least squares on :math:`2y`, label
+       bound 2, penalty ``L2(4 lambda)``).
+    3. One Newton step of the logistic objective
+       :math:`F(w) = \frac1m\sum_i \log(1 + e^{-y_i \tilde z_i^\top w}) +
+       \frac\lambda2\|w\|^2` at :math:`w_0`, from two more Gaussian releases:
+       :math:`\hat H = \sum_i \sigma'(\tilde z_i^\top w_0)\tilde z_i\tilde z_i^\top + E'`
+       (symmetric noise, the ridge and floor of :func:`dp_ssp`) and
+       :math:`\hat g = \sum_i (\sigma(\tilde z_i^\top w_0) - (1 + y_i)/2)\tilde z_i + e'`:
+       :math:`w_1 = w_0 - (\hat H / m + \lambda I)^{-1}(\hat g / m + \lambda w_0)`.
+
+    The four Gaussian releases (Gram, :math:`X^\top 2y`, H, g) share one noise multiplier s,
+    each with its own sensitivity (:func:`ssp_sensitivities` with Y = 2,
+    :func:`newton_sensitivities`), so the statistics' zCDP budget is split evenly between the
+    two stages. Measured (issue 19, Electricity, 10 splits, epsilon = 1): held-out accuracy
+    0.7492 after step 2 alone, 0.7521 after the Newton step (non-private logistic 0.7525).
+
+    Parameters
+    ----------
+    problem : Problem
+        Loss ``"logistic"`` (labels in {-1, +1}), penalty L2 or none, public ``bounds``
+        and/or ``row_norm``.
+    epsilon : float
+        Privacy budget in (0, inf]; ``inf``: no noise, no ridge, C = R with ``clip=None``
+        (the surrogate's least squares, then one exact Newton step).
+    delta : float
+        In (0, 1).
+    clip : float, optional
+        Public row clip; None: the private quantile.
+    clip_quantile, quantile_share, ridge_factor : float
+        As in :func:`dp_ssp`.
+    neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}, default="replace_one"
+        The relation of the guarantee.
+    public_n : int, optional
+        Public record count, required under add/remove-one.
+    random_state : None, int, SeedSequence or Generator
+        None: fresh OS entropy.
+    budget : Budget or None, default=None
+        Charged the run's event before the data are read.
+
+    Returns
+    -------
+    Result
+        ``coef`` (:math:`w_1`), ``privacy``, an empty ``history`` and ``stats`` (``clip``,
+        ``noise_multiplier``, ``sigma_G``, ``sigma_b``, ``sigma_H``, ``sigma_g``, ``ridge``,
+        ``ridge_newton``).
+
+    Notes
+    -----
+    **Privacy guarantee.** :math:`(\varepsilon, \delta)`-DP under ``neighboring_relation``:
+    the composition (RDP accountant) of the pure :math:`\varepsilon_q`-DP clip (none with a
+    public ``clip``) and four Gaussian releases of multiplier s. The second pair is computed
+    at :math:`w_0`, a function of the first pair's release only (adaptive composition); the
+    labels are a function of each record, so the relations carry over as in :func:`dp_ssp`.
+    Everything after each release is post-processing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import dpsco_core as dp
+    >>> from dpsco_core.solvers.ssp import dp_ssp_logistic
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(5000, 3))
+    >>> y = np.where(X @ [1.0, -1.0, 0.5] + 0.3 * rng.normal(size=5000) > 0, 1.0, -1.0)
+    >>> prob = dp.Problem(X, y, loss="logistic", penalty=dp.L2(1e-4), bounds=(-4, 4))
+    >>> res = dp_ssp_logistic(prob, epsilon=1.0, delta=1e-8, random_state=0)
+    >>> float(np.mean(np.sign(np.clip(X, -4, 4) @ res.coef) == y)) > 0.9
+    True
+    """
+    epsilon, delta = check_privacy_budget(epsilon, delta)
+    relation = check_relation(neighboring_relation)
+    surrogate = logistic_quadratic_surrogate(problem)
+    lam = _logistic_l2(problem)
+    clip, q, share, ridge_factor, _, _ = _check_options(
+        clip, clip_quantile, quantile_share, ridge_factor, 1, 1e-10)
+    n, d = problem.n_samples, problem.n_features
+    if d > MAX_FEATURES:
+        raise ValueError(f"dp_ssp_logistic forms d x d matrices (d = {d}); it takes at most "
+                         f"{MAX_FEATURES} columns. Use dp_cd.")
+    m = normaliser(relation, n, public_n)
+    R, Y, assumption = _public_constants(surrogate)
+    private = math.isfinite(epsilon)
+    private_clip = clip is None and private
+    if private:
+        eps_q = math.sqrt(2.0 * share * _zcdp_rho(epsilon, delta)) if private_clip else 0.0
+        s, event = _calibrate(epsilon, delta, eps_q, relation, releases=4)
+    else:
+        eps_q, s, event = 0.0, 0.0, NonPrivateDpEvent()
+    spend(budget, event, neighboring_relation=relation, delta=delta)
+
+    start = time.perf_counter()
+    seqs = child_seed_sequences(check_random_state(random_state), 5)
+    norms = problem.row_norms()
+    C = _row_clip(norms, R, clip, private_clip, q, m, eps_q, seqs[0])
+    X = problem.X_csr() if problem.is_sparse else problem.X
+    y = np.asarray(problem.y, dtype=np.float64)
+    G, b = _statistics(X, surrogate.y, norms, C)
+    sigma = dict(sigma_G=0.0, sigma_b=0.0, sigma_H=0.0, sigma_g=0.0, ridge=0.0,
+                 ridge_newton=0.0)
+    if private:
+        delta_G, delta_b = ssp_sensitivities(C, Y, relation)
+        G, b, sigma["sigma_G"], sigma["sigma_b"], sigma["ridge"], _ = _noisy_quadratic(
+            G, b, s * delta_G, s * delta_b, epsilon, ridge_factor, seqs[1], seqs[2])
+    # the surrogate's half-squared objective: (1/m)(w^T G w / 2 - b^T w) + 2 lam ||w||^2
+    w0 = _solve_linear(G / m + 4.0 * lam * np.eye(d), b / m)
+
+    H, g = _newton_statistics(X, y, norms, C, w0)
+    if private:
+        delta_H, delta_g = newton_sensitivities(C, relation)
+        H, g, sigma["sigma_H"], sigma["sigma_g"], sigma["ridge_newton"], _ = _noisy_quadratic(
+            H, g, s * delta_H, s * delta_g, epsilon, ridge_factor, seqs[3], seqs[4])
+    w1 = w0 - _solve_linear(H / m + lam * np.eye(d), g / m + lam * w0)
+    elapsed = time.perf_counter() - start
+
+    if private_clip:
+        budget_split = {"clip quantile (share of rho)": share,
+                        "surrogate statistics (share of rho)": (1.0 - share) / 2,
+                        "Newton statistics (share of rho)": (1.0 - share) / 2}
+    else:
+        budget_split = {"surrogate statistics": 0.5, "Newton statistics": 0.5}
+    assumptions = (assumption, NEWTON_ASSUMPTION) + tuple(public_n_assumptions(relation, m))
+    report = report_from_event(event, delta=delta, relation=relation,
+                               budget_split=budget_split, assumptions=assumptions,
+                               target_epsilon=epsilon, conversion=CONVERSION,
+                               extra_orders=_extra_orders(epsilon, delta) if private else ())
+    stats = {"time": elapsed, "clip": C, "noise_multiplier": s, "epsilon_quantile": eps_q,
+             "normaliser": m, **sigma}
+    return Result(coef=w1, privacy=report, history=History(np.zeros(0), np.zeros(0)),
+                  stats=stats)
 
 
 def ssp_ridge_ratio(n_features: int, *, n_samples: int, epsilon: float, delta: float,
