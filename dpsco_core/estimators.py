@@ -93,7 +93,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E40
 from ._typing import ArrayLike, FloatArray, MatrixLike, RandomStateLike  # noqa: E402
 from ._validation import check_real_array, check_scalar, check_sparse  # noqa: E402
 from .exceptions import PrivacyLeakWarning, external_stacklevel  # noqa: E402
-from .penalties import L1, L2, ElasticNet  # noqa: E402
+from .losses import LOSS_LOGISTIC  # noqa: E402
+from .penalties import L1, L2, PENALTY_L2, PENALTY_NONE, ElasticNet  # noqa: E402
 from .problems import _CLASSIFICATION_KINDS, Problem  # noqa: E402
 from .solvers.ssp import logistic_quadratic_surrogate  # noqa: E402
 from .result import (HISTORY_OBJECTIVE_CONDITION, as_held_condition,  # noqa: E402
@@ -244,8 +245,8 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
     classification = problem.loss.kind in _CLASSIFICATION_KINDS
     if public is None or (public.label_bound is None and not classification):
         return "cd"
-    if classification and (problem.loss.name != "logistic" or
-                           type(problem.penalty).__name__ not in ("L2", "NoPenalty")):
+    if classification and (problem.loss.kind != LOSS_LOGISTIC or
+                           problem.penalty.kind not in (PENALTY_L2, PENALTY_NONE)):
         return "cd"
     B = public.feature_bounds(problem.n_features)
     B = B[B > 0]
@@ -253,8 +254,9 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
         return "cd"
     if not math.isfinite(epsilon):
         return "ssp"
+    # dp_ssp_logistic's four releases (surrogate and Newton step) share one multiplier
     ratio = ssp_ridge_ratio(problem.n_features, n_samples=problem.n_samples, epsilon=epsilon,
-                            delta=delta)
+                            delta=delta, releases=4 if classification else 2)
     return "ssp" if ratio <= SSP_MAX_RIDGE_RATIO else "cd"
 
 

@@ -199,7 +199,7 @@ def test_ssp_sparse_input_and_one_vs_rest():
     assert dense.solver_ == sparse.solver_ == "ssp"
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
     labels = np.digitize(y, [2.0, 4.0])                     # three classes 0, 1, 2
-    clf = DPLogisticRegression(classes=[0, 1, 2], epsilon=3.0, bounds=(-4, 4),
+    clf = DPLogisticRegression(classes=[0, 1, 2], epsilon=3.0, bounds=(-4, 4), solver="ssp",
                                random_state=0).fit(X, labels)
     assert clf.solver_ == "ssp" and clf.coef_.shape == (3, 4)
     assert clf.privacy_.epsilon <= 3.0
@@ -222,3 +222,11 @@ def test_auto_avoids_ssp_when_the_public_feature_scales_are_spread():
     # row_norm alone says nothing about the spread: SSP
     problem = dp.Problem(X, y - 3.0, loss="half_squared", row_norm=8.0, label_bound=3.0)
     assert auto_solver(problem, epsilon=1.0, delta=1e-7) == "ssp"
+
+
+def test_auto_ratio_counts_the_logistic_newton_releases():
+    from dpsco_core.solvers.ssp import ssp_ridge_ratio
+
+    two = ssp_ridge_ratio(9, n_samples=5000, epsilon=1.0, delta=1e-8)
+    four = ssp_ridge_ratio(9, n_samples=5000, epsilon=1.0, delta=1e-8, releases=4)
+    assert 1.3 * two < four < 1.5 * two                  # about sqrt(2): half the rho each

@@ -855,7 +855,8 @@ def dp_ssp_logistic(problem: Problem, *, epsilon: float, delta: float,
 
 def ssp_ridge_ratio(n_features: int, *, n_samples: int, epsilon: float, delta: float,
                     neighboring_relation: str | NeighboringRelation = "replace_one",
-                    quantile_share: float = 0.1, ridge_factor: float = 2.0) -> float:
+                    quantile_share: float = 0.1, ridge_factor: float = 2.0,
+                    releases: int = 2) -> float:
     r"""SSP's ridge relative to the clipped Gram matrix's mean eigenvalue: a public number.
 
     With rows clipped to norm C the Gram matrix's trace is at most :math:`n C^2`, so its mean
@@ -882,6 +883,9 @@ def ssp_ridge_ratio(n_features: int, *, n_samples: int, epsilon: float, delta: f
         The relation.
     quantile_share, ridge_factor : float
         As in :func:`dp_ssp`.
+    releases : int, default=2
+        Gaussian releases sharing the noise multiplier: 2 for :func:`dp_ssp`, 4 for
+        :func:`dp_ssp_logistic` (whose Newton step halves the statistics' budget).
 
     Returns
     -------
@@ -897,6 +901,7 @@ def ssp_ridge_ratio(n_features: int, *, n_samples: int, epsilon: float, delta: f
     share = check_scalar(quantile_share, "quantile_share", low=0.0, high=1.0)
     c = check_scalar(ridge_factor, "ridge_factor", low=0.0, low_open=False)
     eps_q = math.sqrt(2.0 * share * _zcdp_rho(epsilon, delta))
-    s, _ = _calibrate(epsilon, delta, eps_q, relation)
+    s, _ = _calibrate(epsilon, delta, eps_q, relation,
+                      releases=check_int(releases, "releases", low=1))
     gram_factor = ssp_sensitivities(1.0, 1.0, relation)[0]
     return c * s * gram_factor * d ** 1.5 / n

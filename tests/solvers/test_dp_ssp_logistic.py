@@ -30,7 +30,7 @@ def _problem(n=3000, d=4, seed=0, lam=1e-3, **kw):
     return dp.Problem(X, y, loss="logistic", penalty=dp.L2(lam) if lam else None, **bounds)
 
 
-@pytest.mark.parametrize("relation", ["replace_one", "zero_out"])
+@pytest.mark.parametrize("relation", ["replace_one", "zero_out", "add_or_remove_one"])
 def test_newton_statistics_move_by_at_most_their_sensitivities(relation):
     rng = np.random.default_rng(1)
     C = 1.5
@@ -46,8 +46,13 @@ def test_newton_statistics_move_by_at_most_their_sensitivities(relation):
             if relation == "replace_one":
                 X2[0] = 1e3 * rng.normal(size=3)
                 y2[0] = -y[0] if k % 2 else y[0]
-            else:
+            elif relation == "zero_out":
                 X2[0] = 0.0
+            elif k % 2:                               # add an outlier
+                X2 = np.vstack([X, 1e3 * rng.normal(size=(1, 3))])
+                y2 = np.append(y, 1.0 if k % 4 == 1 else -1.0)
+            else:                                     # remove a record
+                X2, y2 = X[1:], y[1:]
             H2, g2 = newton_statistics(X2, y2, w0, C)
             worst_H = max(worst_H, float(np.linalg.norm((H - H2)[iu])))
             worst_g = max(worst_g, float(np.linalg.norm(g - g2)))
@@ -81,6 +86,23 @@ def test_report_is_the_accountants_and_noise_scales_are_the_sensitivities():
     fixed = dp_ssp_logistic(prob, epsilon=1.0, delta=DELTA, clip=2.0, random_state=0)
     assert fixed.privacy.event == SelfComposedDpEvent(
         GaussianDpEvent(fixed.stats["noise_multiplier"]), 4)
+
+
+def test_add_or_remove_one_needs_public_n_and_is_accounted():
+    from dpsco_core.privacy import NeighboringRelation
+
+    prob = _problem()
+    with pytest.raises(ValueError, match="public_n"):
+        dp_ssp_logistic(prob, epsilon=1.0, delta=DELTA, neighboring_relation="add_or_remove_one")
+    res = dp_ssp_logistic(prob, epsilon=1.0, delta=DELTA, neighboring_relation="add_or_remove_one",
+                          public_n=3000, random_state=0)
+    assert res.privacy.neighboring_relation is NeighboringRelation.ADD_OR_REMOVE_ONE
+    eps = RdpAccountant(None, res.privacy.neighboring_relation).compose(
+        res.privacy.event).get_epsilon(DELTA)
+    assert eps == pytest.approx(res.privacy.epsilon, rel=1e-6) and eps <= 1.0
+    dH, dg = newton_sensitivities(res.stats["clip"], "add_or_remove_one")
+    assert res.stats["sigma_H"] == pytest.approx(res.stats["noise_multiplier"] * dH)
+    assert res.stats["sigma_g"] == pytest.approx(res.stats["noise_multiplier"] * dg)
 
 
 def test_epsilon_inf_is_least_squares_then_one_newton_step():
