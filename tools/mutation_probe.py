@@ -41,6 +41,7 @@ SELECTION = (
     "tests/privacy/test_noise_first_principles.py",
     "tests/privacy/test_noise_first_principles_modes.py",
     "tests/mechanisms/test_mechanisms.py",
+    "tests/privacy/test_ssp_noise_first_principles.py",
 )
 
 
@@ -188,6 +189,31 @@ MUTANTS = (
            'self.noise_scale = _check_noise_scale(self.sensitivity / self.epsilon,',
            'self.noise_scale = _check_noise_scale(0.5 * self.sensitivity / self.epsilon,',
            "LaplaceMechanism(secure=False): scale Delta / (2 epsilon)"),
+    # -- sufficient statistics perturbation: dp_ssp, dp_ssp_logistic (issue 19) ---------------
+    Mutant("ssp-gram-replace-one-C^2", "dpsco_core/solvers/ssp.py",
+           "        return math.sqrt(2.0) * C * C, 2.0 * C * Y\n",
+           "        return C * C, 2.0 * C * Y\n",
+           "SSP: Gram sensitivity C^2 instead of sqrt(2) C^2 under replace-one"),
+    Mutant("ssp-xty-replace-one-CY", "dpsco_core/solvers/ssp.py",
+           "        return math.sqrt(2.0) * C * C, 2.0 * C * Y\n",
+           "        return math.sqrt(2.0) * C * C, C * Y\n",
+           "SSP: X^T y sensitivity C Y instead of 2 C Y under replace-one"),
+    Mutant("ssp-gram-noise-halved", "dpsco_core/solvers/ssp.py",
+           "upper = _noisy_upper(np.ascontiguousarray(G[iu]), sigma_G, gram_seq)",
+           "upper = _noisy_upper(np.ascontiguousarray(G[iu]), 0.5 * sigma_G, gram_seq)",
+           "SSP: the symmetric Gram noise drawn with half the accounted scale"),
+    Mutant("ssp-quantile-unaccounted", "dpsco_core/solvers/ssp.py",
+           "           if epsilon_q > 0.0 else gauss)",
+           "           if epsilon_q < 0.0 else gauss)",
+           "SSP: the private clip's exponential mechanism left out of the calibrated event"),
+    Mutant("ssp-newton-weight-bound-1/8", "dpsco_core/solvers/ssp.py",
+           "    return gram / 4.0, factor * C\n",
+           "    return gram / 8.0, factor * C\n",
+           "dp_ssp_logistic: Newton Gram sensitivity for weights <= 1/8 instead of 1/4"),
+    Mutant("ssp-newton-gradient-C", "dpsco_core/solvers/ssp.py",
+           "    return gram / 4.0, factor * C\n",
+           "    return gram / 4.0, C\n",
+           "dp_ssp_logistic: Newton gradient sensitivity C instead of 2 C under replace-one"),
 )
 
 
