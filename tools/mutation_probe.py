@@ -36,12 +36,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: The tests every mutant runs against (fixed, so that "killed" means "by the suite").
+#: The tests every mutant runs against (fixed, so that "killed" means "by the suite"). The SSP
+#: file is first: its tests take ~0.4 s, and under -x its mutants then stop there instead of
+#: after the ~14 s of the others.
 SELECTION = (
+    "tests/privacy/test_ssp_noise_first_principles.py",
     "tests/privacy/test_noise_first_principles.py",
     "tests/privacy/test_noise_first_principles_modes.py",
     "tests/mechanisms/test_mechanisms.py",
-    "tests/privacy/test_ssp_noise_first_principles.py",
 )
 
 
