@@ -167,35 +167,41 @@ def test_runnable_threads_reading():
     assert _config._runnable_threads() >= 1
 
 
-def _simd_line(env_value=None, code=""):
+def _simd_lines(env_value=None, code=()):
+    """``[(path, DP-CD SIMD line)]`` in a fresh process (the override is read at import): one
+    pair from show_config after import, and one more after each statement of ``code``."""
     env = {k: v for k, v in os.environ.items() if k != "DPSCO_CD_SIMD"}
     if env_value is not None:
         env["DPSCO_CD_SIMD"] = env_value
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(dpsco_core.__file__)),
                                          env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", "import io, dpsco_core\n" + code +
-                          "b = io.StringIO(); dpsco_core.show_config(file=b)\n"
-                          "from dpsco_core._kernels import _cd; print(_cd.simd_path())\n"
-                          "print(b.getvalue())"],
-                         env=env, capture_output=True, text=True, timeout=120, check=True).stdout
-    path, config = out.split("\n", 1)
-    line = [ln for ln in config.splitlines() if ln.strip().startswith("DP-CD SIMD")]
-    assert len(line) == 1, config
-    return path, line[0].split("DP-CD SIMD", 1)[1].strip()
+    report = ("b = io.StringIO(); dpsco_core.show_config(file=b)\n"
+              "print('@@', _cd.simd_path()); print(b.getvalue())\n")
+    child = ("import io, dpsco_core\nfrom dpsco_core._kernels import _cd\n" + report
+             + "".join(stmt + "\n" + report for stmt in code))
+    out = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    pairs = []
+    for part in out.split("@@ ")[1:]:
+        path, config = part.split("\n", 1)
+        line = [ln for ln in config.splitlines() if ln.strip().startswith("DP-CD SIMD")]
+        assert len(line) == 1, config
+        pairs.append((path, line[0].split("DP-CD SIMD", 1)[1].strip()))
+    assert len(pairs) == 1 + len(code), out
+    return pairs
 
 
 def test_show_config_reports_the_dp_cd_simd_path_in_use():
-    # issue 18: the path the DP-CD kernel runs (avx2 where the CPU has it) and the override
-    path, text = _simd_line()
+    # issue 18: the path the DP-CD kernel runs (avx2 where the CPU has it) and the override;
+    # the default and the run-time override in one child (two children cost ~3 s each)
+    (path, text), (set_path, set_text) = _simd_lines(code=["_cd.set_simd_path('scalar')"])
     assert text.startswith(path + " (")
     assert "DPSCO_CD_SIMD unset" in text
     if path == "avx2":
         assert "CPU has AVX2" in text
     # the environment override, read at import
-    path, text = _simd_line("scalar")
-    assert path == "scalar" and text == "scalar (forced by DPSCO_CD_SIMD='scalar')"
+    ((env_path, env_text),) = _simd_lines("scalar")
+    assert env_path == "scalar" and env_text == "scalar (forced by DPSCO_CD_SIMD='scalar')"
     # set at run time
-    path, text = _simd_line(code="from dpsco_core._kernels import _cd; "
-                                 "_cd.set_simd_path('scalar')\n")
-    assert path == "scalar" and text.startswith("scalar (")
-    assert "set_simd_path" in text or "no AVX2" in text
+    assert set_path == "scalar" and set_text.startswith("scalar (")
+    assert "set_simd_path" in set_text or "no AVX2" in set_text

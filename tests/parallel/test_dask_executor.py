@@ -31,11 +31,22 @@ from dpsco_core.parallel._dask_worker import round_stats  # noqa: E402
 BLOCK = 700
 
 
+# The client's connection pool retries a refused connection until its timeout (the Client's
+# timeout=60 below, which is also its patience for the scheduler at start-up on a loaded host).
+# A direct round to a worker the tests below just SIGKILLed connects to the dead address, so
+# each such test waited the full 60 s before the round fell back to tasks whenever the kill
+# landed between two rounds (one run in three; ~60 s of the suite's wall time). A live local
+# worker answers a connect in milliseconds even on the loaded CI host, and a direct round that
+# times out anyway falls back to tasks with the same bits: 10 s loses nothing.
+POOL_CONNECT_TIMEOUT = 10.0
+
+
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, silence_logs=logging.ERROR) as cluster:
         with distributed.Client(cluster, timeout=60) as c:
+            c.rpc.timeout = POOL_CONNECT_TIMEOUT
             yield c
 
 
