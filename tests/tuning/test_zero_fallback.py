@@ -13,23 +13,16 @@ import numpy as np
 import pytest
 
 from dpsco_core import Problem
-from dpsco_core.penalties import L1, L2
+from dpsco_core.penalties import L2
 from dpsco_core.privacy import RdpAccountant
 from dpsco_core.tuning.grids import Candidate
 from dpsco_core.tuning.score import regression_loss_clip
 from dpsco_core.tuning.search import tune_solver, zero_model_score_bound
 
-
-@pytest.fixture(scope="module")
-def regression():
-    rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, (2000, 4))
-    y = X @ [1.0, -2.0, 0.0, 0.5] + 0.1 * rng.normal(size=2000)
-    return Problem(X, y, loss="half_squared", penalty=L1(0.01), bounds=(-1, 1),
-                   label_bound=4.0)
+from test_search import problem as regression  # noqa: F401  (the module's L1 regression)
 
 
-def test_zero_model_bound_is_the_worst_public_label_loss(regression):
+def test_zero_model_bound_is_the_worst_public_label_loss(regression):  # noqa: F811
     assert zero_model_score_bound(regression, 100.0) == pytest.approx(8.0)   # 4^2 / 2
     assert zero_model_score_bound(regression, 5.0) == 5.0                    # capped by B
     rng = np.random.default_rng(1)
