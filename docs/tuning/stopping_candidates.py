@@ -1,7 +1,8 @@
 # Issue 19, session 9 (diagnosis.md, section 9): the expected error of the private selection
 # under two distributions of the number of trials K, tails included, on the four problems of
 # the tuning reproduction. Run from the repository root:
-#   PYTHONPATH=. python docs/tuning/stopping_candidates.py [N_SEEDS]
+#   PYTHONPATH=. python docs/tuning/stopping_candidates.py [N_SEEDS] [MEAN:SHAPE,...]
+# (stopping_candidates.txt: 4 "40:1,14:inf"; stopping_candidates_g80.txt: 4 "80:1")
 # For each problem, solver and distribution (geometric E[K] = 40, the default; Poisson
 # E[K] = 14): every candidate of the reproduction's grid run at that distribution's trial
 # epsilon (zero-out, 50 passes, the reproduction's public bounds and score clip) for N_SEEDS
@@ -23,7 +24,11 @@ from dpsco_core.tuning.search import (ZERO_FALLBACK_MARGIN, _run_solver, trial_e
 
 n_seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 4
 rel = _check_relation("zero_out")
-DISTRIBUTIONS = {"geometric 40": (40.0, 1.0), "Poisson 14": (14.0, float("inf"))}
+spec = sys.argv[2] if len(sys.argv) > 2 else "40:1,14:inf"
+DISTRIBUTIONS = {}
+for item in spec.split(","):
+    mean, shape = (float(v) for v in item.split(":"))
+    DISTRIBUTIONS[f"{'geometric' if shape == 1.0 else 'Poisson' if shape == float('inf') else f'TNB eta={shape:g}'} {mean:g}"] = (mean, shape)
 for st in dpcd.build_settings(["electricity_raw", "electricity_std", "california_raw",
                                "california_std"]):
     P = st.problem
