@@ -22,8 +22,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::dpsco_core.exceptions.PrivacyLe
 NOISY_REGRESSOR = {"check_regressors_train": "DP noise at epsilon=1 on ~200 samples keeps the "
                                              "training R^2 below the check's threshold"}
 # The classifier passes check_classifiers_train at epsilon = 1 since its selection scores
-# trials on the training records with E[K] = 40 (80 since session 9) (issue 19; before, trials on 80% of the check's
-# ~150 samples scored on the other 20% could end below the check's 0.83 training accuracy).
+# trials on the training records (E[K] = 40, 80 since session 9; issue 19; before, trials on
+# 80% of the check's ~150 samples scored on the other 20% could end below the check's 0.83
+# training accuracy).
 # Sample weights other than None / all ones are refused (they would scale the sensitivity the
 # solvers calibrate to; see DPLasso.fit): these checks fit with other weights.
 _WEIGHTS = ("sample_weight other than None or all ones is refused: weights up to w_max would "
