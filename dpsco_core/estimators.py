@@ -32,7 +32,7 @@ would scale the sensitivity the solvers calibrate to.
 none to select: its row clip is a private quantile inside the budget (or ``clip=``). With
 DP-CD and DP-SGD and ``step`` and ``clip`` left at None (default), ``fit`` selects them privately and this selection is inside the same (epsilon, delta): by default
 (``selection_share=1``) the whole budget pays a random-stopping selection over a public grid
-(:func:`dpsco_core.tuning.search.tune_solver`: on average ``n_trials`` = 40 trials on all
+(:func:`dpsco_core.tuning.search.tune_solver`: on average ``n_trials`` = 80 trials on all
 the records, each scored by its noisy clipped training objective) whose selected
 trial's model is released; with ``selection_share < 1`` that share pays the selection and the
 rest one refit on all the records with the selected values, ``privacy_`` being the RDP
@@ -364,7 +364,7 @@ class _DPLinearModel(BaseEstimator):
                random_state: Any = None) -> Any:
         """One private release on ``problem``: the solver with the given hyperparameters, or
         a private selection of the missing ones and a refit (``tune_solver``)."""
-        from .tuning.search import tune_solver
+        from .tuning.search import DEFAULT_TRIALS_SHAPE, tune_solver
 
         if random_state is None:
             random_state = self.random_state
@@ -381,7 +381,7 @@ class _DPLinearModel(BaseEstimator):
                              high_open=False)
         tuned = tune_solver(problem, epsilon=epsilon, delta=delta, solver=solver,
                             passes=self.passes, candidates=candidates, mean=n_trials,
-                            shape=1.0, loss_clip=loss_clip, refit=share < 1.0,
+                            shape=DEFAULT_TRIALS_SHAPE, loss_clip=loss_clip, refit=share < 1.0,
                             selection_share=min(share, 0.5), average=self.average,
                             batch_size=min(self.batch_size, problem.n_samples),
                             sampling=self._sampling(), random_state=random_state,
@@ -608,10 +608,11 @@ _COMMON_DOC = """
         read; a fit that would exceed it raises
         :class:`~dpsco_core.exceptions.PrivacyBudgetError` and leaves the estimator unfitted.
         Not cloned by ``sklearn.base.clone``: every clone charges the same budget.
-    n_trials : float, default=40.0
+    n_trials : float, default=80.0
         With ``step`` or ``clip`` None: the expected number of trials of the private
         selection (geometric random stopping, Liu and Talwar 2019; accounted by Papernot and
-        Steinke 2022, Theorem 2; :func:`dpsco_core.tuning.search.tune_solver`).
+        Steinke 2022, Theorem 2; :func:`dpsco_core.tuning.search.tune_solver`, whose
+        ``DEFAULT_MEAN_TRIALS`` it is).
     selection_share : float, default=1.0
         With ``step`` or ``clip`` None: the share of epsilon spent on the selection, in
         (0, 1]. 1: the whole budget pays the selection, and the model released is the
@@ -712,7 +713,7 @@ class DPLasso(RegressorMixin, _DPLinearModel):
                  batch_size: int = 256, sampling: str = "poisson", average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
                  row_norm: float | None = None, diagnostics: bool = False,
-                 budget: Budget | None = None, n_trials: float = 40.0,
+                 budget: Budget | None = None, n_trials: float = 80.0,
                  selection_share: float = 1.0, label_bound: Any = None) -> None:
         self.sampling = sampling
         self.n_trials = n_trials
@@ -862,7 +863,7 @@ class DPElasticNet(DPLasso):
                  sampling: str = "poisson", average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
                  row_norm: float | None = None, diagnostics: bool = False,
-                 budget: Budget | None = None, n_trials: float = 40.0,
+                 budget: Budget | None = None, n_trials: float = 80.0,
                  selection_share: float = 1.0, label_bound: Any = None) -> None:
         super().__init__(alpha, epsilon=epsilon, delta=delta, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, solver=solver, passes=passes,
@@ -1009,7 +1010,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                  sampling: str = "poisson", average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
                  row_norm: float | None = None, diagnostics: bool = False,
-                 budget: Budget | None = None, n_trials: float = 40.0,
+                 budget: Budget | None = None, n_trials: float = 80.0,
                  selection_share: float = 1.0) -> None:
         self.sampling = sampling
         self.n_trials = n_trials

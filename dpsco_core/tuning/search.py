@@ -54,7 +54,9 @@ from .grids import Candidate, candidate_grid
 from .score import regression_loss_clip, score_event, validation_score
 from .selection import Trial, private_selection
 
-__all__ = ["TuningResult", "tune_solver", "trial_epsilon", "DEFAULT_SCORE_SHARE"]
+__all__ = ["TuningResult", "tune_solver", "trial_epsilon", "zero_model_score_bound",
+           "DEFAULT_SCORE_SHARE", "DEFAULT_MEAN_TRIALS", "DEFAULT_TRIALS_SHAPE",
+           "ZERO_FALLBACK_MARGIN"]
 
 #: Relative accuracy of the bisection on the trial's epsilon.
 TRIAL_EPSILON_TOLERANCE = 1e-3
@@ -64,6 +66,20 @@ DEFAULT_RELATION = {"cd": "replace_one", "sgd": "zero_out"}
 #: ``tune_solver`` runs). 0.3: chosen for issue 19 on the evaluation problems
 #: (``docs/tuning/diagnosis.md``, section 2).
 DEFAULT_SCORE_SHARE = 0.3
+#: The number of trials K: geometric (Liu and Talwar's random stopping; Papernot and Steinke
+#: 2022, Theorem 2 with eta = 1) with E[K] = 80. Doubling E[K] costs about 6% of the trial's
+#: epsilon (the log E[K] / (lambda - 1) term: 0.435 instead of 0.461 for DP-CD at n =
+#: 20,640, epsilon 1) and halves both the chance that a given one of 6 candidates is never
+#: drawn (0.111 to 0.059) and the small-K tail, P[K <= 2] (0.049 to 0.025), where a run of
+#: one or two trials releases a nearly random candidate. Chosen on the expected error of the
+#: search, tails included, over the eight rows of ``reproduce tuning`` (simulated,
+#: ``docs/tuning/diagnosis.md`` section 9: lower than E[K] = 40 on all eight), and checked
+#: over 10 seeds there. :func:`tune_solver` also releases the zero model when the selected
+#: score certifies a model worse than it (``zero_fallback``). Poisson K (``shape=inf``) with
+#: mean 14 (P[K <= 2] = 9e-5, trial epsilon 0.41) is lower still in expectation on
+#: standardized California and worse on Electricity and on larger grids (section 9).
+DEFAULT_MEAN_TRIALS = 80.0
+DEFAULT_TRIALS_SHAPE = 1.0
 #: Loss clip of classification scores, in units of the loss of w = 0 (log 2 for the logistic
 #: loss): at 2, issue 19 measured the clipped validation loss ranking DP-CD's candidates on
 #: Electricity against their objective (truncation hid the large losses of bad models).
@@ -93,6 +109,9 @@ class TuningResult:
         The epsilon each trial's solver is calibrated to (at the selection's delta).
     history : History or None
         The refit's history (exact objective values, not private; None without refit).
+    zero_fallback : bool
+        True when the selected trial's private score certified a model worse than the zero
+        model and ``coef`` is the zero model instead (:func:`zero_model_score_bound`).
     """
 
     coef: Any
@@ -101,6 +120,45 @@ class TuningResult:
     privacy: PrivacyReport
     trial_epsilon: float
     history: Any = None
+    zero_fallback: bool = False
+
+
+#: Standard deviations of the score's noise between the selected score and the zero model's
+#: bound before the zero model is released instead (:func:`tune_solver`): at 3, a model at
+#: least as good as the zero model is replaced with probability below 0.0014.
+ZERO_FALLBACK_MARGIN = 3.0
+
+
+def zero_model_score_bound(problem: Any, loss_clip: float) -> float:
+    """A public upper bound Z on the clipped mean loss of the zero model w = 0.
+
+    Every record's clipped loss at w = 0 is ``min(l(0, y_i), B)``, at most
+    ``Z = min(B, max_{y in labels} l(0, y))`` with the labels {-1, 1} of the classification
+    losses, [-Y, Y] for a regression loss with the public label bound Y (its maximum is at
+    an end: the losses are convex in y), and ``B`` alone otherwise; the penalties vanish at
+    w = 0. So the zero model's private score is at least ``-Z`` (less its noise), under
+    replace-one and zero-out (a null record contributes 0); under add/remove-one, up to the
+    ratio of the private count to ``public_n``. A function of public arguments only.
+
+    Parameters
+    ----------
+    problem : Problem
+    loss_clip : float
+        The score's public clip B.
+
+    Returns
+    -------
+    float
+    """
+    loss = problem.loss
+    if loss.kind in _CLASSIFICATION_KINDS:
+        labels = np.array([-1.0, 1.0])
+    else:
+        Y = None if problem.public_bounds is None else problem.public_bounds.label_bound
+        if Y is None:
+            return float(loss_clip)
+        labels = np.array([-float(Y), float(Y)])
+    return float(min(loss_clip, np.max(loss.value(np.zeros(2), labels))))
 
 
 def _split_problem(problem, index):
@@ -231,8 +289,8 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
 
 
 def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str = "cd",
-                passes: float = 20.0, candidates: Any = None, mean: float = 40.0,
-                shape: float = 1.0, validation_fraction: float = 0.0,
+                passes: float = 20.0, candidates: Any = None, mean: float = DEFAULT_MEAN_TRIALS,
+                shape: float = DEFAULT_TRIALS_SHAPE, validation_fraction: float = 0.0,
                 loss_clip: float | None = None, score_share: float = DEFAULT_SCORE_SHARE,
                 refit: bool = False, selection_share: float = 0.3,
                 neighboring_relation: Any = None, public_n: int | None = None,
@@ -254,9 +312,11 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     passes : float, default=20.0
     candidates : sequence of Candidate, optional
         Public (step, clip) pairs; default the public grid.
-    mean, shape : float, default=40.0, 1.0
+    mean, shape : float, default=DEFAULT_MEAN_TRIALS (80.0), DEFAULT_TRIALS_SHAPE (1.0)
         E[K] and the distribution of the number of trials (1: geometric, Liu and Talwar's
-        random stopping; 0: logarithmic; inf: Poisson).
+        random stopping, the default, see :data:`DEFAULT_MEAN_TRIALS`; inf: Poisson; 0:
+        logarithmic; other eta > 0: truncated negative binomial). Under Poisson, K = 0
+        (probability e^-mean) releases the zero model.
     validation_fraction : float, default=0.0
         Public share of the records held out for the scores, in [0, 1). ``0``: no split,
         every trial trains on all the records and is scored on them (the clipped training
@@ -315,6 +375,17 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     score's Gaussian event (sensitivity ``loss_clip / n_v`` with the public ``n_v``). The
     split sizes are public, the split is independent of the data, the candidates are
     public, and the number of trials, the other trials and their scores stay secret.
+
+    **Zero-model fallback.** When the selected score is below ``-(Z + 3 s B / n_v)``, with
+    ``Z`` the public bound of the zero model's clipped mean loss
+    (:func:`zero_model_score_bound`) and ``s B / n_v`` the score's noise std, the selected
+    model is certified worse than predicting 0 and the zero model is released instead (no
+    refit is run); ``zero_fallback`` says so. This is post-processing of the release (the
+    selected score and public numbers) and changes no guarantee. It guards the small-K tail
+    of the random stopping: with the default geometric K, one search in 40 runs at most two
+    trials and releases a nearly random candidate of the grid, and a grid spanning orders of
+    magnitude of clips holds candidates that diverge (``docs/tuning/diagnosis.md``,
+    section 9).
     """
     if solver not in ("cd", "sgd"):
         raise ValueError(f"solver must be 'cd' or 'sgd'; got {solver!r}.")
@@ -429,9 +500,17 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         coef, facts = np.zeros(p), ((), ())
     else:
         cand, (coef, facts) = selected.candidate, selected.output
+    # Post-processing of the release (the selected score and public numbers): a score below
+    # the zero model's public bound by ZERO_FALLBACK_MARGIN noise std certifies a model worse
+    # than predicting 0, what a run of one or two trials (P[K <= 2] = 0.025 under the
+    # default geometric K) releases when it draws a diverging candidate.
+    threshold = -(zero_model_score_bound(val, B) + ZERO_FALLBACK_MARGIN * s_score * B / n_val)
+    zero_fallback = selected.candidate is not None and selected.score < threshold
+    if zero_fallback:
+        coef = np.zeros(p)
     assumptions, conds = list(facts[0]), list(facts[1]) + list(conditions)
     history = None
-    if refit:
+    if refit and not zero_fallback:
         result = run(problem, cand, final_eps, final_delta, seed_final, record_history=True)
         if result.privacy.event != events[1]:
             raise RuntimeError("the refit reported another event than the one charged.")
@@ -445,7 +524,8 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     if report.epsilon > epsilon * (1.0 + 1e-9):
         raise RuntimeError(f"privacy calibration error: the search's epsilon "
                            f"{report.epsilon!r} exceeds the target {epsilon!r}.")
-    return TuningResult(np.asarray(coef), cand, selected.score, report, e_trial, history)
+    return TuningResult(np.asarray(coef), cand, selected.score, report, e_trial, history,
+                        bool(zero_fallback))
 
 
 def _run_solver(solver, problem, cand, epsilon, delta, passes, batch_size, average, relation,

@@ -19,7 +19,8 @@ from dpsco_core.privacy import Budget, NeighboringRelation, RdpAccountant
 from dpsco_core.privacy.events import ComposedDpEvent, GaussianDpEvent, RepeatAndSelectDpEvent
 from dpsco_core.tuning import grids
 from dpsco_core.tuning.score import validation_score
-from dpsco_core.tuning.search import TRIAL_EPSILON_TOLERANCE, trial_epsilon, tune_solver
+from dpsco_core.tuning.search import (DEFAULT_MEAN_TRIALS, DEFAULT_TRIALS_SHAPE,
+                                      TRIAL_EPSILON_TOLERANCE, trial_epsilon, tune_solver)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,8 @@ def test_report_is_the_accountants_and_within_target(problem, solver, refit):
     event = res.privacy.event
     selection = event.events[0] if refit else event
     assert isinstance(selection, RepeatAndSelectDpEvent)
-    assert (selection.mean, selection.shape) == (40.0, 1.0)
+    assert (selection.mean, selection.shape) == (DEFAULT_MEAN_TRIALS, DEFAULT_TRIALS_SHAPE)
+    assert (selection.mean, selection.shape) == (80.0, 1.0)
     eps = RdpAccountant(None, relation).compose(event).get_epsilon(1e-6)
     assert res.privacy.epsilon == pytest.approx(eps, rel=1e-12)
     assert 0.95 < res.privacy.epsilon <= 1.0
@@ -204,10 +206,12 @@ def test_trial_epsilon_and_tune_solver_share_one_score_share(problem):
         assert inspect.signature(fn).parameters["score_share"].default == DEFAULT_SCORE_SHARE
     res = tune_solver(problem, epsilon=1.0, delta=1e-6, passes=2, random_state=0)
     e, event = trial_epsilon(target_epsilon=1.0, target_delta=1e-6, solver="cd",
-                             n_train=3000, n_features=4, passes=2.0, mean=40.0, shape=1.0,
+                             n_train=3000, n_features=4, passes=2.0,
+                             mean=DEFAULT_MEAN_TRIALS, shape=DEFAULT_TRIALS_SHAPE,
                              relation=NeighboringRelation.REPLACE_ONE)
     assert e == res.trial_epsilon
-    assert RepeatAndSelectDpEvent(event, 40.0, 1.0) == res.privacy.event
+    assert RepeatAndSelectDpEvent(event, DEFAULT_MEAN_TRIALS, DEFAULT_TRIALS_SHAPE) == \
+        res.privacy.event
 
 
 @pytest.mark.parametrize("refit", [False, True])
