@@ -258,3 +258,14 @@ def test_sampling_pairs_dp_sgd_refuses_are_refused_up_front(problem):
     with pytest.raises(ValueError, match="sampling must be"):
         tune_solver(problem, epsilon=1.0, delta=1e-6, solver="sgd", sampling="uniform")
     assert budget.ledger == ()
+
+
+def test_estimators_default_number_of_trials_is_tune_solvers():
+    """One constant: the estimators' n_trials default is tune_solver's mean of K."""
+    import inspect
+
+    from dpsco_core.estimators import DPElasticNet, DPLasso, DPLogisticRegression
+
+    assert inspect.signature(tune_solver).parameters["mean"].default == DEFAULT_MEAN_TRIALS
+    for cls in (DPLasso, DPElasticNet, DPLogisticRegression):
+        assert cls().n_trials == DEFAULT_MEAN_TRIALS
