@@ -157,6 +157,14 @@ class _TunedFit:
     coef: Any
     privacy: Any
     history: Any
+    selection: dict[str, Any]
+
+
+def _selection_summary(tuned: Any) -> dict[str, Any]:
+    """``selection_``: what the private selection released besides the model."""
+    return {"step": float(tuned.candidate.step), "clip": float(tuned.candidate.clip),
+            "score": float(tuned.score), "trial_epsilon": float(tuned.trial_epsilon),
+            "zero_fallback": bool(tuned.zero_fallback)}
 
 
 def _data_scale(problem: Problem, solver: str) -> tuple[float, float]:
@@ -387,7 +395,7 @@ class _DPLinearModel(BaseEstimator):
                             sampling=self._sampling(), random_state=random_state,
                             budget=self.budget,
                             conditions=conditions)
-        return _TunedFit(tuned.coef, tuned.privacy, tuned.history)
+        return _TunedFit(tuned.coef, tuned.privacy, tuned.history, _selection_summary(tuned))
 
     def _resolved_solver(self, problem: Problem, epsilon: float, delta: float) -> str:
         """``solver``, with ``"auto"`` resolved by the public rule of :func:`auto_solver`."""
@@ -499,6 +507,7 @@ class _DPLinearModel(BaseEstimator):
         self.coef_, self.intercept_ = self._split(result.coef)
         self.solver_ = self._solver_ran
         self.n_iter_ = self._n_iter(result)
+        self.selection_ = getattr(result, "selection", None)
         self._keep(result.privacy, result.history, diagnostics)
         return self
 
@@ -683,6 +692,12 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         Data passes done (1 for SSP, whose one pass forms the statistics).
     solver_ : str
         The solver that ran (``"auto"`` resolved): ``"cd"``, ``"sgd"`` or ``"ssp"``.
+    selection_ : dict or None
+        The private selection's release besides the model, or None when no selection ran
+        (SSP, or ``step`` and ``clip`` both given): ``step`` and ``clip`` selected,
+        ``score`` (the selected trial's private score), ``trial_epsilon`` (each trial's
+        solver epsilon) and ``zero_fallback`` (True when the selected model was certified
+        worse than w = 0 and the zero model was released instead). Covered by ``privacy_``.
     n_features_in_ : int
 
     Notes
@@ -847,6 +862,12 @@ class DPElasticNet(DPLasso):
     n_iter_ : float
     solver_ : str
         The solver that ran (``"auto"`` resolved).
+    selection_ : dict or None
+        The private selection's release besides the model, or None when no selection ran
+        (SSP, or ``step`` and ``clip`` both given): ``step`` and ``clip`` selected,
+        ``score`` (the selected trial's private score), ``trial_epsilon`` (each trial's
+        solver epsilon) and ``zero_fallback`` (True when the selected model was certified
+        worse than w = 0 and the zero model was released instead). Covered by ``privacy_``.
     n_features_in_ : int
 
     Notes
@@ -971,6 +992,13 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Data passes done (of each binary fit).
     solver_ : str
         The solver that ran (``"auto"`` resolved): ``"cd"``, ``"sgd"`` or ``"ssp"``.
+    selection_ : dict or None
+        The private selection's release besides the model, or None when no selection ran
+        (SSP, or ``step`` and ``clip`` both given): ``step`` and ``clip`` selected,
+        ``score`` (the selected trial's private score), ``trial_epsilon`` (each trial's
+        solver epsilon) and ``zero_fallback`` (True when the selected model was certified
+        worse than w = 0 and the zero model was released instead). Covered by ``privacy_``. For
+        K > 2 classes, a list with one dict per binary fit.
     n_features_in_ : int
 
     Notes
@@ -1128,6 +1156,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.intercept_ = np.array(intercepts)
         self.solver_ = self._solver_ran
         self.n_iter_ = self._n_iter(results[0])
+        selections = [getattr(r, "selection", None) for r in results]
+        self.selection_ = selections[0] if K == 1 else (
+            None if selections[0] is None else selections)
         self._keep(report, history, diagnostics)
         self.classes_ = classes
         return self

@@ -571,6 +571,36 @@ def test_default_fit_selects_hyperparameters_inside_the_budget():
     assert model.score(X, y) > 0.0
 
 
+def test_selection_attribute_reports_the_selected_trial():
+    """selection_ is the selection's release besides the model (a candidate of the public
+    grid, its private score, the trial's epsilon, the fallback flag); None without one."""
+    from dpsco_core.tuning.grids import PUBLIC_BOUND_CD_STEPS
+
+    X, y = _standardized_regression()
+    kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-4.0, 4.0), label_bound=10.0, passes=3,
+              solver="cd", random_state=0)
+    model = DPLasso(**kw).fit(X, y)
+    sel = model.selection_
+    assert set(sel) == {"step", "clip", "score", "trial_epsilon", "zero_fallback"}
+    assert sel["step"] in PUBLIC_BOUND_CD_STEPS and sel["clip"] > 0.0
+    assert sel["zero_fallback"] is False and math.isfinite(sel["score"])
+    assert 0.3 < sel["trial_epsilon"] < 0.5
+    # a fixed (step, clip) runs no selection, and a refit forgets an earlier one
+    assert DPLasso(**kw, step=1.0, clip=3.0).fit(X, y).selection_ is None
+    model.set_params(step=1.0, clip=3.0).fit(X, y)
+    assert model.selection_ is None
+    assert DPLasso(**{**kw, "solver": "ssp"}).fit(X, y).selection_ is None
+
+
+def test_one_vs_rest_selection_attribute_has_one_entry_per_class():
+    X, y = _standardized_regression(900)
+    labels = np.digitize(y, [-1.0, 1.0])                     # three classes
+    model = DPLogisticRegression(epsilon=3.0, bounds=(-4.0, 4.0), passes=2, n_trials=3,
+                                 classes=[0, 1, 2], solver="cd", random_state=0).fit(X, labels)
+    assert isinstance(model.selection_, list) and len(model.selection_) == 3
+    assert all(set(s) >= {"step", "clip", "zero_fallback"} for s in model.selection_)
+
+
 def test_fixed_hyperparameters_spend_nothing_on_selection():
     from dpsco_core.privacy.events import RepeatAndSelectDpEvent
 
