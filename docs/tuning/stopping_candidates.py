@@ -2,7 +2,9 @@
 # under two distributions of the number of trials K, tails included, on the four problems of
 # the tuning reproduction. Run from the repository root:
 #   PYTHONPATH=. python docs/tuning/stopping_candidates.py [N_SEEDS] [MEAN:SHAPE,...]
-# (stopping_candidates.txt: 4 "40:1,14:inf"; stopping_candidates_g80.txt: 4 "80:1")
+# (stopping_candidates.txt: 4 "40:1,14:inf"; stopping_candidates_g80.txt: 4 "80:1";
+# stopping_candidates_tnb.txt: 4 "80:2,40:2,80:0.5", K drawn by the library's sampler since
+# session 10; before, any shape other than 1 was drawn as Poisson)
 # For each problem, solver and distribution (geometric E[K] = 40, the default; Poisson
 # E[K] = 14): every candidate of the reproduction's grid run at that distribution's trial
 # epsilon (zero-out, 50 passes, the reproduction's public bounds and score clip) for N_SEEDS
@@ -19,6 +21,7 @@ from dpsco_core.experiments import dpcd
 from dpsco_core.experiments.tuning import _loss_clip, _public_scale, _relative
 from dpsco_core.privacy.budget import _check_relation
 from dpsco_core.tuning import grids
+from dpsco_core.tuning.stopping import sample_num_trials
 from dpsco_core.tuning.search import (ZERO_FALLBACK_MARGIN, _run_solver, trial_epsilon,
                                       zero_model_score_bound)
 
@@ -55,7 +58,7 @@ for st in dpcd.build_settings(["electricity_raw", "electricity_std", "california
             rng = np.random.default_rng(0)
             plain, guarded = [], []
             for _ in range(40000):
-                K = rng.geometric(1 / mean) if shape == 1.0 else rng.poisson(mean)
+                K = sample_num_trials(mean, shape, rng)
                 if K == 0:
                     plain.append(zero_err)
                     guarded.append(zero_err)

@@ -13,11 +13,12 @@ def test_smoke_run(tmp_path, capsys):
     pytest.importorskip("sklearn")
     assert tuning.main(["--smoke", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "tuning.md").read_text()
-    assert "(b) private selection" in text and "california_std_2000 | DP-CD" in text
+    assert "(b) private selection" in text and "california_std_2000 | DP-CD | 2 |" in text
     assert "electricity (accuracy)" in text
     data = json.loads((tmp_path / "tuning.json").read_text())
     methods = {r["method"] for r in data["solvers"]}
     assert methods == {"defaults", "private", "tuned"}
+    assert {r["passes"] for r in data["solvers"]} == {2}
     assert all(r["report_epsilon"] <= 1.0 for r in data["solvers"] if r["method"] == "private")
     models = {r["model"] for r in data["estimators"]}
     assert {"dpsco-core", "non-private"} <= models
