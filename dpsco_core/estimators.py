@@ -619,9 +619,9 @@ _COMMON_DOC = """
         Not cloned by ``sklearn.base.clone``: every clone charges the same budget.
     n_trials : float, default=80.0
         With ``step`` or ``clip`` None: the expected number of trials of the private
-        selection (geometric random stopping, Liu and Talwar 2019; accounted by Papernot and
-        Steinke 2022, Theorem 2; :func:`dpsco_core.tuning.search.tune_solver`, whose
-        ``DEFAULT_MEAN_TRIALS`` it is).
+        selection (random stopping with a truncated negative binomial K, eta = 2, Papernot
+        and Steinke 2022, Theorem 2; :func:`dpsco_core.tuning.search.tune_solver`, whose
+        ``DEFAULT_MEAN_TRIALS`` and ``DEFAULT_TRIALS_SHAPE`` it uses).
     selection_share : float, default=1.0
         With ``step`` or ``clip`` None: the share of epsilon spent on the selection, in
         (0, 1]. 1: the whole budget pays the selection, and the model released is the

@@ -561,7 +561,7 @@ def test_default_fit_selects_hyperparameters_inside_the_budget():
     model = DPLasso(**kw).fit(X, y)
     report = model.privacy_
     assert isinstance(report.event, RepeatAndSelectDpEvent)
-    assert report.event.mean == 80.0 and report.event.shape == 1.0
+    assert report.event.mean == 80.0 and report.event.shape == 2.0
     assert 0.95 < report.epsilon <= 1.0 and report.unconditional
     assert SELECTION_ASSUMPTION in report.assumptions
     acc = dp.privacy.RdpAccountant(None, report.neighboring_relation)

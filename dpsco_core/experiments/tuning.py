@@ -10,9 +10,10 @@ error (F(w) - F*) / F* of DP-CD and DP-SGD (Poisson, expected batch 256) with
 (a) the defaults of :func:`dpsco_core.tuning.grids.default_hyperparameters` (step 1, clip
     kappa times the gradient scale);
 (b) private selection, :func:`dpsco_core.tuning.search.tune_solver` at its defaults and the
-    problem's total epsilon **including the search** (geometric stopping, E[K] = 80, the whole
-    budget on the selection, the selected trial's model released; every trial trains on all
-    the records and is scored by its noisy clipped training objective, 30% of its zCDP rho);
+    problem's total epsilon **including the search** (K truncated negative binomial, eta = 2,
+    E[K] = 80, the whole budget on the selection, the selected trial's model released; every
+    trial trains on all the records and is scored by its noisy clipped training objective,
+    30% of its zCDP rho);
 (c) the best configuration of the same grid chosen on the exact objective (not private: the
     paper's protocol), its mean over the seeds.
 

@@ -66,20 +66,23 @@ DEFAULT_RELATION = {"cd": "replace_one", "sgd": "zero_out"}
 #: ``tune_solver`` runs). 0.3: chosen for issue 19 on the evaluation problems
 #: (``docs/tuning/diagnosis.md``, section 2).
 DEFAULT_SCORE_SHARE = 0.3
-#: The number of trials K: geometric (Liu and Talwar's random stopping; Papernot and Steinke
-#: 2022, Theorem 2 with eta = 1) with E[K] = 80. Doubling E[K] costs about 6% of the trial's
-#: epsilon (the log E[K] / (lambda - 1) term: 0.435 instead of 0.461 for DP-CD at n =
-#: 20,640, epsilon 1) and halves both the chance that a given one of 6 candidates is never
-#: drawn (0.111 to 0.059) and the small-K tail, P[K <= 2] (0.049 to 0.025), where a run of
-#: one or two trials releases a nearly random candidate. Chosen on the expected error of the
-#: search, tails included, over the eight rows of ``reproduce tuning`` (simulated,
-#: ``docs/tuning/diagnosis.md`` section 9: lower than E[K] = 40 on all eight), and checked
-#: over 10 seeds there. :func:`tune_solver` also releases the zero model when the selected
-#: score certifies a model worse than it (``zero_fallback``). Poisson K (``shape=inf``) with
-#: mean 14 (P[K <= 2] = 9e-5, trial epsilon 0.41) is lower still in expectation on
-#: standardized California and worse on Electricity and on larger grids (section 9).
+#: The number of trials K: truncated negative binomial with eta = 2 (Papernot and Steinke
+#: 2022, Definition 1 and Theorem 2) and E[K] = 80. Against the geometric K (eta = 1, Liu and
+#: Talwar's random stopping, the default until session 10) at the same mean, the (1 + eta)
+#: factor of Theorem 2 costs 17% of the trial's epsilon (0.363 instead of 0.435 for DP-CD at
+#: n = 20,433 and epsilon 1), and K concentrates: P[K <= 2], where one or two trials release
+#: a nearly random candidate, falls from 0.025 to 0.0029, and the chance that a given one of
+#: 6 (18) candidates is never drawn from 0.059 to 0.016 (0.175 to 0.096). Chosen on the
+#: expected error of the search, tails included, over the eight rows of ``reproduce tuning``
+#: (simulated, ``docs/tuning/diagnosis.md`` section 11: lower than the geometric K on all
+#: eight, by 5x to 8x on standardized California), and checked over 10 seeds there. E[K]: 80
+#: since session 9 (40 before; section 10). :func:`tune_solver` also releases the zero model
+#: when the selected score certifies a model worse than it (``zero_fallback``). Poisson K
+#: (``shape=inf``) with mean 14 (P[K <= 2] = 9e-5, trial epsilon 0.41) is lower still in
+#: expectation on standardized California and worse on Electricity and on larger grids
+#: (section 9).
 DEFAULT_MEAN_TRIALS = 80.0
-DEFAULT_TRIALS_SHAPE = 1.0
+DEFAULT_TRIALS_SHAPE = 2.0
 #: Loss clip of classification scores, in units of the loss of w = 0 (log 2 for the logistic
 #: loss): at 2, issue 19 measured the clipped validation loss ranking DP-CD's candidates on
 #: Electricity against their objective (truncation hid the large losses of bad models).
@@ -312,10 +315,10 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     passes : float, default=20.0
     candidates : sequence of Candidate, optional
         Public (step, clip) pairs; default the public grid.
-    mean, shape : float, default=DEFAULT_MEAN_TRIALS (80.0), DEFAULT_TRIALS_SHAPE (1.0)
-        E[K] and the distribution of the number of trials (1: geometric, Liu and Talwar's
-        random stopping, the default, see :data:`DEFAULT_MEAN_TRIALS`; inf: Poisson; 0:
-        logarithmic; other eta > 0: truncated negative binomial). Under Poisson, K = 0
+    mean, shape : float, default=DEFAULT_MEAN_TRIALS (80.0), DEFAULT_TRIALS_SHAPE (2.0)
+        E[K] and the distribution of the number of trials (the truncated negative binomial's
+        eta: 2, the default, see :data:`DEFAULT_MEAN_TRIALS`; 1: geometric, Liu and Talwar's
+        random stopping; inf: Poisson; 0: logarithmic; other eta > 0). Under Poisson, K = 0
         (probability e^-mean) releases the zero model.
     validation_fraction : float, default=0.0
         Public share of the records held out for the scores, in [0, 1). ``0``: no split,
@@ -382,8 +385,8 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     model is certified worse than predicting 0 and the zero model is released instead (no
     refit is run); ``zero_fallback`` says so. This is post-processing of the release (the
     selected score and public numbers) and changes no guarantee. It guards the small-K tail
-    of the random stopping: with the default geometric K, one search in 40 runs at most two
-    trials and releases a nearly random candidate of the grid, and a grid spanning orders of
+    of the random stopping: with the geometric K, one search in 40 runs at most two trials
+    (one in 350 with the default eta = 2) and releases a nearly random candidate of the grid, and a grid spanning orders of
     magnitude of clips holds candidates that diverge (``docs/tuning/diagnosis.md``,
     section 9).
     """
@@ -502,8 +505,8 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         cand, (coef, facts) = selected.candidate, selected.output
     # Post-processing of the release (the selected score and public numbers): a score below
     # the zero model's public bound by ZERO_FALLBACK_MARGIN noise std certifies a model worse
-    # than predicting 0, what a run of one or two trials (P[K <= 2] = 0.025 under the
-    # default geometric K) releases when it draws a diverging candidate.
+    # than predicting 0, what a run of one or two trials (P[K <= 2] = 0.0029 under the
+    # default K, 0.025 under the geometric) releases when it draws a diverging candidate.
     threshold = -(zero_model_score_bound(val, B) + ZERO_FALLBACK_MARGIN * s_score * B / n_val)
     zero_fallback = selected.candidate is not None and selected.score < threshold
     if zero_fallback:

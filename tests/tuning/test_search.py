@@ -44,7 +44,7 @@ def test_report_is_the_accountants_and_within_target(problem, solver, refit):
     selection = event.events[0] if refit else event
     assert isinstance(selection, RepeatAndSelectDpEvent)
     assert (selection.mean, selection.shape) == (DEFAULT_MEAN_TRIALS, DEFAULT_TRIALS_SHAPE)
-    assert (selection.mean, selection.shape) == (80.0, 1.0)
+    assert (selection.mean, selection.shape) == (80.0, 2.0)
     eps = RdpAccountant(None, relation).compose(event).get_epsilon(1e-6)
     assert res.privacy.epsilon == pytest.approx(eps, rel=1e-12)
     assert 0.95 < res.privacy.epsilon <= 1.0
