@@ -59,6 +59,14 @@ DEFAULT_GRAD_TOL = 1e-10
 
 # Beyond this many features the p x p Gram / Hessian is not formed (128 MB at 4000).
 _GRAM_MAX_FEATURES = 4000
+
+# Longest vector a per-coordinate level-1 product hands to BLAS. OpenBLAS (numpy's and scipy's
+# wheels) runs dot and axpy on more than 10,000 elements on its thread pool, whose caller and
+# workers busy-wait; on a busy machine a worker woken onto its caller's CPU turns each such
+# call into one or two scheduler time slices (up to ~10 ms instead of ~10 us: tens of seconds
+# for a coordinate-descent loop). Longer products use numpy's einsum, which never calls BLAS.
+# _cd_quadratic's daxpy on rows of length p <= _GRAM_MAX_FEATURES stays below the limit.
+_BLAS_SERIAL_MAX = 8192
 _EPS = np.finfo(np.float64).eps
 
 
@@ -230,6 +238,17 @@ def _solve_linear(M, rhs):
             return scipy.linalg.lstsq(M, rhs)[0]
 
 
+def _dot(a, b):
+    """a . b (1-d float64) on the calling thread: never on a BLAS thread pool.
+
+    The same value whatever the BLAS thread count (a threaded dot sums in another order), and
+    no busy-waiting BLAS workers in a per-coordinate loop (see ``_BLAS_SERIAL_MAX``).
+    """
+    if a.shape[0] <= _BLAS_SERIAL_MAX:
+        return float(a @ b)
+    return float(np.einsum("i,i->", a, b, optimize=False))
+
+
 # ------------------------------------------------------------------------ quadratic CD
 def _coordinate_update(a, wj, gj, l1l2, box):
     """Exact minimizer in t of (a/2)(t - wj)^2 + gj (t - wj) + psi_j(t)."""
@@ -247,7 +266,8 @@ def _cd_quadratic(A, b, penalty, w, max_sweeps, step_tol=1e-15):
 
     A full sweep, then sweeps over the working set (non-zero, or strictly inside the box)
     until the largest step is below ``step_tol * max|w|``; repeated until a full sweep moves
-    nothing. The gradient g = A w - b is updated in place (BLAS axpy on a row of A).
+    nothing. The gradient g = A w - b is updated in place (BLAS axpy on a row of A, numpy
+    beyond ``_BLAS_SERIAL_MAX`` rows).
     Returns (w, sweeps).
     """
     A = np.ascontiguousarray(A)
@@ -257,6 +277,7 @@ def _cd_quadratic(A, b, penalty, w, max_sweeps, step_tol=1e-15):
     l1l2 = _l1_l2(penalty)
     box = penalty.params if l1l2 is None else None
     sweeps = 0
+    blas_axpy = b.shape[0] <= _BLAS_SERIAL_MAX      # else numpy: no busy-waiting BLAS pool
 
     def sweep(coords):
         nonlocal g
@@ -266,7 +287,10 @@ def _cd_quadratic(A, b, penalty, w, max_sweeps, step_tol=1e-15):
             delta = new - w[j]
             if delta != 0.0:
                 w[j] = new
-                g = daxpy(A[j], g, a=delta)       # g += delta * A[:, j] (A symmetric)
+                if blas_axpy:                     # g += delta * A[:, j] (A symmetric)
+                    g = daxpy(A[j], g, a=delta)
+                else:
+                    g += delta * A[j]
                 largest = max(largest, abs(delta))
         return largest
 
@@ -439,7 +463,7 @@ def _solve_squared_columns(problem, tol, max_iter):
             break
         for _ in range(5):
             for j, (idx, vals) in enumerate(cols):
-                gj = (2.0 * c / n) * float(vals @ r[idx])
+                gj = (2.0 * c / n) * _dot(vals, r[idx])    # not threaded BLAS
                 new = _coordinate_update(a[j], w[j], gj, l1l2, box)
                 delta = new - w[j]
                 if delta != 0.0:
