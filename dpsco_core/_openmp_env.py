@@ -19,6 +19,7 @@ libraries see the user's environment unchanged. A policy the user set is always 
 Pure Python and standard library only: it runs before numpy is imported.
 """
 
+import importlib
 import os
 import sys
 
@@ -114,8 +115,9 @@ def blas_note():
               if k in os.environ]
     counts = []
     try:
-        from threadpoolctl import threadpool_info
-        counts = sorted({info["num_threads"] for info in threadpool_info()
+        # optional (scikit-learn's dependency, not ours); importlib: no stubs for mypy
+        info_of = importlib.import_module("threadpoolctl").threadpool_info
+        counts = sorted({info["num_threads"] for info in info_of()
                          if info.get("internal_api") == "openblas"})
     except Exception:              # optional; any failure only drops the count
         pass
