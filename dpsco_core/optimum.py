@@ -46,6 +46,7 @@ import scipy.optimize
 import scipy.sparse as sp
 from scipy.linalg.blas import daxpy
 
+from ._openmp_env import one_blas_thread
 from ._validation import check_int, check_scalar
 from .exceptions import DPSCOWarning, external_stacklevel
 from .losses import LOSS_HALF_SQUARED, LOSS_HUBER, LOSS_LOGISTIC, LOSS_SQUARED
@@ -140,6 +141,12 @@ def solve(problem, tol=None, max_iter=None):
     ConvergenceWarning
         If the iteration limit is reached first (for example logistic regression without a
         penalty on separable data, which has no minimizer).
+
+    Notes
+    -----
+    BLAS runs on one thread during the solve when threadpoolctl is installed (restored after):
+    see :func:`dpsco_core._openmp_env.one_blas_thread`. The per-coordinate products of the
+    column coordinate descent never use a BLAS thread pool (``_dot``).
     """
     if tol is not None:
         tol = check_scalar(tol, "tol", low=0.0)
@@ -148,24 +155,29 @@ def solve(problem, tol=None, max_iter=None):
     loss_kind = problem.loss.kind
     pen_kind = problem.penalty.kind
     p = problem.n_features
-    if loss_kind in (LOSS_SQUARED, LOSS_HALF_SQUARED):
-        if p <= _GRAM_MAX_FEATURES:
-            result = _solve_squared_gram(problem, tol, max_iter)
-        else:
-            result = _solve_squared_columns(problem, tol, max_iter)
-    elif loss_kind in (LOSS_LOGISTIC, LOSS_HUBER):
-        if pen_kind in (PENALTY_NONE, PENALTY_L2):
+    # One BLAS thread (threadpoolctl, when installed): hundreds of short BLAS calls, each of
+    # which OpenBLAS's busy-waiting pool can turn into scheduler time slices on a busy
+    # machine (Lasso on California: 150 ms instead of 10 ms after a kernel), and results
+    # independent of the BLAS thread count.
+    with one_blas_thread():
+        if loss_kind in (LOSS_SQUARED, LOSS_HALF_SQUARED):
             if p <= _GRAM_MAX_FEATURES:
-                result = _solve_newton(problem, tol, max_iter)
+                result = _solve_squared_gram(problem, tol, max_iter)
             else:
-                result = _solve_trust_ncg(problem, tol, max_iter)
-        elif p <= _GRAM_MAX_FEATURES:
-            result = _solve_prox_newton(problem, tol, max_iter)
+                result = _solve_squared_columns(problem, tol, max_iter)
+        elif loss_kind in (LOSS_LOGISTIC, LOSS_HUBER):
+            if pen_kind in (PENALTY_NONE, PENALTY_L2):
+                if p <= _GRAM_MAX_FEATURES:
+                    result = _solve_newton(problem, tol, max_iter)
+                else:
+                    result = _solve_trust_ncg(problem, tol, max_iter)
+            elif p <= _GRAM_MAX_FEATURES:
+                result = _solve_prox_newton(problem, tol, max_iter)
+            else:
+                result = _solve_fista(problem, tol, max_iter)
         else:
-            result = _solve_fista(problem, tol, max_iter)
-    else:
-        raise NotImplementedError(f"no high-precision solver for the {problem.loss!r} loss yet "
-                                  "(hinge and absolute losses are non-smooth).")
+            raise NotImplementedError(f"no high-precision solver for the {problem.loss!r} loss "
+                                      "yet (hinge and absolute losses are non-smooth).")
     if not result.converged:
         warnings.warn(f"{result.method} stopped after {result.n_iter} iterations with "
                       f"{result.certificate_kind} {result.certificate:.3e} > "

@@ -137,3 +137,44 @@ def test_blas_note_with_one_thread_and_two():
         pytest.skip("numpy/scipy not linked to OpenBLAS here")
     assert "OPENBLAS_NUM_THREADS=1" in one and "no busy-waiting pool" in one
     assert "busy-wait" in two and "threadpool_limits(1, user_api='blas')" in two
+
+
+def _openblas_threads():
+    return sorted({info["num_threads"] for info in threadpoolctl.threadpool_info()
+                   if info["internal_api"] == "openblas"})
+
+
+def test_solve_runs_blas_on_one_thread_and_restores(monkeypatch, global_seed):
+    # Mechanism: inside solve() every OpenBLAS pool is at 1 thread (threadpoolctl installed),
+    # outside it the caller's counts are back; also when the solver raises.
+    if not _openblas_threads():
+        pytest.skip("no OpenBLAS loaded")
+    before = _openblas_threads()
+    seen = []
+    real_finish = optimum._finish
+
+    def spy(*args, **kwargs):
+        seen.append(_openblas_threads())
+        return real_finish(*args, **kwargs)
+
+    monkeypatch.setattr(optimum, "_finish", spy)
+    rng = np.random.default_rng(global_seed)
+    X = rng.standard_normal((200, 5))
+    y = np.sign(X @ rng.standard_normal(5) + 0.1)
+    Problem(X, X @ np.ones(5), "squared", L1(0.1)).solve()
+    Problem(X, y, "logistic", L1(0.01)).solve()
+    assert seen == [[1], [1]]
+    assert _openblas_threads() == before
+    with pytest.raises(NotImplementedError):
+        Problem(X, y, "hinge").solve()
+    assert _openblas_threads() == before
+
+
+def test_one_blas_thread_without_threadpoolctl_is_a_no_op(monkeypatch, global_seed):
+    monkeypatch.setattr(_openmp_env, "_BLAS_CONTROLLER", False)
+    before = _openblas_threads()
+    with _openmp_env.one_blas_thread():
+        assert _openblas_threads() == before
+    rng = np.random.default_rng(global_seed)
+    X = rng.standard_normal((100, 4))
+    assert Problem(X, X @ np.ones(4), "squared", L1(0.1)).solve().converged
