@@ -238,6 +238,7 @@ def show_config(file: TextIO | None = None) -> None:
         f"  serial below   {SERIAL_WORK:,} elements per kernel call (n_threads=None)"
         + _kernel_thresholds(),
         f"  wait policy    {_openmp_env.POLICY}",
+        f"  BLAS threads   {_openmp_env.blas_note()}",
         f"  DP-CD SIMD     {cd_simd_config()}",
         "  busy machine   n_threads=None with a work size: at most the CPUs other running "
         "threads\n                 leave idle (/proc/loadavg on Linux; not when the environment "

@@ -19,10 +19,12 @@ libraries see the user's environment unchanged. A policy the user set is always 
 Pure Python and standard library only: it runs before numpy is imported.
 """
 
+import contextlib
+import importlib
 import os
 import sys
 
-__all__ = ["apply", "POLICY", "WAIT_POLICY_DEFAULT"]
+__all__ = ["apply", "blas_note", "one_blas_thread", "POLICY", "WAIT_POLICY_DEFAULT"]
 
 #: The wait policy dpsco-core asks for when the user set none.
 WAIT_POLICY_DEFAULT = "passive"
@@ -74,3 +76,84 @@ def apply():
     POLICY = (f"{WAIT_POLICY_DEFAULT} (dpsco-core's default; OMP_WAIT_POLICY or "
               "GOMP_SPINCOUNT override it)" if kconfig.openmp_enabled()
               else "not applicable (serial build)")
+
+
+#: The user-side setting that avoids OpenBLAS's busy-wait slowdown (:func:`blas_note`).
+BLAS_ADVICE = ("OPENBLAS_NUM_THREADS=1 (before numpy is imported) or\n"
+               "                 threadpoolctl.threadpool_limits(1, user_api='blas') around "
+               "level-1-heavy code")
+
+
+def _openblas_libraries():
+    """File names of the OpenBLAS libraries mapped in this process (Linux; else [])."""
+    if not sys.platform.startswith("linux"):
+        return []
+    try:
+        with open("/proc/self/maps") as fh:
+            names = {os.path.basename(line.split()[-1]) for line in fh if "openblas" in line}
+    except OSError:
+        return []
+    return sorted(name for name in names if ".so" in name)
+
+
+def blas_note():
+    """The OpenBLAS thread pools in this process and the busy-machine advice, for show_config().
+
+    dpsco-core's kernels do not use BLAS, but users call numpy, scipy and scikit-learn around
+    them. OpenBLAS (vendored in numpy's and scipy's wheels, one pthread pool each, ignoring
+    ``OMP_WAIT_POLICY``) runs level-1 calls on more than 10,000 elements on its pool; the caller
+    and the workers wait by spinning on ``nop`` without yielding. When a worker that went to
+    sleep (about 0.1 s without BLAS work, for example during a dpsco-core kernel) is woken onto
+    its caller's CPU while another process keeps the other CPU busy, the two spinning threads
+    share one CPU and every call costs scheduler time slices: scikit-learn's ``Lasso`` on
+    California took 0.1-23 s instead of 5-40 ms on the 2-core test host. One BLAS thread
+    removes it (and was faster there for such calls anyway).
+    """
+    libs = _openblas_libraries()
+    if not libs:
+        return "no OpenBLAS loaded"
+    chosen = [f"{k}={os.environ[k]}" for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+              if k in os.environ]
+    counts = []
+    try:
+        # optional (scikit-learn's dependency, not ours); importlib: no stubs for mypy
+        info_of = importlib.import_module("threadpoolctl").threadpool_info
+        counts = sorted({info["num_threads"] for info in info_of()
+                         if info.get("internal_api") == "openblas"})
+    except Exception:              # optional; any failure only drops the count
+        pass
+    threads = (", " + "/".join(map(str, counts)) + " thread(s)") if counts else ""
+    head = f"OpenBLAS x{len(libs)}{threads}" + (f" ({', '.join(chosen)})" if chosen else "")
+    env_one = os.environ.get("OPENBLAS_NUM_THREADS", os.environ.get("OMP_NUM_THREADS")) == "1"
+    if counts == [1] or (not counts and env_one):
+        return head + "; one thread: no busy-waiting pool"
+    return (f"{head}; its threads busy-wait: on a busy machine\n"
+            "                 level-1 BLAS loops (scikit-learn's coordinate descent) can run "
+            "100x slower.\n                 Avoid with " + BLAS_ADVICE)
+
+
+#: threadpoolctl's ThreadpoolController, made at the first one_blas_thread(); False without it.
+_BLAS_CONTROLLER = None
+
+
+def one_blas_thread():
+    """Context manager: the BLAS libraries loaded so far run on one thread inside it.
+
+    For dpsco-core's own BLAS loops (:func:`dpsco_core.optimum.solve`): many short BLAS calls
+    are where OpenBLAS's busy-waiting pool costs scheduler time slices on a busy machine
+    (:func:`blas_note`), and one thread makes their results independent of the BLAS thread
+    count. Uses threadpoolctl when it is installed (scikit-learn's dependency, not
+    dpsco-core's); without it, does nothing. The limit is process-wide while it lasts (other
+    threads' BLAS calls run on one thread too) and the previous counts are restored on exit.
+    The controller is made once, at the first call (about 2 ms; 0.05 ms per use after that):
+    libraries loaded later are not limited.
+    """
+    global _BLAS_CONTROLLER
+    if _BLAS_CONTROLLER is None:
+        try:
+            _BLAS_CONTROLLER = importlib.import_module("threadpoolctl").ThreadpoolController()
+        except Exception:          # not installed (or unusable): nothing to limit with
+            _BLAS_CONTROLLER = False
+    if _BLAS_CONTROLLER is False:
+        return contextlib.nullcontext()
+    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")

@@ -46,6 +46,7 @@ import scipy.optimize
 import scipy.sparse as sp
 from scipy.linalg.blas import daxpy
 
+from ._openmp_env import one_blas_thread
 from ._validation import check_int, check_scalar
 from .exceptions import DPSCOWarning, external_stacklevel
 from .losses import LOSS_HALF_SQUARED, LOSS_HUBER, LOSS_LOGISTIC, LOSS_SQUARED
@@ -59,6 +60,14 @@ DEFAULT_GRAD_TOL = 1e-10
 
 # Beyond this many features the p x p Gram / Hessian is not formed (128 MB at 4000).
 _GRAM_MAX_FEATURES = 4000
+
+# Longest vector a per-coordinate level-1 product hands to BLAS. OpenBLAS (numpy's and scipy's
+# wheels) runs dot and axpy on more than 10,000 elements on its thread pool, whose caller and
+# workers busy-wait; on a busy machine a worker woken onto its caller's CPU turns each such
+# call into one or two scheduler time slices (up to ~10 ms instead of ~10 us: tens of seconds
+# for a coordinate-descent loop). Longer products use numpy's einsum, which never calls BLAS.
+# _cd_quadratic's daxpy on rows of length p <= _GRAM_MAX_FEATURES stays below the limit.
+_BLAS_SERIAL_MAX = 8192
 _EPS = np.finfo(np.float64).eps
 
 
@@ -132,6 +141,12 @@ def solve(problem, tol=None, max_iter=None):
     ConvergenceWarning
         If the iteration limit is reached first (for example logistic regression without a
         penalty on separable data, which has no minimizer).
+
+    Notes
+    -----
+    BLAS runs on one thread during the solve when threadpoolctl is installed (restored after):
+    see :func:`dpsco_core._openmp_env.one_blas_thread`. The per-coordinate products of the
+    column coordinate descent never use a BLAS thread pool (``_dot``).
     """
     if tol is not None:
         tol = check_scalar(tol, "tol", low=0.0)
@@ -140,24 +155,29 @@ def solve(problem, tol=None, max_iter=None):
     loss_kind = problem.loss.kind
     pen_kind = problem.penalty.kind
     p = problem.n_features
-    if loss_kind in (LOSS_SQUARED, LOSS_HALF_SQUARED):
-        if p <= _GRAM_MAX_FEATURES:
-            result = _solve_squared_gram(problem, tol, max_iter)
-        else:
-            result = _solve_squared_columns(problem, tol, max_iter)
-    elif loss_kind in (LOSS_LOGISTIC, LOSS_HUBER):
-        if pen_kind in (PENALTY_NONE, PENALTY_L2):
+    # One BLAS thread (threadpoolctl, when installed): hundreds of short BLAS calls, each of
+    # which OpenBLAS's busy-waiting pool can turn into scheduler time slices on a busy
+    # machine (Lasso on California: 150 ms instead of 10 ms after a kernel), and results
+    # independent of the BLAS thread count.
+    with one_blas_thread():
+        if loss_kind in (LOSS_SQUARED, LOSS_HALF_SQUARED):
             if p <= _GRAM_MAX_FEATURES:
-                result = _solve_newton(problem, tol, max_iter)
+                result = _solve_squared_gram(problem, tol, max_iter)
             else:
-                result = _solve_trust_ncg(problem, tol, max_iter)
-        elif p <= _GRAM_MAX_FEATURES:
-            result = _solve_prox_newton(problem, tol, max_iter)
+                result = _solve_squared_columns(problem, tol, max_iter)
+        elif loss_kind in (LOSS_LOGISTIC, LOSS_HUBER):
+            if pen_kind in (PENALTY_NONE, PENALTY_L2):
+                if p <= _GRAM_MAX_FEATURES:
+                    result = _solve_newton(problem, tol, max_iter)
+                else:
+                    result = _solve_trust_ncg(problem, tol, max_iter)
+            elif p <= _GRAM_MAX_FEATURES:
+                result = _solve_prox_newton(problem, tol, max_iter)
+            else:
+                result = _solve_fista(problem, tol, max_iter)
         else:
-            result = _solve_fista(problem, tol, max_iter)
-    else:
-        raise NotImplementedError(f"no high-precision solver for the {problem.loss!r} loss yet "
-                                  "(hinge and absolute losses are non-smooth).")
+            raise NotImplementedError(f"no high-precision solver for the {problem.loss!r} loss "
+                                      "yet (hinge and absolute losses are non-smooth).")
     if not result.converged:
         warnings.warn(f"{result.method} stopped after {result.n_iter} iterations with "
                       f"{result.certificate_kind} {result.certificate:.3e} > "
@@ -230,6 +250,17 @@ def _solve_linear(M, rhs):
             return scipy.linalg.lstsq(M, rhs)[0]
 
 
+def _dot(a, b):
+    """a . b (1-d float64) on the calling thread: never on a BLAS thread pool.
+
+    The same value whatever the BLAS thread count (a threaded dot sums in another order), and
+    no busy-waiting BLAS workers in a per-coordinate loop (see ``_BLAS_SERIAL_MAX``).
+    """
+    if a.shape[0] <= _BLAS_SERIAL_MAX:
+        return float(a @ b)
+    return float(np.einsum("i,i->", a, b, optimize=False))
+
+
 # ------------------------------------------------------------------------ quadratic CD
 def _coordinate_update(a, wj, gj, l1l2, box):
     """Exact minimizer in t of (a/2)(t - wj)^2 + gj (t - wj) + psi_j(t)."""
@@ -247,7 +278,8 @@ def _cd_quadratic(A, b, penalty, w, max_sweeps, step_tol=1e-15):
 
     A full sweep, then sweeps over the working set (non-zero, or strictly inside the box)
     until the largest step is below ``step_tol * max|w|``; repeated until a full sweep moves
-    nothing. The gradient g = A w - b is updated in place (BLAS axpy on a row of A).
+    nothing. The gradient g = A w - b is updated in place (BLAS axpy on a row of A, numpy
+    beyond ``_BLAS_SERIAL_MAX`` rows).
     Returns (w, sweeps).
     """
     A = np.ascontiguousarray(A)
@@ -257,6 +289,7 @@ def _cd_quadratic(A, b, penalty, w, max_sweeps, step_tol=1e-15):
     l1l2 = _l1_l2(penalty)
     box = penalty.params if l1l2 is None else None
     sweeps = 0
+    blas_axpy = b.shape[0] <= _BLAS_SERIAL_MAX      # else numpy: no busy-waiting BLAS pool
 
     def sweep(coords):
         nonlocal g
@@ -266,7 +299,10 @@ def _cd_quadratic(A, b, penalty, w, max_sweeps, step_tol=1e-15):
             delta = new - w[j]
             if delta != 0.0:
                 w[j] = new
-                g = daxpy(A[j], g, a=delta)       # g += delta * A[:, j] (A symmetric)
+                if blas_axpy:                     # g += delta * A[:, j] (A symmetric)
+                    g = daxpy(A[j], g, a=delta)
+                else:
+                    g += delta * A[j]
                 largest = max(largest, abs(delta))
         return largest
 
@@ -439,7 +475,7 @@ def _solve_squared_columns(problem, tol, max_iter):
             break
         for _ in range(5):
             for j, (idx, vals) in enumerate(cols):
-                gj = (2.0 * c / n) * float(vals @ r[idx])
+                gj = (2.0 * c / n) * _dot(vals, r[idx])    # not threaded BLAS
                 new = _coordinate_update(a[j], w[j], gj, l1l2, box)
                 delta = new - w[j]
                 if delta != 0.0:
