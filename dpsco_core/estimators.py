@@ -642,6 +642,14 @@ _LABEL_BOUND_DOC = """    label_bound : float or (float, float), optional
         ``fit_intercept=True``. SSP and ``solver="auto"``'s SSP need a label bound.
 """
 
+_SELECTION_DOC = """    selection_ : dict or None
+        The private selection's release besides the model, or None when no selection ran
+        (SSP, or ``step`` and ``clip`` both given): ``step`` and ``clip`` selected,
+        ``score`` (the selected trial's private score), ``trial_epsilon`` (each trial's
+        solver epsilon) and ``zero_fallback`` (True when the selected model was certified
+        worse than w = 0 and the zero model was released instead). Covered by ``privacy_``.
+"""
+
 _INTERCEPT_NOTES = r"""
     **The intercept** (``fit_intercept=True``). The solver itself trains it, as one more
     coordinate: each record :math:`x_i` (after the public bounds are enforced) becomes
@@ -692,13 +700,7 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         Data passes done (1 for SSP, whose one pass forms the statistics).
     solver_ : str
         The solver that ran (``"auto"`` resolved): ``"cd"``, ``"sgd"`` or ``"ssp"``.
-    selection_ : dict or None
-        The private selection's release besides the model, or None when no selection ran
-        (SSP, or ``step`` and ``clip`` both given): ``step`` and ``clip`` selected,
-        ``score`` (the selected trial's private score), ``trial_epsilon`` (each trial's
-        solver epsilon) and ``zero_fallback`` (True when the selected model was certified
-        worse than w = 0 and the zero model was released instead). Covered by ``privacy_``.
-    n_features_in_ : int
+""" + _SELECTION_DOC + """    n_features_in_ : int
 
     Notes
     -----
@@ -862,13 +864,7 @@ class DPElasticNet(DPLasso):
     n_iter_ : float
     solver_ : str
         The solver that ran (``"auto"`` resolved).
-    selection_ : dict or None
-        The private selection's release besides the model, or None when no selection ran
-        (SSP, or ``step`` and ``clip`` both given): ``step`` and ``clip`` selected,
-        ``score`` (the selected trial's private score), ``trial_epsilon`` (each trial's
-        solver epsilon) and ``zero_fallback`` (True when the selected model was certified
-        worse than w = 0 and the zero model was released instead). Covered by ``privacy_``.
-    n_features_in_ : int
+""" + _SELECTION_DOC + """    n_features_in_ : int
 
     Notes
     -----
@@ -992,13 +988,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Data passes done (of each binary fit).
     solver_ : str
         The solver that ran (``"auto"`` resolved): ``"cd"``, ``"sgd"`` or ``"ssp"``.
-    selection_ : dict or None
-        The private selection's release besides the model, or None when no selection ran
-        (SSP, or ``step`` and ``clip`` both given): ``step`` and ``clip`` selected,
-        ``score`` (the selected trial's private score), ``trial_epsilon`` (each trial's
-        solver epsilon) and ``zero_fallback`` (True when the selected model was certified
-        worse than w = 0 and the zero model was released instead). Covered by ``privacy_``. For
-        K > 2 classes, a list with one dict per binary fit.
+""" + _SELECTION_DOC + """        For K > 2 classes, a list with one dict per binary fit.
     n_features_in_ : int
 
     Notes

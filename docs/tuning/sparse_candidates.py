@@ -31,4 +31,5 @@ for solver in ("cd",):
             scores.append(np.minimum(P.loss.value(m, y), B).mean() + P.penalty.value(w))
             exact.append(P.objective(w))
             errs.append(_relative(st, w))
-        print("  clip %8.3g  err %.4f ± %.4f  clipped score %.4f  objective %.4f" % (c.clip, np.mean(errs), np.std(errs), np.mean(scores), np.mean(exact)))
+        print("  clip %8.3g  err %.4f ± %.4f  clipped score %.4f  objective %.4f"
+              % (c.clip, np.mean(errs), np.std(errs), np.mean(scores), np.mean(exact)))

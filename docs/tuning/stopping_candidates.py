@@ -17,13 +17,12 @@ import warnings
 import numpy as np
 
 warnings.simplefilter("ignore")
+from _search_simulation import run_candidates, simulate
 from dpsco_core.experiments import dpcd
 from dpsco_core.experiments.tuning import _loss_clip, _public_scale, _relative
 from dpsco_core.privacy.budget import _check_relation
 from dpsco_core.tuning import grids
-from dpsco_core.tuning.stopping import sample_num_trials
-from dpsco_core.tuning.search import (ZERO_FALLBACK_MARGIN, _run_solver, trial_epsilon,
-                                      zero_model_score_bound)
+from dpsco_core.tuning.search import trial_epsilon, zero_model_score_bound
 
 n_seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 4
 rel = _check_relation("zero_out")
@@ -37,7 +36,6 @@ for st in dpcd.build_settings(["electricity_raw", "electricity_std", "california
     P = st.problem
     B = _loss_clip(P)
     Z = zero_model_score_bound(P, B)
-    y = np.asarray(P.y, float)
     zero_err = _relative(st, np.zeros(P.n_features))
     for solver in ("cd", "sgd"):
         grid = grids.candidate_grid(P, solver, scale=_public_scale(P, solver))
@@ -47,30 +45,8 @@ for st in dpcd.build_settings(["electricity_raw", "electricity_std", "california
                                   n_features=P.n_features, passes=50, mean=mean,
                                   shape=shape, relation=rel)
             sd = ev.events[1].noise_multiplier * B / P.n_samples
-            err = np.empty((len(grid), n_seeds))
-            loss = np.empty((len(grid), n_seeds))
-            for i, c in enumerate(grid):
-                for s in range(n_seeds):
-                    w = _run_solver(solver, P, c, e, st.delta, 50, 256, False, rel, 5000 + s).coef
-                    m = np.asarray(P.X @ w).ravel()
-                    loss[i, s] = np.minimum(P.loss.value(m, y), B).mean() + P.penalty.value(w)
-                    err[i, s] = _relative(st, w)
-            rng = np.random.default_rng(0)
-            plain, guarded = [], []
-            for _ in range(40000):
-                K = sample_num_trials(mean, shape, rng)
-                if K == 0:
-                    plain.append(zero_err)
-                    guarded.append(zero_err)
-                    continue
-                ci = rng.integers(len(grid), size=K)
-                si = rng.integers(n_seeds, size=K)
-                noisy = loss[ci, si] + rng.normal(0.0, sd, K)
-                j = np.argmin(noisy)
-                plain.append(err[ci[j], si[j]])
-                guarded.append(zero_err if noisy[j] > Z + ZERO_FALLBACK_MARGIN * sd
-                               else plain[-1])
-            plain, guarded = np.array(plain), np.array(guarded)
+            err, loss = run_candidates(st, solver, grid, e, B, n_seeds, rel, 5000)
+            plain, guarded = simulate(err, loss, sd, Z, zero_err, mean, shape, distinct=False)
             best = err.mean(1).min()
             print(f"{st.key} {solver} {name}: trial eps {e:.3f}, best candidate {best:.4f}, "
                   f"zero model {zero_err:.3f} | selection mean {plain.mean():.4f} "

@@ -3,7 +3,8 @@
 # run within one search (each candidate's draws in a search take distinct seeds while it has
 # any left): with 4 seeds and ~80 trials a search reused every run several times, which
 # understates how often a lucky score of a worse candidate wins. Run from the repository root:
-#   PYTHONPATH=. python docs/tuning/stopping_rows.py PROBLEM SOLVER N_SEEDS MEAN:SHAPE[:SCORE_SHARE],...
+#   PYTHONPATH=. python docs/tuning/stopping_rows.py PROBLEM SOLVER N_SEEDS \
+#       MEAN:SHAPE[:SCORE_SHARE],...
 # (stopping_rows.txt: each of the eight rows with 32 "80:1,80:2"; then california_raw sgd and
 # electricity_std cd with 32 "80:2:0.5,80:2:0.15", the score share at 0.5 and 0.15)
 import sys
@@ -12,13 +13,12 @@ import warnings
 import numpy as np
 
 warnings.simplefilter("ignore")
+from _search_simulation import run_candidates, simulate
 from dpsco_core.experiments import dpcd
 from dpsco_core.experiments.tuning import _loss_clip, _public_scale, _relative
 from dpsco_core.privacy.budget import _check_relation
 from dpsco_core.tuning import grids
-from dpsco_core.tuning.search import (ZERO_FALLBACK_MARGIN, _run_solver, trial_epsilon,
-                                      zero_model_score_bound)
-from dpsco_core.tuning.stopping import sample_num_trials
+from dpsco_core.tuning.search import trial_epsilon, zero_model_score_bound
 
 key, solver, n_seeds, spec = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 rel = _check_relation("zero_out")
@@ -26,7 +26,6 @@ st = dpcd.build_settings([key])[0]
 P = st.problem
 B = _loss_clip(P)
 Z = zero_model_score_bound(P, B)
-y = np.asarray(P.y, float)
 zero_err = _relative(st, np.zeros(P.n_features))
 grid = grids.candidate_grid(P, solver, scale=_public_scale(P, solver))
 for item in spec.split(","):
@@ -35,34 +34,11 @@ for item in spec.split(","):
                           n_train=P.n_samples, n_features=P.n_features, passes=50, mean=mean,
                           shape=shape, relation=rel, score_share=share)
     sd = ev.events[1].noise_multiplier * B / P.n_samples
-    err = np.empty((len(grid), n_seeds))
-    loss = np.empty((len(grid), n_seeds))
-    for i, c in enumerate(grid):
-        for s in range(n_seeds):
-            w = _run_solver(solver, P, c, e, st.delta, 50, 256, False, rel, 7000 + s).coef
-            m = np.asarray(P.X @ w).ravel()
-            loss[i, s] = np.minimum(P.loss.value(m, y), B).mean() + P.penalty.value(w)
-            err[i, s] = _relative(st, w)
-    rng = np.random.default_rng(0)
-    plain, guarded = [], []
-    for _ in range(40000):
-        K = sample_num_trials(mean, shape, rng)
-        if K == 0:
-            plain.append(zero_err)
-            guarded.append(zero_err)
-            continue
-        ci = rng.integers(len(grid), size=K)
-        si = np.empty(K, dtype=int)
-        for c in np.unique(ci):
-            where = np.flatnonzero(ci == c)
-            si[where] = np.resize(rng.permutation(n_seeds), where.size)
-        noisy = loss[ci, si] + rng.normal(0.0, sd, K)
-        j = np.argmin(noisy)
-        plain.append(err[ci[j], si[j]])
-        guarded.append(zero_err if noisy[j] > Z + ZERO_FALLBACK_MARGIN * sd else plain[-1])
-    plain, guarded = np.array(plain), np.array(guarded)
+    err, loss = run_candidates(st, solver, grid, e, B, n_seeds, rel, 7000)
+    plain, guarded = simulate(err, loss, sd, Z, zero_err, mean, shape, distinct=True)
     per = "  ".join(f"kappa-{i} {err[i].mean():.4f}" for i in range(len(grid)))
-    print(f"{key} {solver} E[K]={mean:g} eta={shape:g} score share {share:g}: trial eps {e:.3f}, score sd {sd:.4g} | "
+    print(f"{key} {solver} E[K]={mean:g} eta={shape:g} score share {share:g}: "
+          f"trial eps {e:.3f}, score sd {sd:.4g} | "
           f"with the fallback mean {guarded.mean():.4f} median {np.median(guarded):.4f} "
           f"P[err > 3 x best] {np.mean(guarded > 3 * err.mean(1).min()):.3f} "
           f"99% {np.percentile(guarded, 99):.4f} | candidates: {per}", flush=True)
