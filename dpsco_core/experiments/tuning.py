@@ -40,7 +40,8 @@ seeds, estimators over 10 seeds. ``--smoke``: one small problem, 2 passes, 1 see
 affects; the estimators run in full). ``--passes N``: the solver rows at N passes instead of
 50 (each row records its passes; the table has a passes column). Sparse LASSO at 50 passes is
 degenerate: the paper's Table 2 and ours put DP-CD and DP-SGD at the zero model's 0.7551
-there, so its rows are also run at 5 passes, where our DP-CD reproduction is best.
+there, so the README's table adds ``--full --problems sparse_lasso --passes 5``, where our
+DP-CD reproduction is best.
 """
 
 import argparse
@@ -137,7 +138,8 @@ def solver_rows(settings, passes, seeds, progress=print):
                                   random_state=2000 + seed)
                 assert res.privacy.epsilon <= setting.epsilon
                 rows.append(dict(problem=setting.key, solver=NAMES[solver], method="private",
-                                 passes=passes, seed=seed, step=res.candidate.step, clip=res.candidate.clip,
+                                 passes=passes, seed=seed, step=res.candidate.step,
+                                 clip=res.candidate.clip,
                                  error=_relative(setting, res.coef),
                                  report_epsilon=res.privacy.epsilon))
             errors = np.array([[_relative(setting, _run(setting, solver, c, passes,
@@ -147,7 +149,8 @@ def solver_rows(settings, passes, seeds, progress=print):
                 k = int(np.nanargmin(np.where(np.isfinite(errors), errors, np.inf).mean(1)))
             for seed, err in zip(seeds, errors[k]):
                 rows.append(dict(problem=setting.key, solver=NAMES[solver], method="tuned",
-                                 passes=passes, seed=seed, step=grid[k].step, clip=grid[k].clip, error=err))
+                                 passes=passes, seed=seed, step=grid[k].step,
+                                 clip=grid[k].clip, error=err))
     return rows
 
 
