@@ -7,8 +7,11 @@ Part 1, solvers. On the problems of the DP-CD reproduction (:mod:`dpsco_core.exp
 same data, lambda, epsilon and delta = 1/n^2, zero-out relation, last iterate), the relative
 error (F(w) - F*) / F* of DP-CD and DP-SGD (Poisson, expected batch 256) with
 
-(a) the defaults of :func:`dpsco_core.tuning.grids.default_hyperparameters` (step 1, clip
-    kappa times the gradient scale);
+(a) the defaults of :func:`dpsco_core.tuning.grids.default_hyperparameters` by the
+    noise-level rule (clip ``Lambda_0 rho min(A / nu, 4)`` with ``rho`` the root-mean-square
+    row norm and ``nu`` the public noise scale; DP-CD step 1, DP-SGD step 0.1), and (a0) by
+    the worst-case rule (step 1, clip kappa times the gradient scale of the bounds), the
+    default before session 11;
 (b) private selection, :func:`dpsco_core.tuning.search.tune_solver` at its defaults and the
     problem's total epsilon **including the search** (K truncated negative binomial, eta = 2,
     E[K] = 80, the whole budget on the selection, the selected trial's model released; every
@@ -18,8 +21,10 @@ error (F(w) - F*) / F* of DP-CD and DP-SGD (Poisson, expected batch 256) with
     paper's protocol), its mean over the seeds.
 
 The gradient scale uses per-feature bounds and the label bound equal to the data's largest
-absolute values, declared public here (the DP-CD reproduction likewise reads its smoothness
-constants from the data); the grids span [1e-3, 1] times it (:mod:`dpsco_core.tuning.grids`).
+absolute values, and the noise-level rule the data's root-mean-square row norm (``sqrt(p)``
+on the standardized problems), declared public here (the DP-CD reproduction likewise reads
+its smoothness constants from the data, and DP-CD's sum of M_j is ``s_l rho^2``); the grids
+span [1e-3, 1] times the gradient scale (:mod:`dpsco_core.tuning.grids`).
 
 Part 2, estimators. Held-out score (R^2 on standardized California, accuracy on standardized
 Electricity; 80/20 split, features standardized and clipped onto the public bounds [-5, 5])
@@ -79,6 +84,18 @@ def _public_scale(problem, solver):
     return lam * float(np.sqrt(np.einsum("ij,ij->i", X, X)).max())
 
 
+def _public_rms(problem):
+    """Root-mean-square row norm sqrt(mean ||x_i||^2) of the data (declared public)."""
+    X = problem.X
+    sq = X.multiply(X).sum(axis=1) if hasattr(X, "multiply") else np.einsum("ij,ij->i", X, X)
+    return math.sqrt(float(np.mean(sq)))
+
+
+def _label_bound(problem):
+    """max |y| (declared public; used by regression losses only)."""
+    return float(np.max(np.abs(np.asarray(problem.y, dtype=float))))
+
+
 def _loss_clip(problem):
     """The default score clip of ``tune_solver`` with the label bound max |y| declared public."""
     y = np.asarray(problem.y, dtype=float)
@@ -123,14 +140,19 @@ def solver_rows(settings, passes, seeds, progress=print):
         for solver in SOLVERS:
             scale = _public_scale(setting.problem, solver)
             grid = grids.candidate_grid(setting.problem, solver, scale=scale)
-            default = grids.default_hyperparameters(setting.problem, solver, scale=scale)
+            worst_case = grids.default_hyperparameters(setting.problem, solver, scale=scale)
+            default = grids.default_hyperparameters(
+                setting.problem, solver, rms_row_norm=_public_rms(setting.problem),
+                epsilon=setting.epsilon, delta=setting.delta, passes=passes,
+                label_bound=_label_bound(setting.problem))
             progress(f"{setting.key} {NAMES[solver]}: defaults, private selection, "
                      f"{len(grid)}-point grid x {len(seeds)} seeds")
             for seed in seeds:
-                rows.append(dict(problem=setting.key, solver=NAMES[solver], method="defaults",
-                                 passes=passes, seed=seed, step=default.step, clip=default.clip,
-                                 error=_relative(setting, _run(setting, solver, default,
-                                                               passes, 1000 + seed))))
+                for method, cand in (("defaults", default), ("worst_case", worst_case)):
+                    rows.append(dict(problem=setting.key, solver=NAMES[solver], method=method,
+                                     passes=passes, seed=seed, step=cand.step, clip=cand.clip,
+                                     error=_relative(setting, _run(setting, solver, cand,
+                                                                   passes, 1000 + seed))))
                 res = tune_solver(setting.problem, epsilon=setting.epsilon,
                                   delta=setting.delta, solver=solver, passes=passes,
                                   candidates=grid, loss_clip=_loss_clip(setting.problem),
@@ -295,17 +317,24 @@ def _key(row, passes):
 def markdown(rows, est_rows, dpl_ok, passes, n_seeds):
     lines = [f"## Relative error (mean ± std over {n_seeds} seeds; zero-out; "
              "epsilon = 1, 10 for Sparse LASSO, including the search for private selection)",
-             "", "| problem | solver | passes | (a) defaults | (b) private selection | (c) tuned, "
-             "not private | (b) / (c) | (b) < (a) |", "|---|---|---|---|---|---|---|---|"]
+             "", "| problem | solver | passes | (a) defaults (noise-level rule) | (a0) worst-case "
+             "rule | (b) private selection | (c) tuned, not private | (a) / (c) | (b) / (c) | "
+             "(b) < (a) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for key in sorted({_key(r, passes) for r in rows}):
         cell = {}
-        for method in ("defaults", "private", "tuned"):
-            cell[method] = _stats([r["error"] for r in rows if _key(r, passes) == key
-                                   and r["method"] == method])
-        ratio = cell["private"][0] / cell["tuned"][0] if cell["tuned"][0] > 0 else math.inf
+        for method in ("defaults", "worst_case", "private", "tuned"):
+            errors = [r["error"] for r in rows if _key(r, passes) == key
+                      and r["method"] == method]
+            cell[method] = _stats(errors) if errors else None   # older JSON: no worst_case
+
+        def ratio(method):
+            tuned = cell["tuned"][0]
+            return f"{cell[method][0] / tuned:.1f}x" if tuned > 0 else "inf"
+
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(
-            f"{m:.4f} ± {s:.1e}" for m, s in cell.values()) +
-            f" | {ratio:.1f}x | {'yes' if cell['private'][0] < cell['defaults'][0] else 'no'} |")
+            "-" if c is None else f"{c[0]:.4f} ± {c[1]:.1e}" for c in cell.values()) +
+            f" | {ratio('defaults')} | {ratio('private')} | "
+            f"{'yes' if cell['private'][0] < cell['defaults'][0] else 'no'} |")
     lines += ["", "## Estimators: held-out score at epsilon = 1 (mean ± std over seeds)", "",
               "| data | dpsco-core defaults (solver=\"auto\": the solver it ran) | "
               "solver=\"cd\" (replace-one) | solver=\"sgd\" (Poisson, zero-out) | "
@@ -342,15 +371,18 @@ def _plot(rows, path, passes):
         return False
     keys = sorted({_key(r, passes) for r in rows})
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(keys)), 4))
-    width = 0.27
-    for j, (method, colour) in enumerate([("defaults", "tab:grey"), ("private", "tab:blue"),
-                                          ("tuned", "tab:green")]):
+    labels = {"worst_case": "(a0) worst-case rule", "defaults": "(a) defaults",
+              "private": "(b) private selection", "tuned": "(c) tuned, not private"}
+    colours = {"worst_case": "tab:red", "defaults": "tab:grey", "private": "tab:blue",
+               "tuned": "tab:green"}
+    methods = [m for m in labels if any(r["method"] == m for r in rows)]
+    width = 0.8 / len(methods)
+    for j, method in enumerate(methods):
         means, stds = zip(*[_stats([r["error"] for r in rows if _key(r, passes) == k
                                     and r["method"] == method]) for k in keys])
-        ax.bar(np.arange(len(keys)) + (j - 1) * width, np.maximum(means, 1e-6), width,
-               yerr=stds, color=colour, label={"defaults": "(a) defaults",
-                                               "private": "(b) private selection",
-                                               "tuned": "(c) tuned, not private"}[method])
+        ax.bar(np.arange(len(keys)) + (j - (len(methods) - 1) / 2) * width,
+               np.maximum(means, 1e-6), width, yerr=stds, color=colours[method],
+               label=labels[method])
     ax.set_yscale("log")
     ax.set_xticks(np.arange(len(keys)))
     ax.set_xticklabels([f"{p}\n{s}, {t} passes" for p, s, t in keys], fontsize=7)

@@ -16,15 +16,47 @@ private data:
   with the smoothness constants of the solver, so step = 1 is the theory's step (Mangold et
   al. 2022, Theorem 3.2; 1/beta for smooth gradient descent).
 
-**Defaults** (:func:`default_hyperparameters`): step 1 and clip ``kappa`` times the scale,
-``kappa = 0.1`` for DP-CD and ``0.01`` for DP-SGD. Origin: bounds are worst cases, and a clip
-at the worst-case gradient leaves noise proportional to it while typical gradients are much
-smaller; the factors are the single values with the smallest geometric-mean relative error
-over the four California / Electricity problems of the DP-CD reproduction at epsilon = 1 and
-50 passes (bounds: the largest absolute feature and label values declared public), measured
-for issue 19 over kappa in {1, 0.3, 0.1, 0.03, 0.01, 0.003}. They are data-independent
-(constants), but were chosen on those problems: the selection of
-:func:`~dpsco_core.tuning.search.tune_solver` is the remedy when they do not fit.
+**Defaults** (:func:`default_hyperparameters`), two rules:
+
+* **noise-level rule** (given a public root-mean-square row norm ``rho``, and the run's
+  epsilon, delta and passes): the clip is a multiple of the *typical* gradient at w = 0,
+  shrunk where the privacy noise is large,
+
+  .. math::
+
+      \\mathrm{clip} = \\Lambda_0\\,\\rho\\,\\min\\Big(\\frac{A}{\\nu}, c_{\\max}\\Big),
+      \\qquad \\nu = \\frac{\\sqrt{p \\cdot \\mathrm{passes} \\cdot \\log(1/\\delta)}}{n\\,\\varepsilon},
+
+  with :math:`\\rho^2` a public value of :math:`\\frac1n \\sum_i \\|x_i\\|^2` (``p`` for
+  standardized features: each column has unit variance), :math:`\\nu` the scale of the
+  Gaussian noise of ``passes`` passes relative to one record's gradient (the noise of DP-CD
+  and DP-SGD grows like :math:`\\sqrt{p \\cdot \\mathrm{passes} \\log(1/\\delta)} / (n
+  \\varepsilon)` times the clip), ``A`` = :data:`NOISE_RULE_A` (DP-CD 0.007, DP-SGD 0.004)
+  and :math:`c_{\\max}` = :data:`NOISE_RULE_MAX_FACTOR` (4); step :data:`NOISE_RULE_STEP`
+  (DP-CD 1, DP-SGD 0.1). Where the noise is small the clip sits at a few typical gradients
+  (little clipping bias); where it is large the clip shrinks like :math:`1/\\nu`, which holds
+  the noise added per update at :math:`A \\Lambda_0 \\rho` (clipping bias traded for noise),
+  and the cap stops the clip from growing without end as n grows. Origin (issue 19, session
+  11, ``docs/tuning/diagnosis.md`` section 12): the non-privately tuned clips of the four
+  California / Electricity problems are 1.3 to 3.5 typical gradients (six of eight rows),
+  and Sparse LASSO's (``nu`` 6 to 40 times larger) 0.2; ``A`` is the value with the smallest
+  geometric-mean relative error over those problems and Sparse LASSO at 5 and 50 passes.
+  Within 2.3x of the tuned error on every DP-CD row and 2.2x on every DP-SGD row but raw
+  California (17x, where DP-SGD wants a clip 20 times below the typical gradient).
+* **worst-case rule** (public bounds only): step 1 and clip ``kappa`` times the scale,
+  ``kappa = 0.1`` for DP-CD and ``0.01`` for DP-SGD (:data:`DEFAULT_CLIP_FACTOR`). Bounds are
+  worst cases, and a clip at the worst-case gradient leaves noise proportional to it while
+  typical gradients are much smaller; the factors are the single values with the smallest
+  geometric-mean relative error over the four California / Electricity problems at epsilon =
+  1 and 50 passes (bounds: the largest absolute feature and label values declared public),
+  measured for issue 19 over kappa in {1, 0.3, 0.1, 0.03, 0.01, 0.003}. The ratio of the
+  bound to the typical row norm (1.6 to 42 on those problems) is what this rule cannot see:
+  it is 26 to 44 times the tuned error on four of the eight rows, and diverges on Sparse
+  LASSO at 50 passes.
+
+Both are data-independent (functions of public numbers), but were chosen on those problems:
+the selection of :func:`~dpsco_core.tuning.search.tune_solver` is the remedy when they do not
+fit.
 
 **Grids** (:func:`candidate_grid`): clips ``scale * kappa`` for ``kappa`` log-spaced over
 :data:`CLIP_RANGE` (DP-CD [1e-2, 1], 6 values; DP-SGD [1e-3, 1], 7 values; clips above the
@@ -37,20 +69,29 @@ larger than E[K] is mostly left unvisited.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_delta, check_int, check_scalar
 from ..problems import _CLASSIFICATION_KINDS
 
 __all__ = ["Candidate", "gradient_scale", "default_hyperparameters", "candidate_grid",
-           "DEFAULT_CLIP_FACTOR", "CLIP_RANGE", "N_CLIPS", "CD_STEPS", "SGD_STEPS",
+           "noise_level", "DEFAULT_CLIP_FACTOR", "NOISE_RULE_A", "NOISE_RULE_MAX_FACTOR",
+           "NOISE_RULE_STEP", "CLIP_RANGE", "N_CLIPS", "CD_STEPS", "SGD_STEPS",
            "PUBLIC_BOUND_CD_STEPS"]
 
 #: kappa of the default clip, per solver (module docstring).
 DEFAULT_CLIP_FACTOR = {"cd": 0.1, "sgd": 0.01}
+#: A of the noise-level rule, per solver: the clip is ``Lambda_0 rho min(A / nu, c_max)``.
+NOISE_RULE_A = {"cd": 0.007, "sgd": 0.004}
+#: c_max of the noise-level rule: at most this many typical gradients.
+NOISE_RULE_MAX_FACTOR = 4.0
+#: Step scale of the noise-level rule, per solver (DP-SGD's tuned step is 0.1 on the
+#: standardized problems, and step 1 with the rule's clips diverges on Sparse LASSO).
+NOISE_RULE_STEP = {"cd": 1.0, "sgd": 0.1}
 #: Range of the clip factors kappa of the grids, per solver.
 CLIP_RANGE = {"cd": (1e-2, 1.0), "sgd": (1e-3, 1.0)}
 #: Number of clip values of the grids, per solver.
@@ -79,15 +120,17 @@ def _check_solver(solver):
     return solver
 
 
-def _derivative_bound(problem):
+def _derivative_bound(problem, label_bound=None):
     loss = problem.loss
     bounds = problem.public_bounds
     if loss.kind in _CLASSIFICATION_KINDS:
         return 1.0          # |l'| <= 1 for the logistic and hinge losses, any margin
-    Y = None if bounds is None else bounds.label_bound
+    Y = label_bound if label_bound is not None else \
+        (None if bounds is None else bounds.label_bound)
     if Y is None:
         raise ValueError("the gradient scale of a regression loss needs a public label_bound "
                          "(Problem(..., label_bound=Y)).")
+    Y = check_scalar(Y, "label_bound", low=0.0)
     return float(np.max(np.abs(loss.deriv(np.zeros(2), np.array([-Y, Y])))))
 
 
@@ -122,26 +165,92 @@ def gradient_scale(problem: Any, solver: str) -> float:
     return float(lam * bounds.row_bound(p))
 
 
-def default_hyperparameters(problem: Any, solver: str, *,
-                            scale: float | None = None) -> Candidate:
-    """``(step, clip)`` by the data-independent rule (module docstring).
+def noise_level(n_samples: int, n_features: int, *, epsilon: float, delta: float,
+                passes: float) -> float:
+    """The public noise scale ``nu = sqrt(p passes log(1/delta)) / (n epsilon)`` of the rule.
+
+    Parameters
+    ----------
+    n_samples : int
+        The public number of records n (>= 1): the data's under replace-one and zero-out,
+        ``public_n`` under add/remove-one.
+    n_features : int
+        p (>= 1).
+    epsilon : float
+        > 0 (``inf``: ``nu = 0``).
+    delta : float
+        In (0, 1).
+    passes : float
+        > 0.
+
+    Returns
+    -------
+    float
+    """
+    n = check_int(n_samples, "n_samples", low=1)
+    p = check_int(n_features, "n_features", low=1)
+    eps = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    delta = check_delta(delta)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1) for the noise level; got {delta!r}.")
+    passes = check_scalar(passes, "passes", low=0.0)
+    if math.isinf(eps):
+        return 0.0
+    return math.sqrt(p * passes * math.log(1.0 / delta)) / (n * eps)
+
+
+def default_hyperparameters(problem: Any, solver: str, *, scale: float | None = None,
+                            rms_row_norm: float | None = None, epsilon: float | None = None,
+                            delta: float | None = None, passes: float | None = None,
+                            n_samples: int | None = None,
+                            label_bound: float | None = None) -> Candidate:
+    """``(step, clip)`` by a data-independent rule (module docstring).
+
+    Without ``rms_row_norm``: the worst-case rule, step 1 and clip
+    ``DEFAULT_CLIP_FACTOR[solver]`` times the public scale. With it: the noise-level rule,
+    ``step = NOISE_RULE_STEP[solver]`` and ``clip = Lambda_0 rho min(A / nu, c_max)``, which
+    needs the run's ``epsilon``, ``delta`` and ``passes``.
 
     Parameters
     ----------
     problem : Problem
-        With public bounds.
+        With public bounds (the worst-case rule, and ``Lambda_0`` for regression: a public
+        ``label_bound``).
     solver : {"cd", "sgd"}
 
     scale : float, optional
-        A public clip scale given directly (default :func:`gradient_scale`).
+        The worst-case rule's public clip scale, given directly (default
+        :func:`gradient_scale`).
+    rms_row_norm : float, optional
+        A public value of ``sqrt(mean_i ||x_i||^2)`` (> 0): ``sqrt(n_features)`` for
+        standardized features. Read from the private data it is a release, as a bound would
+        be: declare it public only when it is (known before the data, or a public statistic).
+    epsilon, delta, passes : float, optional
+        The run's budget and passes (needed with ``rms_row_norm``).
+    n_samples : int, optional
+        The public n of the noise level (default ``problem.n_samples``, public under
+        replace-one and zero-out; pass ``public_n`` under add/remove-one).
+    label_bound : float, optional
+        The public label bound Y of a regression loss for the noise-level rule's
+        ``Lambda_0`` (default: the problem's public ``label_bound``).
 
     Returns
     -------
     Candidate
     """
     _check_solver(solver)
-    scale = gradient_scale(problem, solver) if scale is None else float(scale)
-    return Candidate(1.0, DEFAULT_CLIP_FACTOR[solver] * scale)
+    if rms_row_norm is None:
+        scale = gradient_scale(problem, solver) if scale is None else float(scale)
+        return Candidate(1.0, DEFAULT_CLIP_FACTOR[solver] * scale)
+    rho = check_scalar(rms_row_norm, "rms_row_norm", low=0.0)
+    if epsilon is None or delta is None or passes is None:
+        raise ValueError("the noise-level rule (rms_row_norm=) needs the run's epsilon=, "
+                         "delta= and passes=.")
+    n = problem.n_samples if n_samples is None else n_samples
+    nu = noise_level(n, problem.n_features, epsilon=epsilon, delta=delta, passes=passes)
+    factor = NOISE_RULE_MAX_FACTOR if nu == 0.0 else \
+        min(NOISE_RULE_A[solver] / nu, NOISE_RULE_MAX_FACTOR)
+    return Candidate(NOISE_RULE_STEP[solver], _derivative_bound(problem, label_bound) * rho * factor)
 
 
 def candidate_grid(problem: Any, solver: str, *, n_clips: int | None = None,

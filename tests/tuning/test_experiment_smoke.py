@@ -1,6 +1,6 @@
 """``python -m dpsco_core reproduce tuning --smoke``: every output is written (table, plot,
-JSON), the private selection stays within its epsilon, and the table has the three methods
-and the estimators' rows (diffprivlib's column says when it is not available)."""
+JSON), the private selection stays within its epsilon, and the table has the four methods
+(two default rules, private selection, tuned) and the estimators' rows (diffprivlib's column says when it is not available)."""
 
 import json
 
@@ -14,10 +14,11 @@ def test_smoke_run(tmp_path, capsys):
     assert tuning.main(["--smoke", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "tuning.md").read_text()
     assert "(b) private selection" in text and "california_std_2000 | DP-CD | 2 |" in text
+    assert "(a0) worst-case rule" in text and "(a) / (c)" in text
     assert "electricity (accuracy)" in text
     data = json.loads((tmp_path / "tuning.json").read_text())
     methods = {r["method"] for r in data["solvers"]}
-    assert methods == {"defaults", "private", "tuned"}
+    assert methods == {"defaults", "worst_case", "private", "tuned"}
     assert {r["passes"] for r in data["solvers"]} == {2}
     assert all(r["report_epsilon"] <= 1.0 for r in data["solvers"] if r["method"] == "private")
     models = {r["model"] for r in data["estimators"]}
@@ -25,3 +26,11 @@ def test_smoke_run(tmp_path, capsys):
     if "diffprivlib" not in models:
         assert "diffprivlib not available" in text
     assert (tmp_path / "tuning.png").exists() or "matplotlib" not in str(models)
+
+
+def test_table_of_an_older_json_without_the_worst_case_rows():
+    rows = [dict(problem="p", solver="DP-CD", method=m, passes=50, seed=0, error=e)
+            for m, e in (("defaults", 0.2), ("private", 0.1), ("tuned", 0.05))]
+    text = tuning.markdown(rows, [], False, 50, 1)
+    assert "| p | DP-CD | 50 | 0.2000 ± 0.0e+00 | - | 0.1000 ± 0.0e+00 | 0.0500 ± 0.0e+00 " \
+           "| 4.0x | 2.0x | yes |" in text

@@ -97,6 +97,66 @@ def test_grid_and_defaults_from_public_bounds(problem):
     assert grids.gradient_scale(logistic, "cd") == pytest.approx(3 * math.sqrt(2))
 
 
+def test_noise_level_formula_and_validation():
+    nu = grids.noise_level(1000, 8, epsilon=2.0, delta=1e-6, passes=50)
+    assert nu == pytest.approx(math.sqrt(8 * 50 * math.log(1e6)) / (1000 * 2.0), rel=1e-12)
+    assert grids.noise_level(10, 2, epsilon=math.inf, delta=1e-6, passes=1) == 0.0
+    for bad in (dict(epsilon=0.0), dict(epsilon=-1.0), dict(delta=0.0), dict(delta=1.0),
+                dict(passes=0.0), dict(epsilon=math.nan)):
+        kwargs = dict(epsilon=1.0, delta=1e-6, passes=5.0) | bad
+        with pytest.raises(ValueError):
+            grids.noise_level(100, 3, **kwargs)
+    with pytest.raises(ValueError):
+        grids.noise_level(0, 3, epsilon=1.0, delta=1e-6, passes=1.0)
+
+
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+def test_noise_level_rule(problem, solver):
+    # clip = Lambda_0 rho min(A / nu, c_max), Lambda_0 = Y = 4 for the half squared loss.
+    n, p = problem.n_samples, problem.n_features
+    nu = grids.noise_level(n, p, epsilon=1.0, delta=1e-5, passes=10)
+    d = grids.default_hyperparameters(problem, solver, rms_row_norm=1.5, epsilon=1.0,
+                                      delta=1e-5, passes=10)
+    factor = min(grids.NOISE_RULE_A[solver] / nu, grids.NOISE_RULE_MAX_FACTOR)
+    assert d == grids.Candidate(grids.NOISE_RULE_STEP[solver], 4.0 * 1.5 * factor)
+    # Much noise: the clip shrinks like 1 / nu; none: c_max typical gradients.
+    tiny = grids.default_hyperparameters(problem, solver, rms_row_norm=1.5, epsilon=1e-3,
+                                         delta=1e-5, passes=10)
+    assert tiny.clip == pytest.approx(4.0 * 1.5 * grids.NOISE_RULE_A[solver] / (nu * 1e3))
+    free = grids.default_hyperparameters(problem, solver, rms_row_norm=1.5,
+                                         epsilon=math.inf, delta=1e-5, passes=10)
+    assert free.clip == 4.0 * 1.5 * grids.NOISE_RULE_MAX_FACTOR
+    # A public label bound given directly; a public n under add/remove-one.
+    d2 = grids.default_hyperparameters(problem, solver, rms_row_norm=1.5, epsilon=1.0,
+                                       delta=1e-5, passes=10, label_bound=8.0,
+                                       n_samples=4 * n)
+    nu2 = grids.noise_level(4 * n, p, epsilon=1.0, delta=1e-5, passes=10)
+    assert d2.clip == pytest.approx(
+        8.0 * 1.5 * min(grids.NOISE_RULE_A[solver] / nu2, grids.NOISE_RULE_MAX_FACTOR))
+    with pytest.raises(ValueError, match="epsilon="):
+        grids.default_hyperparameters(problem, solver, rms_row_norm=1.5, epsilon=1.0)
+    with pytest.raises(ValueError):
+        grids.default_hyperparameters(problem, solver, rms_row_norm=-1.0, epsilon=1.0,
+                                      delta=1e-5, passes=10)
+
+
+def test_default_rules_read_nothing_from_the_records():
+    # Neighbouring datasets (one record replaced by an extreme outlier, inside the public
+    # bounds) get the same defaults under both rules: the rules see only public numbers.
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(50, 3))
+    y = rng.uniform(-1, 1, size=50)
+    X2, y2 = X.copy(), y.copy()
+    X2[7], y2[7] = [1.0, -1.0, 1.0], -1.0
+    for solver in ("cd", "sgd"):
+        got = [(grids.default_hyperparameters(P, solver),
+                grids.default_hyperparameters(P, solver, rms_row_norm=1.0, epsilon=1.0,
+                                              delta=1e-4, passes=5))
+               for P in (Problem(X, y, bounds=(-1, 1), label_bound=1.0),
+                         Problem(X2, y2, bounds=(-1, 1), label_bound=1.0))]
+        assert got[0] == got[1]
+
+
 def test_score_is_noisy_clipped_validation_objective(problem):
     coef = np.array([1.0, -2.0, 0.0, 0.5])
     scores = [validation_score(problem, coef, loss_clip=1.0, noise_multiplier=2.0,
