@@ -27,7 +27,9 @@ private data:
       \\mathrm{clip} = \\Lambda_0\\,\\rho\\,\\min\\Big(\\frac{A}{\\nu}, c_{\\max}\\Big),
       \\qquad \\nu = \\frac{\\sqrt{p \\cdot \\mathrm{passes} \\cdot \\log(1/\\delta)}}{n\\,\\varepsilon},
 
-  with :math:`\\rho^2` a public value of :math:`\\frac1n \\sum_i \\|x_i\\|^2` (``p`` for
+  with :math:`\\Lambda_0 = \\max_y |\\ell'(0, y)|` over the public labels (1/2 for the
+  logistic loss, 1 for the hinge loss, as above for regression: the gradient factor at w = 0,
+  where the worst-case rule takes 1 for any margin), :math:`\\rho^2` a public value of :math:`\\frac1n \\sum_i \\|x_i\\|^2` (``p`` for
   standardized features: each column has unit variance), :math:`\\nu` the scale of the
   Gaussian noise of ``passes`` passes relative to one record's gradient (the noise of DP-CD
   and DP-SGD grows like :math:`\\sqrt{p \\cdot \\mathrm{passes} \\log(1/\\delta)} / (n
@@ -132,6 +134,17 @@ def _derivative_bound(problem, label_bound=None):
                          "(Problem(..., label_bound=Y)).")
     Y = check_scalar(Y, "label_bound", low=0.0)
     return float(np.max(np.abs(loss.deriv(np.zeros(2), np.array([-Y, Y])))))
+
+
+def _derivative_at_zero(problem, label_bound=None):
+    """``Lambda_0 = max |l'(0, y)|`` over the public labels: the gradient factor at w = 0.
+
+    1/2 for the logistic loss (labels +-1), 1 for the hinge loss; for regression losses
+    :func:`_derivative_bound` (``|l'(0, y)|`` over ``|y| <= Y``), which is already at w = 0.
+    """
+    if problem.loss.kind in _CLASSIFICATION_KINDS:
+        return float(np.max(np.abs(problem.loss.deriv(np.zeros(2), np.array([-1.0, 1.0])))))
+    return _derivative_bound(problem, label_bound)
 
 
 def gradient_scale(problem: Any, solver: str) -> float:
@@ -250,7 +263,7 @@ def default_hyperparameters(problem: Any, solver: str, *, scale: float | None = 
     nu = noise_level(n, problem.n_features, epsilon=epsilon, delta=delta, passes=passes)
     factor = NOISE_RULE_MAX_FACTOR if nu == 0.0 else \
         min(NOISE_RULE_A[solver] / nu, NOISE_RULE_MAX_FACTOR)
-    return Candidate(NOISE_RULE_STEP[solver], _derivative_bound(problem, label_bound) * rho * factor)
+    return Candidate(NOISE_RULE_STEP[solver], _derivative_at_zero(problem, label_bound) * rho * factor)
 
 
 def candidate_grid(problem: Any, solver: str, *, n_clips: int | None = None,

@@ -140,6 +140,16 @@ def test_noise_level_rule(problem, solver):
                                       delta=1e-5, passes=10)
 
 
+def test_noise_level_rule_logistic_gradient_factor_at_zero():
+    # |l'(0, +-1)| = 1/2: the typical gradient at w = 0 is rho / 2 (the worst-case rule's
+    # Lambda_0 is 1, the bound at any margin).
+    logistic = Problem(np.ones((4, 2)), np.array([1, -1, 1, -1]), loss="logistic",
+                       bounds=(-3, 3))
+    d = grids.default_hyperparameters(logistic, "cd", rms_row_norm=2.0, epsilon=math.inf,
+                                      delta=1e-3, passes=1)
+    assert d.clip == pytest.approx(0.5 * 2.0 * grids.NOISE_RULE_MAX_FACTOR)
+
+
 def test_default_rules_read_nothing_from_the_records():
     # Neighbouring datasets (one record replaced by an extreme outlier, inside the public
     # bounds) get the same defaults under both rules: the rules see only public numbers.
