@@ -103,6 +103,8 @@ API_MODULES = [
      "Random-stopping selection (Papernot-Steinke, Liu-Talwar) with its privacy cost."),
     ("dpsco_core.tuning.search", "Tuning a solver", "Private step and clip selection for DP-CD "
      "and DP-SGD (`tune_solver`)."),
+    ("dpsco_core.tuning.grids", "Grids and defaults", "The public candidates of a search, and "
+     "the default step and clip without one (`default_hyperparameters`)."),
     ("dpsco_core.optimum", "Non-private optimum", "High-precision reference solutions."),
     ("dpsco_core.datasets", "Datasets", "Shipped datasets and synthetic generators."),
     ("dpsco_core.audit", "Privacy auditing", "Empirical lower bounds on epsilon."),
