@@ -25,12 +25,15 @@ private data:
   .. math::
 
       \\mathrm{clip} = \\Lambda_0\\,\\rho\\,\\min\\Big(\\frac{A}{\\nu}, c_{\\max}\\Big),
-      \\qquad \\nu = \\frac{\\sqrt{p \\cdot \\mathrm{passes} \\cdot \\log(1/\\delta)}}{n\\,\\varepsilon},
+      \\qquad
+      \\nu = \\frac{\\sqrt{p \\cdot \\mathrm{passes} \\cdot \\log(1/\\delta)}}
+                 {n\\,\\varepsilon},
 
   with :math:`\\Lambda_0 = \\max_y |\\ell'(0, y)|` over the public labels (1/2 for the
   logistic loss, 1 for the hinge loss, as above for regression: the gradient factor at w = 0,
-  where the worst-case rule takes 1 for any margin), :math:`\\rho^2` a public value of :math:`\\frac1n \\sum_i \\|x_i\\|^2` (``p`` for
-  standardized features: each column has unit variance), :math:`\\nu` the scale of the
+  where the worst-case rule takes 1 for any margin), :math:`\\rho^2` a public value of
+  :math:`\\frac1n \\sum_i \\|x_i\\|^2` (``p`` for standardized features: each column has
+  unit variance), :math:`\\nu` the scale of the
   Gaussian noise of ``passes`` passes relative to one record's gradient (the noise of DP-CD
   and DP-SGD grows like :math:`\\sqrt{p \\cdot \\mathrm{passes} \\log(1/\\delta)} / (n
   \\varepsilon)` times the clip), ``A`` = :data:`NOISE_RULE_A` (DP-CD 0.007, DP-SGD 0.004)
@@ -44,7 +47,7 @@ private data:
   and Sparse LASSO's (``nu`` 6 to 40 times larger) 0.2; ``A`` is the value with the smallest
   geometric-mean relative error over those problems and Sparse LASSO at 5 and 50 passes.
   Within 2.3x of the tuned error on every DP-CD row and 2.2x on every DP-SGD row but raw
-  California (17x, where DP-SGD wants a clip 20 times below the typical gradient).
+  California (17x, where DP-SGD wants a clip 16 times below the typical gradient).
 * **worst-case rule** (public bounds only): step 1 and clip ``kappa`` times the scale,
   ``kappa = 0.1`` for DP-CD and ``0.01`` for DP-SGD (:data:`DEFAULT_CLIP_FACTOR`). Bounds are
   worst cases, and a clip at the worst-case gradient leaves noise proportional to it while
@@ -53,7 +56,7 @@ private data:
   1 and 50 passes (bounds: the largest absolute feature and label values declared public),
   measured for issue 19 over kappa in {1, 0.3, 0.1, 0.03, 0.01, 0.003}. The ratio of the
   bound to the typical row norm (1.6 to 42 on those problems) is what this rule cannot see:
-  it is 26 to 44 times the tuned error on four of the eight rows, and diverges on Sparse
+  it is 26 to 46 times the tuned error on four of the eight rows, and diverges on Sparse
   LASSO at 50 passes.
 
 Both are data-independent (functions of public numbers), but were chosen on those problems:
@@ -263,7 +266,8 @@ def default_hyperparameters(problem: Any, solver: str, *, scale: float | None = 
     nu = noise_level(n, problem.n_features, epsilon=epsilon, delta=delta, passes=passes)
     factor = NOISE_RULE_MAX_FACTOR if nu == 0.0 else \
         min(NOISE_RULE_A[solver] / nu, NOISE_RULE_MAX_FACTOR)
-    return Candidate(NOISE_RULE_STEP[solver], _derivative_at_zero(problem, label_bound) * rho * factor)
+    return Candidate(NOISE_RULE_STEP[solver],
+                     _derivative_at_zero(problem, label_bound) * rho * factor)
 
 
 def candidate_grid(problem: Any, solver: str, *, n_clips: int | None = None,

@@ -1,6 +1,7 @@
 """``python -m dpsco_core reproduce tuning --smoke``: every output is written (table, plot,
 JSON), the private selection stays within its epsilon, and the table has the four methods
-(two default rules, private selection, tuned) and the estimators' rows (diffprivlib's column says when it is not available)."""
+(two default rules, private selection, tuned) and the estimators' rows (diffprivlib's column
+says when it is not available)."""
 
 import json
 
