@@ -371,7 +371,7 @@ def _plot(rows, path, passes):
         return False
     keys = sorted({_key(r, passes) for r in rows})
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(keys)), 4))
-    labels = {"worst_case": "(a0) worst-case rule", "defaults": "(a) defaults",
+    labels = {"worst_case": "(a0) worst-case rule", "defaults": "(a) noise-level rule",
               "private": "(b) private selection", "tuned": "(c) tuned, not private"}
     colours = {"worst_case": "tab:red", "defaults": "tab:grey", "private": "tab:blue",
                "tuned": "tab:green"}
