@@ -488,6 +488,74 @@ def test_one_vs_rest_budget_is_split_and_composed(monkeypatch):
     assert clf.score(X, labels) > 0.8
 
 
+@pytest.mark.parametrize("K", [3, 4, 10])
+def test_one_vs_rest_ssp_spends_the_whole_budget(K):
+    # epsilon / K per fit left most of the budget unspent (0.65, 0.57, 0.39 of epsilon at
+    # K = 3, 4, 10): each SSP fit now gets the largest share whose composition is epsilon.
+    from dpsco_core.estimators import _ssp_one_vs_rest_epsilon
+    from dpsco_core.solvers.ssp import ssp_event
+
+    rng = np.random.default_rng(0)
+    X = np.clip(rng.standard_normal((2000, 4)), -3, 3)
+    y = rng.integers(0, K, 2000)
+    clf = DPLogisticRegression(classes=list(range(K)), epsilon=1.0, bounds=(-3.0, 3.0),
+                               solver="ssp", random_state=0).fit(X, y)
+    report, delta = clf.privacy_, 1.0 / 2000**2
+    assert clf.solver_ == "ssp" and report.delta == delta
+    assert 0.99 <= report.epsilon <= 1.0
+    per_fit = _ssp_one_vs_rest_epsilon(1.0, delta, K, False)
+    assert per_fit > 1.0 / K
+    # The report is the accountant's composition of K events, each the public event of an
+    # SSP fit at (per_fit, delta / K).
+    event = ssp_event(per_fit, delta / K, logistic=True)
+    assert report.event.events == (event,) * K
+    acc = dp.privacy.RdpAccountant(None, report.neighboring_relation, conversion="mironov")
+    assert acc.compose(report.event).get_epsilon(delta) == pytest.approx(report.epsilon,
+                                                                         rel=1e-6)
+
+
+def test_one_vs_rest_share_is_public_and_other_solvers_keep_epsilon_over_k():
+    # The same events on a dataset and its worst neighbour (one record replaced by an extreme
+    # one of another class): the share reads nothing from the records.
+    X, labels = _three_blobs(300)
+    X2, labels2 = X.copy(), labels.copy()
+    X2[0], labels2[0] = [5.0, -5.0], 2
+    kw = dict(classes=[0, 1, 2], epsilon=1.0, bounds=(-5.0, 5.0), solver="ssp",
+              random_state=0)
+    a = DPLogisticRegression(**kw).fit(X, labels)
+    b = DPLogisticRegression(**kw).fit(X2, labels2)
+    assert a.privacy_.event == b.privacy_.event and a.privacy_.epsilon == b.privacy_.epsilon
+    # With a public clip too (no private quantile in the events).
+    c = DPLogisticRegression(**(kw | dict(clip=3.0))).fit(X, labels)
+    assert 0.99 <= c.privacy_.epsilon <= 1.0
+    # DP-CD's fits keep epsilon / K each.
+    d = DPLogisticRegression(classes=[0, 1, 2], epsilon=1.0, delta=1e-6, bounds=(-5.0, 5.0),
+                             step=1.0, clip=1.0, passes=2, random_state=0).fit(X, labels)
+    assert d.solver_ == "cd" and d.privacy_.epsilon < 1.0
+    one = DPLogisticRegression(epsilon=1.0 / 3, delta=1e-6 / 3, bounds=(-5.0, 5.0), step=1.0,
+                               clip=1.0, passes=2, random_state=0).fit(X, labels == 1)
+    assert d.privacy_.event.events[0] == one.privacy_.event
+
+
+def test_ssp_event_is_the_runs_event():
+    from dpsco_core.solvers.ssp import dp_ssp, dp_ssp_logistic, ssp_event
+
+    rng = np.random.default_rng(1)
+    X = np.clip(rng.standard_normal((500, 3)), -2, 2)
+    y = np.where(X @ [1.0, -1.0, 0.5] > 0, 1.0, -1.0)
+    logistic = dp.Problem(X, y, loss="logistic", penalty=dp.penalties.L2(1e-3), bounds=(-2, 2))
+    linear = dp.Problem(X, X @ [1.0, 0.0, 2.0], loss="squared", bounds=(-2, 2),
+                        label_bound=6.0)
+    for clip in (None, 1.5):
+        run = dp_ssp_logistic(logistic, epsilon=0.7, delta=1e-6, clip=clip, random_state=0)
+        assert run.privacy.event == ssp_event(0.7, 1e-6, logistic=True,
+                                              public_clip=clip is not None)
+        run = dp_ssp(linear, epsilon=0.7, delta=1e-6, clip=clip, random_state=0)
+        assert run.privacy.event == ssp_event(0.7, 1e-6, public_clip=clip is not None)
+    with pytest.raises(ValueError):
+        ssp_event(0.0, 1e-6)
+
+
 def test_one_vs_rest_charges_the_budget_and_refuses_early():
     X, labels = _three_blobs(300)
     budget = dp.privacy.Budget(0.5, 1e-5)     # one fit spends 0.40 of it, the next 0.23

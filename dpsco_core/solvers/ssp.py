@@ -124,7 +124,7 @@ from ..problems import Problem
 from ..privacy.accountants import RdpAccountant
 from ..privacy.budget import spend
 from ..privacy.calibration import MAX_NOISE_MULTIPLIER, _calibrate_decreasing
-from ..privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
+from ..privacy.events import (ComposedDpEvent, DpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                               NeighboringRelation, NonPrivateDpEvent, SelfComposedDpEvent)
 from ..result import History, Result
 from ._common import (_report_orders, check_noise_scale, check_privacy_budget, check_problem,
@@ -136,7 +136,7 @@ if TYPE_CHECKING:
 
 __all__ = ["dp_ssp", "dp_ssp_logistic", "logistic_quadratic_surrogate", "clipped_statistics",
            "newton_statistics", "ssp_sensitivities", "newton_sensitivities", "clip_grid",
-           "ssp_ridge_ratio"]
+           "ssp_ridge_ratio", "ssp_event"]
 
 #: Points of the public clip grid ``R * geomspace(1/64, 1, CLIP_GRID_POINTS)``.
 CLIP_GRID_POINTS = 37
@@ -292,6 +292,52 @@ def _calibrate(epsilon, delta, epsilon_q, relation, releases=2):
     s, _ = _calibrate_decreasing(epsilon_and_order, epsilon, 1e-9, MAX_NOISE_MULTIPLIER,
                                  f"dp_ssp at epsilon={epsilon:g}, delta={delta:g}")
     return s, run(s)
+
+
+def _ssp_calibration(epsilon, delta, private_clip, share, relation, releases):
+    """(eps_q, s, event) of an SSP run from public arguments: the quantile's pure eps_q (a
+    ``share`` of the zCDP rho, 0 with a public clip) and the noise multiplier s of
+    ``releases`` Gaussian releases (2: :func:`dp_ssp`; 4: :func:`dp_ssp_logistic`)."""
+    if not math.isfinite(epsilon):
+        return 0.0, 0.0, NonPrivateDpEvent()
+    eps_q = math.sqrt(2.0 * share * _zcdp_rho(epsilon, delta)) if private_clip else 0.0
+    s, event = _calibrate(epsilon, delta, eps_q, relation, releases=releases)
+    return eps_q, s, event
+
+
+def ssp_event(epsilon: float, delta: float, *, logistic: bool = False,
+              public_clip: bool = False, quantile_share: float = 0.1,
+              neighboring_relation: str | NeighboringRelation = "replace_one") -> DpEvent:
+    """The privacy event of :func:`dp_ssp` (or :func:`dp_ssp_logistic`) at (epsilon, delta).
+
+    A function of public arguments only, so that a caller composing several SSP runs (the
+    one-vs-rest fits of :class:`~dpsco_core.estimators.DPLogisticRegression`) can calibrate
+    their budgets before any data is read. It is the event the run itself reports.
+
+    Parameters
+    ----------
+    epsilon : float
+        In (0, inf].
+    delta : float
+        In (0, 1).
+    logistic : bool, default=False
+        :func:`dp_ssp_logistic` (four Gaussian releases) instead of :func:`dp_ssp` (two).
+    public_clip : bool, default=False
+        True when the run is given ``clip=`` (no private quantile).
+    quantile_share : float, default=0.1
+        As in :func:`dp_ssp`.
+    neighboring_relation : {"replace_one", "add_or_remove_one", "zero_out"}
+
+    Returns
+    -------
+    DpEvent
+    """
+    epsilon, delta = check_privacy_budget(epsilon, delta)
+    share = check_scalar(quantile_share, "quantile_share", low=0.0, high=1.0)
+    relation = check_relation(neighboring_relation)
+    private_clip = not public_clip and math.isfinite(epsilon)
+    return _ssp_calibration(epsilon, delta, private_clip, share, relation,
+                            4 if logistic else 2)[2]
 
 
 def _check_options(clip, clip_quantile, quantile_share, ridge_factor, max_iter, tol):
@@ -527,11 +573,7 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     private = math.isfinite(epsilon)
     private_clip = clip is None and private
 
-    if private:
-        eps_q = math.sqrt(2.0 * share * _zcdp_rho(epsilon, delta)) if private_clip else 0.0
-        s, event = _calibrate(epsilon, delta, eps_q, relation)
-    else:
-        eps_q, s, event = 0.0, 0.0, NonPrivateDpEvent()
+    eps_q, s, event = _ssp_calibration(epsilon, delta, private_clip, share, relation, 2)
     spend(budget, event, neighboring_relation=relation, delta=delta)
 
     start = time.perf_counter()
@@ -805,11 +847,7 @@ def dp_ssp_logistic(problem: Problem, *, epsilon: float, delta: float,
     R, Y, assumption = _public_constants(surrogate)
     private = math.isfinite(epsilon)
     private_clip = clip is None and private
-    if private:
-        eps_q = math.sqrt(2.0 * share * _zcdp_rho(epsilon, delta)) if private_clip else 0.0
-        s, event = _calibrate(epsilon, delta, eps_q, relation, releases=4)
-    else:
-        eps_q, s, event = 0.0, 0.0, NonPrivateDpEvent()
+    eps_q, s, event = _ssp_calibration(epsilon, delta, private_clip, share, relation, 4)
     spend(budget, event, neighboring_relation=relation, delta=delta)
 
     start = time.perf_counter()
