@@ -1037,7 +1037,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     epsilon. With SSP (``solver="ssp"``, or ``"auto"`` resolved to it) epsilon_K is the
     largest value whose K-fold composition the accountant converts to at most epsilon (the
     fits' events are functions of public arguments, :func:`dpsco_core.solvers.ssp.ssp_event`):
-    for example 0.33 at K = 4 and epsilon = 1 on 4,000 records, against epsilon / K = 0.25,
+    for example 0.44 at K = 4 and epsilon = 1 on 4,000 records, against epsilon / K = 0.25,
     whose composition spent 0.57 of the budget. With DP-CD or DP-SGD it is epsilon / K (their
     composition stays below epsilon: RDP composition is never worse than the K-fold sum). The composition needs
     independent noise: fit k draws from the k-th child stream of ``random_state`` (the same
