@@ -949,6 +949,7 @@ def _ssp_one_vs_rest_epsilon(epsilon: float, delta: float, K: int, public_clip: 
     runs at ``delta / K``. A function of public arguments only (the fits' events are, by
     :func:`dpsco_core.solvers.ssp.ssp_event`): no record is read."""
     from .privacy.accountants import RdpAccountant
+    from .privacy.calibration import _largest_within
     from .privacy.events import ComposedDpEvent, NeighboringRelation
     from .solvers.ssp import ssp_event
 
@@ -961,13 +962,9 @@ def _ssp_one_vs_rest_epsilon(epsilon: float, delta: float, K: int, public_clip: 
             warnings.simplefilter("ignore")          # order-grid edges of trial values
             return float(acc.compose(ComposedDpEvent((event,) * K)).get_epsilon(delta))
 
-    lo, hi = 1.0, float(K)
-    if composed(hi) <= epsilon:
-        return hi * base
-    while hi / lo > 1.0 + 1e-3:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (mid, hi) if composed(mid) <= epsilon else (lo, mid)
-    return lo * base
+    if composed(float(K)) <= epsilon:
+        return epsilon
+    return base * _largest_within(lambda t: composed(t) <= epsilon, 1.0, float(K), 1e-3)
 
 
 def _label_signs(y, classes):

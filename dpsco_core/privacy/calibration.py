@@ -132,6 +132,20 @@ def _calibrate_decreasing(epsilon_and_order, target_epsilon, epsilon_tolerance,
     return safe, cache[safe][1]
 
 
+def _largest_within(within, lo, hi, rel_tol):
+    """Largest ``v`` in ``[lo, hi]`` with ``within(v)``, to a relative ``rel_tol``, by geometric
+    bisection; ``within`` is monotone (True up to a threshold) and ``within(lo)`` is assumed.
+    Returns the conservative end (a value for which ``within`` held, or ``lo``). The budget
+    shares of the private selection's trials and of one-vs-rest fits are found this way."""
+    while hi / lo > 1.0 + rel_tol:
+        mid = math.sqrt(lo * hi)
+        if within(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def _check_steps_epochs(steps, epochs, sample_rate):
     if (steps is None) == (epochs is None):
         raise ValueError("exactly one of steps and epochs must be given; got "

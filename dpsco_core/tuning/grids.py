@@ -221,7 +221,8 @@ def default_hyperparameters(problem: Any, solver: str, *, scale: float | None = 
                             rms_row_norm: float | None = None, epsilon: float | None = None,
                             delta: float | None = None, passes: float | None = None,
                             n_samples: int | None = None,
-                            label_bound: float | None = None) -> Candidate:
+                            label_bound: float | None = None,
+                            neighboring_relation: Any = "replace_one") -> Candidate:
     """``(step, clip)`` by a data-independent rule (module docstring).
 
     Without ``rms_row_norm``: the worst-case rule, step 1 and clip
@@ -247,10 +248,14 @@ def default_hyperparameters(problem: Any, solver: str, *, scale: float | None = 
         The run's budget and passes (needed with ``rms_row_norm``).
     n_samples : int, optional
         The public n of the noise level (default ``problem.n_samples``, public under
-        replace-one and zero-out; pass ``public_n`` under add/remove-one).
+        replace-one and zero-out; required under add/remove-one, where the count is private:
+        pass the run's ``public_n``).
     label_bound : float, optional
         The public label bound Y of a regression loss for the noise-level rule's
         ``Lambda_0`` (default: the problem's public ``label_bound``).
+    neighboring_relation : {"replace_one", "zero_out", "add_or_remove_one"}, default="replace_one"
+        The relation of the run the defaults are for: under add/remove-one the noise-level
+        rule will not read the private record count.
 
     Returns
     -------
@@ -264,6 +269,13 @@ def default_hyperparameters(problem: Any, solver: str, *, scale: float | None = 
     if epsilon is None or delta is None or passes is None:
         raise ValueError("the noise-level rule (rms_row_norm=) needs the run's epsilon=, "
                          "delta= and passes=.")
+    if n_samples is None:
+        from ..privacy.budget import _check_relation
+        from ..privacy.events import NeighboringRelation
+
+        if _check_relation(neighboring_relation) is NeighboringRelation.ADD_OR_REMOVE_ONE:
+            raise ValueError("under add/remove-one the record count is private: pass the "
+                             "run's public_n as n_samples=.")
     n = problem.n_samples if n_samples is None else n_samples
     nu = noise_level(n, problem.n_features, epsilon=epsilon, delta=delta, passes=passes)
     factor = NOISE_RULE_MAX_FACTOR if nu == 0.0 else \

@@ -44,6 +44,7 @@ from .._random import check_random_state, child_seed_sequences
 from .._validation import check_delta, check_scalar
 from ..privacy.accountants import RdpAccountant
 from ..privacy.budget import _check_relation, spend
+from ..privacy.calibration import _largest_within
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NeighboringRelation,
                               PoissonSampledDpEvent,
                               RepeatAndSelectDpEvent, SelfComposedDpEvent)
@@ -282,12 +283,8 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
         if cost(lo)[0] > target_epsilon:
             raise ValueError(f"the selection cannot meet epsilon={target_epsilon!r}: even "
                              f"trials of epsilon {lo:.3g} exceed it (lower mean or shape).")
-        while hi / lo > 1.0 + TRIAL_EPSILON_TOLERANCE:
-            mid = math.sqrt(lo * hi)
-            if cost(mid)[0] <= target_epsilon:
-                lo = mid
-            else:
-                hi = mid
+        lo = _largest_within(lambda e: cost(e)[0] <= target_epsilon, lo, hi,
+                             TRIAL_EPSILON_TOLERANCE)
         return lo, cost(lo)[1]
 
 

@@ -135,6 +135,13 @@ def test_noise_level_rule(problem, solver):
         8.0 * 1.5 * min(grids.NOISE_RULE_A[solver] / nu2, grids.NOISE_RULE_MAX_FACTOR))
     with pytest.raises(ValueError, match="epsilon="):
         grids.default_hyperparameters(problem, solver, rms_row_norm=1.5, epsilon=1.0)
+    # Under add/remove-one the count is private: the rule needs a public n, never reads it.
+    kwargs = dict(rms_row_norm=1.5, epsilon=1.0, delta=1e-5, passes=10,
+                  neighboring_relation="add_or_remove_one")
+    with pytest.raises(ValueError, match="public_n"):
+        grids.default_hyperparameters(problem, solver, **kwargs)
+    assert grids.default_hyperparameters(problem, solver, n_samples=4 * n, label_bound=8.0,
+                                         **kwargs) == d2
     with pytest.raises(ValueError):
         grids.default_hyperparameters(problem, solver, rms_row_norm=-1.0, epsilon=1.0,
                                       delta=1e-5, passes=10)
