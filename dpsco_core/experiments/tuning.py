@@ -145,8 +145,14 @@ def solver_rows(settings, passes, seeds, progress=print):
                 setting.problem, solver, rms_row_norm=_public_rms(setting.problem),
                 epsilon=setting.epsilon, delta=setting.delta, passes=passes,
                 label_bound=_label_bound(setting.problem))
+            rule_kw = dict(rms_row_norm=_public_rms(setting.problem), delta=setting.delta,
+                           passes=passes, label_bound=_label_bound(setting.problem))
+            # the centred grid at the run's epsilon, for the tuned column (c): it is searched
+            # too, so (c) is the best of both grids
+            centred = grids.noise_rule_grid(setting.problem, solver, epsilon=setting.epsilon,
+                                            **rule_kw)
             progress(f"{setting.key} {NAMES[solver]}: defaults, private selection, "
-                     f"{len(grid)}-point grid x {len(seeds)} seeds")
+                     f"{len(grid)}-point and {len(centred)}-point grids x {len(seeds)} seeds")
             for seed in seeds:
                 for method, cand in (("defaults", default), ("worst_case", worst_case)):
                     rows.append(dict(problem=setting.key, solver=NAMES[solver], method=method,
@@ -164,15 +170,30 @@ def solver_rows(settings, passes, seeds, progress=print):
                                  clip=res.candidate.clip,
                                  error=_relative(setting, res.coef),
                                  report_epsilon=res.privacy.epsilon))
+                res = tune_solver(setting.problem, epsilon=setting.epsilon,
+                                  delta=setting.delta, solver=solver, passes=passes,
+                                  rms_row_norm=rule_kw["rms_row_norm"],
+                                  label_bound=rule_kw["label_bound"],
+                                  loss_clip=_loss_clip(setting.problem),
+                                  neighboring_relation="zero_out", average=False,
+                                  random_state=2000 + seed)
+                assert res.privacy.epsilon <= setting.epsilon
+                rows.append(dict(problem=setting.key, solver=NAMES[solver],
+                                 method="private_centred", passes=passes, seed=seed,
+                                 step=res.candidate.step, clip=res.candidate.clip,
+                                 error=_relative(setting, res.coef),
+                                 report_epsilon=res.privacy.epsilon))
+            tuned_grid = list(grid) + [c for c in centred if c not in grid]
             errors = np.array([[_relative(setting, _run(setting, solver, c, passes,
                                                          3000 + seed)) for seed in seeds]
-                               for c in grid])
+                               for c in tuned_grid])
             with np.errstate(invalid="ignore"):
                 k = int(np.nanargmin(np.where(np.isfinite(errors), errors, np.inf).mean(1)))
             for seed, err in zip(seeds, errors[k]):
                 rows.append(dict(problem=setting.key, solver=NAMES[solver], method="tuned",
-                                 passes=passes, seed=seed, step=grid[k].step,
-                                 clip=grid[k].clip, error=err))
+                                 passes=passes, seed=seed, step=tuned_grid[k].step,
+                                 clip=tuned_grid[k].clip, error=err,
+                                 grid="centred" if k >= len(grid) else "bounds"))
     return rows
 
 
@@ -318,23 +339,32 @@ def markdown(rows, est_rows, dpl_ok, passes, n_seeds):
     lines = [f"## Relative error (mean ± std over {n_seeds} seeds; zero-out; "
              "epsilon = 1, 10 for Sparse LASSO, including the search for private selection)",
              "", "| problem | solver | passes | (a) defaults (noise-level rule) | (a0) worst-case "
-             "rule | (b) private selection | (c) tuned, not private | (a) / (c) | (b) / (c) | "
-             "(b) < (a) |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "rule | (b) private selection, bounds' grid | (b') private selection, grid "
+             "centred on the rule | (c) tuned, not private | (a) / (c) | (b) / (c) | "
+             "(b') / (c) | (b) < (a); (b') < (a) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key in sorted({_key(r, passes) for r in rows}):
         cell = {}
-        for method in ("defaults", "worst_case", "private", "tuned"):
+        for method in ("defaults", "worst_case", "private", "private_centred", "tuned"):
             errors = [r["error"] for r in rows if _key(r, passes) == key
                       and r["method"] == method]
             cell[method] = _stats(errors) if errors else None   # older JSON: no worst_case
 
         def ratio(method):
             tuned = cell["tuned"][0]
+            if cell[method] is None:      # older JSON: no centred grid
+                return "-"
             return f"{cell[method][0] / tuned:.1f}x" if tuned > 0 else "inf"
+
+        def beats(method):
+            if cell[method] is None:
+                return "-"
+            return "yes" if cell[method][0] < cell["defaults"][0] else "no"
 
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | " + " | ".join(
             "-" if c is None else f"{c[0]:.4f} ± {c[1]:.1e}" for c in cell.values()) +
-            f" | {ratio('defaults')} | {ratio('private')} | "
-            f"{'yes' if cell['private'][0] < cell['defaults'][0] else 'no'} |")
+            f" | {ratio('defaults')} | {ratio('private')} | {ratio('private_centred')} | "
+            f"{beats('private')}; {beats('private_centred')} |")
     lines += ["", "## Estimators: held-out score at epsilon = 1 (mean ± std over seeds)", "",
               "| data | dpsco-core defaults (solver=\"auto\": the solver it ran) | "
               "solver=\"cd\" (replace-one) | solver=\"sgd\" (Poisson, zero-out) | "
@@ -372,9 +402,11 @@ def _plot(rows, path, passes):
     keys = sorted({_key(r, passes) for r in rows})
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(keys)), 4))
     labels = {"worst_case": "(a0) worst-case rule", "defaults": "(a) noise-level rule",
-              "private": "(b) private selection", "tuned": "(c) tuned, not private"}
+              "private": "(b) private selection, bounds' grid",
+              "private_centred": "(b') private selection, centred grid",
+              "tuned": "(c) tuned, not private"}
     colours = {"worst_case": "tab:red", "defaults": "tab:grey", "private": "tab:blue",
-               "tuned": "tab:green"}
+               "private_centred": "tab:cyan", "tuned": "tab:green"}
     methods = [m for m in labels if any(r["method"] == m for r in rows)]
     width = 0.8 / len(methods)
     for j, method in enumerate(methods):

@@ -72,6 +72,13 @@ scale change nothing at w = 0), steps :data:`CD_STEPS` (1) for DP-CD and :data:`
 DP-CD reproduction (issue 19's measurement: kappa from 0.02 to 1 for DP-CD, 0.003 to 0.5 for
 DP-SGD); few values, because random stopping draws a candidate per trial and a grid much
 larger than E[K] is mostly left unvisited.
+
+**Grid centred on the noise-level rule** (:func:`noise_rule_grid`, what
+:func:`~dpsco_core.tuning.search.tune_solver` searches given a public ``rms_row_norm``): the
+rule's clip at the trial's epsilon times :data:`NOISE_GRID_FACTORS` (DP-CD 1/4 to 4, 5
+values; DP-SGD 1/16 to 2, 6 values), steps :data:`NOISE_GRID_STEPS` (DP-CD 1, DP-SGD 0.1 and
+1). Where the rule is within a small factor of the tuned clip, the search spends its trials
+near it instead of across three decades of worst-case scales.
 """
 
 from __future__ import annotations
@@ -87,7 +94,8 @@ from ..problems import _CLASSIFICATION_KINDS
 
 __all__ = ["Candidate", "gradient_scale", "default_hyperparameters", "candidate_grid",
            "noise_level", "DEFAULT_CLIP_FACTOR", "NOISE_RULE_A", "NOISE_RULE_MAX_FACTOR",
-           "NOISE_RULE_STEP", "CLIP_RANGE", "N_CLIPS", "CD_STEPS", "SGD_STEPS",
+           "NOISE_RULE_STEP", "noise_rule_grid", "NOISE_GRID_FACTORS", "NOISE_GRID_STEPS",
+           "CLIP_RANGE", "N_CLIPS", "CD_STEPS", "SGD_STEPS",
            "PUBLIC_BOUND_CD_STEPS"]
 
 #: kappa of the default clip, per solver (module docstring).
@@ -99,6 +107,15 @@ NOISE_RULE_MAX_FACTOR = 4.0
 #: Step scale of the noise-level rule, per solver (DP-SGD's tuned step is 0.1 on the
 #: standardized problems, and step 1 with the rule's clips diverges on Sparse LASSO).
 NOISE_RULE_STEP = {"cd": 1.0, "sgd": 0.1}
+#: Clip factors of the grid centred on the noise-level rule (:func:`noise_rule_grid`),
+#: multiples of the rule's clip, per solver: they hold the non-privately tuned clip of every
+#: California / Electricity / Sparse LASSO row (0.41 to 1.9 times the rule's clip for DP-CD,
+#: 0.067 to 1.8 for DP-SGD; ``docs/tuning/tuned_clip_typical.txt``).
+NOISE_GRID_FACTORS = {"cd": (0.25, 0.5, 1.0, 2.0, 4.0),
+                      "sgd": (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0)}
+#: Step scales of the grid centred on the noise-level rule (DP-SGD: its tuned step is 1 on
+#: the raw problems and 0.1 on the standardized ones).
+NOISE_GRID_STEPS = {"cd": (1.0,), "sgd": (0.1, 1.0)}
 #: Range of the clip factors kappa of the grids, per solver.
 CLIP_RANGE = {"cd": (1e-2, 1.0), "sgd": (1e-3, 1.0)}
 #: Number of clip values of the grids, per solver.
@@ -312,3 +329,56 @@ def candidate_grid(problem: Any, solver: str, *, n_clips: int | None = None,
     kappas = np.geomspace(*CLIP_RANGE[solver], n_clips) if n_clips > 1 else \
         np.array([DEFAULT_CLIP_FACTOR[solver]])
     return [Candidate(float(s), float(k * scale)) for s in steps for k in kappas]
+
+
+def noise_rule_grid(problem: Any, solver: str, *, rms_row_norm: float, epsilon: float,
+                    delta: float, passes: float, n_samples: int | None = None,
+                    label_bound: float | None = None,
+                    neighboring_relation: Any = "replace_one", factors: Any = None,
+                    steps: Any = None) -> list[Candidate]:
+    """The public candidates centred on the noise-level rule: its clip times ``factors``, x steps.
+
+    ``clip = f * Lambda_0 rho min(A / nu, c_max)`` for each ``f`` in ``factors``
+    (:data:`NOISE_GRID_FACTORS`: 1/4 to 4 for DP-CD, 1/16 to 2 for DP-SGD) and each step of
+    ``steps`` (:data:`NOISE_GRID_STEPS`), with the rule of :func:`default_hyperparameters`
+    at the run's ``epsilon``, ``delta`` and ``passes``. For a private selection the run is a
+    trial: pass the trial's epsilon (:func:`~dpsco_core.tuning.search.tune_solver` does,
+    given ``rms_row_norm=``), whose noise level is higher than the total's. A function of
+    public numbers only, as the rule is.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its shape, loss and, for regression, public ``label_bound``).
+    solver : {"cd", "sgd"}
+    rms_row_norm : float
+        A public value of ``sqrt(mean_i ||x_i||^2)`` (> 0), as in
+        :func:`default_hyperparameters`.
+    epsilon, delta, passes : float
+        The run's budget and passes.
+    n_samples : int, optional
+        The run's public n (default ``problem.n_samples``; required under add/remove-one).
+    label_bound : float, optional
+        The public label bound Y of a regression loss.
+    neighboring_relation : {"replace_one", "zero_out", "add_or_remove_one"}, default="replace_one"
+    factors : sequence of float, optional
+        Multiples of the rule's clip (> 0; default :data:`NOISE_GRID_FACTORS`).
+    steps : sequence of float, optional
+        Step scales (> 0; default :data:`NOISE_GRID_STEPS`).
+
+    Returns
+    -------
+    list of Candidate
+    """
+    _check_solver(solver)
+    centre = default_hyperparameters(problem, solver, rms_row_norm=rms_row_norm,
+                                     epsilon=epsilon, delta=delta, passes=passes,
+                                     n_samples=n_samples, label_bound=label_bound,
+                                     neighboring_relation=neighboring_relation)
+    factors = NOISE_GRID_FACTORS[solver] if factors is None else tuple(factors)
+    steps = NOISE_GRID_STEPS[solver] if steps is None else tuple(steps)
+    if not factors or not steps:
+        raise ValueError("factors and steps must be non-empty.")
+    factors = [check_scalar(f, "factors", low=0.0) for f in factors]
+    steps = [check_scalar(t, "steps", low=0.0) for t in steps]
+    return [Candidate(float(t), float(f * centre.clip)) for t in steps for f in factors]

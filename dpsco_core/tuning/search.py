@@ -51,7 +51,7 @@ from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NeighboringRelat
 from ..privacy.report import PrivacyReport
 from ..problems import _CLASSIFICATION_KINDS, Problem
 from ..solvers._common import normaliser
-from .grids import Candidate, candidate_grid
+from .grids import Candidate, candidate_grid, noise_rule_grid
 from .score import regression_loss_clip, score_event, validation_score
 from .selection import Trial, private_selection
 
@@ -296,7 +296,8 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
                 neighboring_relation: Any = None, public_n: int | None = None,
                 batch_size: int = 256, average: bool = False, sampling: str = "poisson",
                 random_state: Any = None, budget: Any = None,
-                conditions: tuple = ()) -> "TuningResult":
+                conditions: tuple = (), rms_row_norm: float | None = None,
+                label_bound: float | None = None) -> "TuningResult":
     """Train privately with hyperparameters selected privately (module docstring).
 
     Parameters
@@ -311,7 +312,10 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     solver : {"cd", "sgd"}, default="cd"
     passes : float, default=20.0
     candidates : sequence of Candidate, optional
-        Public (step, clip) pairs; default the public grid.
+        Public (step, clip) pairs; default the public grid: centred on the noise-level rule
+        at the trial's epsilon given ``rms_row_norm``
+        (:func:`~dpsco_core.tuning.grids.noise_rule_grid`), else spanning the bounds' scale
+        (:func:`~dpsco_core.tuning.grids.candidate_grid`).
     mean, shape : float, default=DEFAULT_MEAN_TRIALS (80.0), DEFAULT_TRIALS_SHAPE (2.0)
         E[K] and the distribution of the number of trials (the truncated negative binomial's
         eta: 2, the default, see :data:`DEFAULT_MEAN_TRIALS`; 1: geometric, Liu and Talwar's
@@ -360,6 +364,15 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     conditions : tuple of str, default=()
         Data-dependent conditions of the caller (for example a grid scale read from the
         data), added to the report with the runs' own assumptions and conditions.
+    rms_row_norm : float, optional
+        A public root-mean-square row norm ``sqrt(mean_i ||x_i||^2)`` (``sqrt(n_features)``
+        for standardized features): without ``candidates``, the grid is centred on the
+        noise-level rule (:func:`~dpsco_core.tuning.grids.noise_rule_grid`) at the trial's
+        epsilon and delta, the passes and the training part's public size. Public only when
+        it is known before the data (it is not read from them here).
+    label_bound : float, optional
+        The public label bound of a regression loss for that rule (default the problem's
+        public ``label_bound``).
 
     Returns
     -------
@@ -428,7 +441,9 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     n_train = n - n_val if split else m
     B = _default_loss_clip(problem) if loss_clip is None else \
         check_scalar(loss_clip, "loss_clip", low=0.0)
-    candidates = list(candidate_grid(problem, solver) if candidates is None else candidates)
+    centred = candidates is None and rms_row_norm is not None
+    if candidates is None and not centred:
+        candidates = candidate_grid(problem, solver)
     def plan(scale):
         """Events of the search with the selection at ``scale * share * epsilon`` and the
         refit at ``scale * (1 - share) * epsilon``, each at delta / 2."""
@@ -459,6 +474,14 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
             else:
                 hi = mid
         final_eps, final_delta = lo * (1.0 - selection_share) * epsilon, delta / 2
+    if centred:
+        # the trial's noise level, from public numbers only (its epsilon, delta, passes and
+        # the training part's public size), before anything is charged or read
+        candidates = noise_rule_grid(problem, solver, rms_row_norm=rms_row_norm,
+                                     epsilon=e_trial, delta=sel_delta, passes=passes,
+                                     n_samples=n_train, label_bound=label_bound,
+                                     neighboring_relation=relation)
+    candidates = list(candidates)
     event = events[0] if len(events) == 1 else ComposedDpEvent(tuple(events))
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before the data
 

@@ -1,6 +1,6 @@
 """``python -m dpsco_core reproduce tuning --smoke``: every output is written (table, plot,
-JSON), the private selection stays within its epsilon, and the table has the four methods
-(two default rules, private selection, tuned) and the estimators' rows (diffprivlib's column
+JSON), the private selections stay within their epsilon, and the table has the five methods
+(two default rules, private selection on two grids, tuned) and the estimators' rows (diffprivlib's column
 says when it is not available)."""
 
 import json
@@ -19,9 +19,13 @@ def test_smoke_run(tmp_path, capsys):
     assert "electricity (accuracy)" in text
     data = json.loads((tmp_path / "tuning.json").read_text())
     methods = {r["method"] for r in data["solvers"]}
-    assert methods == {"defaults", "worst_case", "private", "tuned"}
+    assert methods == {"defaults", "worst_case", "private", "private_centred", "tuned"}
+    assert "(b') private selection, grid centred on the rule" in text
     assert {r["passes"] for r in data["solvers"]} == {2}
-    assert all(r["report_epsilon"] <= 1.0 for r in data["solvers"] if r["method"] == "private")
+    assert all(r["report_epsilon"] <= 1.0 for r in data["solvers"]
+               if r["method"].startswith("private"))
+    assert {r["grid"] for r in data["solvers"] if r["method"] == "tuned"} <= {"bounds",
+                                                                              "centred"}
     models = {r["model"] for r in data["estimators"]}
     assert {"dpsco-core", "non-private"} <= models
     if "diffprivlib" not in models:
@@ -33,5 +37,5 @@ def test_table_of_an_older_json_without_the_worst_case_rows():
     rows = [dict(problem="p", solver="DP-CD", method=m, passes=50, seed=0, error=e)
             for m, e in (("defaults", 0.2), ("private", 0.1), ("tuned", 0.05))]
     text = tuning.markdown(rows, [], False, 50, 1)
-    assert "| p | DP-CD | 50 | 0.2000 ± 0.0e+00 | - | 0.1000 ± 0.0e+00 | 0.0500 ± 0.0e+00 " \
-           "| 4.0x | 2.0x | yes |" in text
+    assert "| p | DP-CD | 50 | 0.2000 ± 0.0e+00 | - | 0.1000 ± 0.0e+00 | - | " \
+           "0.0500 ± 0.0e+00 | 4.0x | 2.0x | - | yes; - |" in text

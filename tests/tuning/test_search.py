@@ -174,6 +174,80 @@ def test_default_rules_read_nothing_from_the_records():
         assert got[0] == got[1]
 
 
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+def test_noise_rule_grid_is_the_rule_times_the_factors(problem, solver):
+    kw = dict(rms_row_norm=1.2, epsilon=0.4, delta=1e-6, passes=3)
+    centre = grids.default_hyperparameters(problem, solver, **kw)
+    grid = grids.noise_rule_grid(problem, solver, **kw)
+    assert grid == [grids.Candidate(t, f * centre.clip) for t in grids.NOISE_GRID_STEPS[solver]
+                    for f in grids.NOISE_GRID_FACTORS[solver]]
+    assert len(grid) == (5 if solver == "cd" else 12)
+    assert grids.noise_rule_grid(problem, solver, factors=[1.0], steps=[0.5], **kw) == [
+        grids.Candidate(0.5, centre.clip)]
+    with pytest.raises(ValueError, match="non-empty"):
+        grids.noise_rule_grid(problem, solver, factors=[], **kw)
+    with pytest.raises(ValueError, match="factors"):
+        grids.noise_rule_grid(problem, solver, factors=[-1.0], **kw)
+    with pytest.raises(ValueError, match="add/remove-one"):
+        grids.noise_rule_grid(problem, solver, neighboring_relation="add_or_remove_one", **kw)
+
+
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+def test_tune_solver_centres_its_grid_on_the_rule_at_the_trials_epsilon(problem, solver):
+    res = tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=2,
+                      rms_row_norm=1.2, random_state=0)
+    relation = NeighboringRelation.REPLACE_ONE if solver == "cd" else \
+        NeighboringRelation.ZERO_OUT
+    # the grid at the trial's epsilon (not the total's), n the public record count
+    grid = grids.noise_rule_grid(problem, solver, rms_row_norm=1.2, epsilon=res.trial_epsilon,
+                                 delta=1e-6, passes=2, n_samples=problem.n_samples)
+    assert res.candidate in grid
+    assert res.candidate not in grids.noise_rule_grid(problem, solver, rms_row_norm=1.2,
+                                                      epsilon=1.0, delta=1e-6, passes=2)
+    # the same search event as the bounds' grid: the grid changes no privacy number
+    base = tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=2,
+                       random_state=0)
+    assert res.privacy.event == base.privacy.event
+    eps = RdpAccountant(None, relation).compose(res.privacy.event).get_epsilon(1e-6)
+    assert res.privacy.epsilon == pytest.approx(eps, rel=1e-12) and eps <= 1.0
+    again = tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=2,
+                        rms_row_norm=1.2, random_state=0)
+    np.testing.assert_array_equal(res.coef, again.coef)
+
+
+def test_centred_grid_reads_nothing_from_the_records():
+    # A dataset and its neighbour (one record replaced by an extreme one inside the public
+    # bounds) are searched over the same candidates: every trial's candidate, seen through
+    # private_selection, comes from public numbers. Under add/remove-one the count is
+    # public_n's.
+    from dpsco_core.tuning import search
+
+    rng = np.random.default_rng(4)
+    X = rng.uniform(-1, 1, size=(400, 3))
+    y = rng.uniform(-1, 1, size=400)
+    X2, y2 = X.copy(), y.copy()
+    X2[7], y2[7] = [1.0, -1.0, 1.0], -1.0
+    seen = []
+    original = search.private_selection
+
+    def spy(trial, candidates, **kw):
+        seen.append(list(candidates))
+        return original(trial, candidates, **kw)
+
+    search.private_selection = spy
+    try:
+        for relation, public_n in (("replace_one", None), ("add_or_remove_one", 401)):
+            for Xi, yi in ((X, y), (X2, y2)):
+                tune_solver(Problem(Xi, yi, bounds=(-1, 1), label_bound=1.0), epsilon=1.0,
+                            delta=1e-5, passes=1, mean=3.0, rms_row_norm=1.0,
+                            neighboring_relation=relation, public_n=public_n,
+                            random_state=0)
+    finally:
+        search.private_selection = original
+    assert seen[0] == seen[1] and seen[2] == seen[3]
+    assert seen[0] != seen[2]        # n = 400 against public_n = 401
+
+
 def test_score_is_noisy_clipped_validation_objective(problem):
     coef = np.array([1.0, -2.0, 0.0, 0.5])
     scores = [validation_score(problem, coef, loss_clip=1.0, noise_multiplier=2.0,
