@@ -940,31 +940,89 @@ def _label_index(y, classes):
     return index
 
 
-@functools.lru_cache(maxsize=64)
-def _ssp_one_vs_rest_epsilon(epsilon: float, delta: float, K: int, public_clip: bool) -> float:
-    """Each of K one-vs-rest SSP fits' epsilon: the largest ``t epsilon / K``, t in [1, K]
+def _one_vs_rest_share(event_of: Any, epsilon: float, delta: float, K: int,
+                       relation: Any) -> float:
+    """Each of K one-vs-rest fits' epsilon: the largest ``t epsilon / K``, t in [1, K]
     (bisection to a relative 1e-3, conservative end), whose K-fold composition the RDP
     accountant (default orders, Mironov's conversion: the one-vs-rest report's, which adds
-    orders and so can only be lower) converts to at most ``epsilon`` at ``delta``. Every fit
-    runs at ``delta / K``. A function of public arguments only (the fits' events are, by
-    :func:`dpsco_core.solvers.ssp.ssp_event`): no record is read."""
+    orders and so can only be lower) converts to at most ``epsilon`` at ``delta``, with
+    ``event_of(e)`` the event of one fit at ``(e, delta / K)``. The events must be functions
+    of public arguments (no record is read)."""
     from .privacy.accountants import RdpAccountant
     from .privacy.calibration import _largest_within
-    from .privacy.events import ComposedDpEvent, NeighboringRelation
-    from .solvers.ssp import ssp_event
+    from .privacy.events import ComposedDpEvent
 
     base = epsilon / K
 
     def composed(t: float) -> float:
-        event = ssp_event(t * base, delta / K, logistic=True, public_clip=public_clip)
-        acc = RdpAccountant(None, NeighboringRelation.REPLACE_ONE, conversion="mironov")
+        acc = RdpAccountant(None, relation, conversion="mironov")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")          # order-grid edges of trial values
-            return float(acc.compose(ComposedDpEvent((event,) * K)).get_epsilon(delta))
+            return float(acc.compose(ComposedDpEvent((event_of(t * base),) * K))
+                         .get_epsilon(delta))
 
     if composed(float(K)) <= epsilon:
         return epsilon
     return base * _largest_within(lambda t: composed(t) <= epsilon, 1.0, float(K), 1e-3)
+
+
+@functools.lru_cache(maxsize=64)
+def _ssp_one_vs_rest_epsilon(epsilon: float, delta: float, K: int, public_clip: bool) -> float:
+    """The one-vs-rest share (:func:`_one_vs_rest_share`) of K SSP fits, whose events are
+    :func:`dpsco_core.solvers.ssp.ssp_event` of public arguments."""
+    from .privacy.events import NeighboringRelation
+    from .solvers.ssp import ssp_event
+
+    return _one_vs_rest_share(
+        lambda e: ssp_event(e, delta / K, logistic=True, public_clip=public_clip),
+        epsilon, delta, K, NeighboringRelation.REPLACE_ONE)
+
+
+@functools.lru_cache(maxsize=64)
+def _iterative_one_vs_rest_epsilon(epsilon: float, delta: float, K: int,
+                                   plan: tuple) -> float:
+    """The one-vs-rest share (:func:`_one_vs_rest_share`) of K DP-CD or DP-SGD fits:
+    ``plan = (solver, n, p, passes, batch_size, average, sampling, search)`` with ``search``
+    None (given step and clip: the solver's event, ``tune_solver``'s ``_solver_event``) or
+    ``(mean, shape, refit, selection_share)`` (a private selection:
+    :func:`dpsco_core.tuning.search.search_event`). All public arguments."""
+    from .tuning.search import _default_relation, _solver_event, search_event
+
+    solver, n, p, passes, batch_size, average, sampling, search = plan
+    if solver == "cd":
+        sampling = "poisson"
+    relation = _default_relation(solver, sampling)
+    if search is None:
+        def event_of(e: float) -> Any:
+            return _solver_event(solver, e, delta / K, n, p, passes, batch_size, average,
+                                 sampling)
+    else:
+        mean, shape, refit, share = search
+
+        def event_of(e: float) -> Any:
+            return search_event(epsilon=e, delta=delta / K, solver=solver, n_samples=n,
+                                n_features=p, passes=passes, mean=mean, shape=shape,
+                                refit=refit, selection_share=share,
+                                neighboring_relation=relation, batch_size=batch_size,
+                                average=average, sampling=sampling)
+    from .privacy.budget import _check_relation
+
+    return _one_vs_rest_share(event_of, epsilon, delta, K, _check_relation(relation))
+
+
+def _check_one_vs_rest(event: Any, K: int, delta: float, epsilon: float,
+                       relation: Any) -> None:
+    """Raise if K fits of ``event`` compose to more than ``epsilon`` (a calibration bug)."""
+    from .privacy.accountants import RdpAccountant
+    from .privacy.events import ComposedDpEvent
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spent = RdpAccountant(None, relation, conversion="mironov").compose(
+            ComposedDpEvent((event,) * K)).get_epsilon(delta)
+    if spent > epsilon * (1.0 + 1e-9):
+        raise RuntimeError(f"privacy calibration error: {K} one-vs-rest fits of the first "
+                           f"fit's event compose to epsilon {spent!r} > {epsilon!r}.")
 
 
 def _label_signs(y, classes):
@@ -1150,6 +1208,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             if k == targets[0] and K > 1:
                 epsilon_fit = self._one_vs_rest_epsilon(problem, K, delta)
             result = self._solve(problem, epsilon_fit, delta / K, seed)
+            if K > 1 and len(results) == 0:
+                # The K fits' composition, from the first fit's own event (the others have
+                # the same public arguments): a share calibrated on another event than the
+                # one the solver reported refuses here, before the other fits read the data.
+                _check_one_vs_rest(_event(result), K, delta, self.epsilon,
+                                   result.privacy.neighboring_relation)
             if K > 1 and len(results) == 0 and isinstance(self.budget, Budget):
                 # The other K - 1 fits have the same event (same public arguments): refuse
                 # now rather than after more of the data were used.
@@ -1190,18 +1254,44 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return self
 
     def _one_vs_rest_epsilon(self, problem: Problem, K: int, delta: float) -> float:
-        """Each one-vs-rest fit's epsilon (class docstring): ``epsilon / K``, or with SSP the
-        largest share whose K-fold composition the accountant puts at ``epsilon``.
+        """Each one-vs-rest fit's epsilon (class docstring): the largest share whose K-fold
+        composition the accountant puts at ``epsilon``, or ``epsilon / K``.
 
-        The solver is resolved on public facts (``problem``'s shape and bounds, the budget) at
-        the SSP share: ``"auto"`` runs SSP when :func:`auto_solver` picks it at that budget,
-        which :meth:`_solve` then finds again; otherwise every fit gets ``epsilon / K``."""
+        The solver is resolved on public facts (``problem``'s shape and bounds, the budget):
+        ``"auto"`` runs SSP when :func:`auto_solver` picks it at SSP's share, which
+        :meth:`_solve` then finds again; otherwise the share of the solver it resolves to at
+        ``epsilon / K``, kept only if it resolves to the same solver there. DP-CD and DP-SGD
+        fits' events (their own, or a private selection's) come from public arguments: the
+        schedule, ``n``, ``p`` and the hyperparameters' count (one given pair, or the
+        grid). Where no share applies (an infinite epsilon), ``epsilon / K``."""
+        from .tuning.search import DEFAULT_TRIALS_SHAPE
+
         base = self.epsilon / K
-        if not math.isfinite(self.epsilon) or self.solver not in ("auto", "ssp"):
+        if not math.isfinite(self.epsilon):
             return base
-        epsilon_fit = _ssp_one_vs_rest_epsilon(float(self.epsilon), float(delta), K,
-                                               self.clip is not None)
-        if self._resolved_solver(problem, epsilon_fit, delta / K) != "ssp":
+        if self.solver in ("auto", "ssp"):
+            epsilon_fit = _ssp_one_vs_rest_epsilon(float(self.epsilon), float(delta), K,
+                                                   self.clip is not None)
+            if self._resolved_solver(problem, epsilon_fit, delta / K) == "ssp":
+                return epsilon_fit
+        solver = self._resolved_solver(problem, base, delta / K)
+        if solver not in ("cd", "sgd"):
+            return base
+        n = problem.n_samples
+        if self.step is not None and self.clip is not None:
+            search = None
+        else:
+            share = check_scalar(self.selection_share, "selection_share", low=0.0, high=1.0,
+                                 high_open=False)
+            search = (float(check_scalar(self.n_trials, "n_trials", low=1.0,
+                                         low_open=False)),
+                      float(DEFAULT_TRIALS_SHAPE), share < 1.0, min(share, 0.5))
+        plan = (solver, n, problem.n_features, float(self.passes),
+                min(int(self.batch_size), n), bool(self.average),
+                self._sampling() if solver == "sgd" else "poisson", search)
+        epsilon_fit = _iterative_one_vs_rest_epsilon(float(self.epsilon), float(delta), K,
+                                                     plan)
+        if self._resolved_solver(problem, epsilon_fit, delta / K) != solver:
             return base
         return epsilon_fit
 

@@ -471,19 +471,26 @@ def test_one_vs_rest_budget_is_split_and_composed(monkeypatch):
     # K = 4 comes from the public classes (label 3 never occurs in y).
     assert len(runs) == 4 and clf.coef_.shape == (4, 2)
     np.testing.assert_array_equal(clf.classes_, [0, 1, 2, 3])
-    binary = DPLogisticRegression(epsilon=0.5, delta=delta / 4, passes=5, step=1.0, clip=2.0,
-                                  bounds=(-5.0, 5.0), random_state=0).fit(X, labels == 1)
+    # each binary fit calibrated to (per_fit, delta / K), the largest share whose 4-fold
+    # composition is epsilon (at epsilon / K = 0.5 each, the four spent 1.0 of 2)
+    from dpsco_core.estimators import _iterative_one_vs_rest_epsilon
+
+    per_fit = _iterative_one_vs_rest_epsilon(2.0, delta, 4, (
+        "cd", X.shape[0], 3, 5.0, min(256, X.shape[0]), False, "poisson", None))
+    assert 0.5 < per_fit < 2.0
+    binary = DPLogisticRegression(epsilon=per_fit, delta=delta / 4, passes=5, step=1.0,
+                                  clip=2.0, bounds=(-5.0, 5.0),
+                                  random_state=0).fit(X, labels == 1)
     for _, result in runs[:4]:
-        # each binary fit calibrated to (epsilon / K, delta / K)
         assert result.privacy.noise_multipliers == binary.privacy_.noise_multipliers
-        assert result.privacy.epsilon <= 0.5
+        assert result.privacy.epsilon <= per_fit
     report = clf.privacy_
     assert isinstance(report.event, dp.privacy.events.ComposedDpEvent)
     assert len(report.event.events) == 4
     assert report.releases == 4 * binary.privacy_.releases
     assert report.delta == delta
-    # composed by the accountant: at most the K-fold sum, here strictly less
-    assert 0.5 < report.epsilon < 2.0
+    # composed by the accountant: the whole budget, and less than the K-fold sum
+    assert 0.99 * 2.0 <= report.epsilon <= 2.0 < 4 * per_fit
     assert report.unconditional
     assert clf.score(X, labels) > 0.8
 
@@ -514,7 +521,7 @@ def test_one_vs_rest_ssp_spends_the_whole_budget(K):
                                                                          rel=1e-6)
 
 
-def test_one_vs_rest_share_is_public_and_other_solvers_keep_epsilon_over_k():
+def test_one_vs_rest_share_is_public():
     # The same events on a dataset and its worst neighbour (one record replaced by an extreme
     # one of another class): the share reads nothing from the records.
     X, labels = _three_blobs(300)
@@ -528,13 +535,67 @@ def test_one_vs_rest_share_is_public_and_other_solvers_keep_epsilon_over_k():
     # With a public clip too (no private quantile in the events).
     c = DPLogisticRegression(**(kw | dict(clip=3.0))).fit(X, labels)
     assert 0.99 <= c.privacy_.epsilon <= 1.0
-    # DP-CD's fits keep epsilon / K each.
-    d = DPLogisticRegression(classes=[0, 1, 2], epsilon=1.0, delta=1e-6, bounds=(-5.0, 5.0),
-                             step=1.0, clip=1.0, passes=2, random_state=0).fit(X, labels)
-    assert d.solver_ == "cd" and d.privacy_.epsilon < 1.0
-    one = DPLogisticRegression(epsilon=1.0 / 3, delta=1e-6 / 3, bounds=(-5.0, 5.0), step=1.0,
-                               clip=1.0, passes=2, random_state=0).fit(X, labels == 1)
-    assert d.privacy_.event.events[0] == one.privacy_.event
+
+
+# (solver, sampling, given step and clip): DP-CD and DP-SGD fits, with and without selection
+ITERATIVE_OVR = [("cd", "poisson", True), ("cd", "poisson", False), ("sgd", "poisson", True),
+                 ("sgd", "poisson", False), ("sgd", "shuffle", True), ("sgd", "shuffle", False)]
+
+
+@pytest.mark.parametrize("solver,sampling,given", ITERATIVE_OVR)
+def test_one_vs_rest_iterative_fits_spend_the_whole_budget(solver, sampling, given):
+    # epsilon / K per fit spent 0.49 (DP-CD) and 0.56 (DP-SGD) of epsilon at K = 4 with given
+    # hyperparameters, 0.89 with a selection: each fit now gets the largest share whose
+    # K-fold composition is epsilon, from events of public arguments (the solver's own, or
+    # tune_solver's search_event), identical on a dataset and its worst neighbour.
+    from dpsco_core.tuning.search import DEFAULT_TRIALS_SHAPE, _solver_event, search_event
+
+    X, labels = _three_blobs(300)
+    X2, labels2 = X.copy(), labels.copy()
+    X2[0], labels2[0] = [5.0, -5.0], 2
+    K, delta = 3, 1e-6
+    kw = dict(classes=[0, 1, 2], epsilon=1.0, delta=delta, bounds=(-5.0, 5.0), passes=2,
+              solver=solver, sampling=sampling, random_state=0, n_trials=5.0)
+    if given:
+        kw |= dict(step=0.5, clip=1.0)
+    a = DPLogisticRegression(**kw).fit(X, labels)
+    b = DPLogisticRegression(**kw).fit(X2, labels2)
+    report = a.privacy_
+    assert a.solver_ == solver and report.event == b.privacy_.event
+    assert 0.99 <= report.epsilon <= 1.0
+    acc = dp.privacy.RdpAccountant(None, report.neighboring_relation, conversion="mironov")
+    assert acc.compose(report.event).get_epsilon(delta) == pytest.approx(report.epsilon,
+                                                                         rel=1e-6)
+    # the per-fit event is the public one at the share
+    from dpsco_core.estimators import _iterative_one_vs_rest_epsilon
+
+    n, p = X.shape[0], 3
+    search = None if given else (5.0, float(DEFAULT_TRIALS_SHAPE), False, 0.5)
+    per_fit = _iterative_one_vs_rest_epsilon(1.0, delta, K, (
+        solver, n, p, 2.0, min(256, n), False, sampling if solver == "sgd" else "poisson",
+        search))
+    assert per_fit > 1.0 / K
+    expected = _solver_event(solver, per_fit, delta / K, n, p, 2.0, min(256, n), False,
+                             sampling if solver == "sgd" else "poisson") if given else \
+        search_event(epsilon=per_fit, delta=delta / K, solver=solver, n_samples=n,
+                     n_features=p, passes=2.0, mean=5.0, sampling=sampling)
+    assert report.event.events == (expected,) * K
+
+
+def test_one_vs_rest_refuses_a_share_the_first_fit_does_not_match(monkeypatch):
+    # A share calibrated on another event than the one the solver reports would overspend:
+    # the first fit's own event, composed K times, is checked before the other fits run.
+    import dpsco_core.estimators as est
+
+    runs = _spy_runs(monkeypatch)
+    monkeypatch.setattr(est.DPLogisticRegression, "_one_vs_rest_epsilon",
+                        lambda self, problem, K, delta: self.epsilon)
+    X, labels = _three_blobs(300)
+    clf = DPLogisticRegression(classes=[0, 1, 2], epsilon=1.0, delta=1e-6, bounds=(-5.0, 5.0),
+                               step=1.0, clip=1.0, passes=2, random_state=0)
+    with pytest.raises(RuntimeError, match="one-vs-rest fits of the first fit's event"):
+        clf.fit(X, labels)
+    assert len(runs) == 1 and not hasattr(clf, "coef_")
 
 
 def test_ssp_event_is_the_runs_event():
@@ -558,8 +619,10 @@ def test_ssp_event_is_the_runs_event():
 
 def test_one_vs_rest_charges_the_budget_and_refuses_early():
     X, labels = _three_blobs(300)
-    budget = dp.privacy.Budget(0.5, 1e-5)     # one fit spends 0.40 of it, the next 0.23
-    kw = dict(classes=[0, 1, 2], epsilon=1.0, delta=1e-6, passes=2, bounds=(-5.0, 5.0),
+    # One estimator fit (epsilon 0.6 at delta 1e-6) spends 0.43 of it at the budget's delta,
+    # the next one's first binary fit brings it to 0.4998.
+    budget = dp.privacy.Budget(0.5, 1e-5)
+    kw = dict(classes=[0, 1, 2], epsilon=0.6, delta=1e-6, passes=2, bounds=(-5.0, 5.0),
               random_state=0, budget=budget, step=1.0, clip=1.0)
     DPLogisticRegression(**kw).fit(X, labels)
     assert len(budget.ledger) == 3 and budget.spent_epsilon <= 0.5

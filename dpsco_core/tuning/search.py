@@ -55,7 +55,7 @@ from .grids import Candidate, candidate_grid, noise_rule_grid
 from .score import regression_loss_clip, score_event, validation_score
 from .selection import Trial, private_selection
 
-__all__ = ["TuningResult", "tune_solver", "trial_epsilon", "zero_model_score_bound",
+__all__ = ["TuningResult", "tune_solver", "trial_epsilon", "search_event", "zero_model_score_bound",
            "DEFAULT_SCORE_SHARE", "DEFAULT_MEAN_TRIALS", "DEFAULT_TRIALS_SHAPE",
            "ZERO_FALLBACK_MARGIN"]
 
@@ -230,6 +230,83 @@ def _trial_event(solver, e, delta, n, p, passes, batch_size, average, score_shar
 
 def _epsilon_of(event, delta, relation):
     return RdpAccountant(None, relation).compose(event).get_epsilon(delta)
+
+
+def _default_relation(solver, sampling):
+    """:func:`tune_solver`'s relation when none is given."""
+    return "replace_one" if sampling == "shuffle" and solver == "sgd" else \
+        DEFAULT_RELATION[solver]
+
+
+def search_event(*, epsilon: float, delta: float, solver: str, n_samples: int,
+                 n_features: int, passes: float, mean: float = DEFAULT_MEAN_TRIALS,
+                 shape: float = DEFAULT_TRIALS_SHAPE,
+                 score_share: float = DEFAULT_SCORE_SHARE, refit: bool = False,
+                 selection_share: float = 0.3, neighboring_relation: Any = None,
+                 batch_size: int = 256, average: bool = False,
+                 sampling: str = "poisson") -> Any:
+    """The event :func:`tune_solver` charges, from public arguments only (no split).
+
+    The same plan as the search's (:func:`trial_epsilon`, and the refit's share scaled up to
+    the budget), for a caller that composes several searches before any of them runs (the
+    one-vs-rest fits of :class:`~dpsco_core.estimators.DPLogisticRegression`). Arguments as
+    in :func:`tune_solver` with ``validation_fraction=0``; ``n_samples`` is the public record
+    count (``public_n`` under add/remove-one).
+
+    Returns
+    -------
+    DpEvent
+        ``RepeatAndSelectDpEvent(trial, mean, shape)``, composed with the refit's event when
+        ``refit``.
+    """
+    if solver not in ("cd", "sgd"):
+        raise ValueError(f"solver must be 'cd' or 'sgd'; got {solver!r}.")
+    if solver == "cd":
+        sampling = "poisson"            # as tune_solver: one cache key for DP-CD's events
+    relation = _check_relation(neighboring_relation or _default_relation(solver, sampling))
+    events = _search_plan(solver, epsilon, delta, n_samples, n_samples, n_features, passes,
+                          mean, shape, relation, batch_size, average, score_share, refit,
+                          selection_share if refit else None, sampling)[3]
+    return events[0] if len(events) == 1 else ComposedDpEvent(tuple(events))
+
+
+def _search_plan(solver, epsilon, delta, n_train, m, p, passes, mean, shape, relation,
+                 batch_size, average, score_share, refit, selection_share, sampling):
+    """The events :func:`tune_solver` charges, from public arguments only: ``(trial epsilon,
+    trial event, selection delta, [selection event (, refit event)], refit epsilon, refit
+    delta)`` (the last two None without refit)."""
+    def plan(scale):
+        """Events of the search with the selection at ``scale * share * epsilon`` and the
+        refit at ``scale * (1 - share) * epsilon``, each at delta / 2."""
+        sel_eps = scale * selection_share * epsilon if refit else epsilon
+        sel_delta = delta / 2 if refit else delta
+        e, trial_ev = trial_epsilon(
+            target_epsilon=sel_eps, target_delta=sel_delta, solver=solver, n_train=n_train,
+            n_features=p, passes=passes, mean=mean, shape=shape, relation=relation,
+            batch_size=batch_size, average=average, score_share=score_share,
+            sampling=sampling)
+        events = [RepeatAndSelectDpEvent(trial_ev, float(mean), float(shape))]
+        if refit:
+            events.append(_solver_event(solver, scale * (1.0 - selection_share) * epsilon,
+                                        delta / 2, m, p, passes, batch_size, average,
+                                        sampling))
+        return e, trial_ev, sel_delta, events
+
+    e_trial, t_event, sel_delta, events = plan(1.0)
+    final_eps = final_delta = None
+    if refit:
+        # The RDP composition at delta is below the sum of the two parts (each at delta / 2):
+        # scale both up together while the whole stays within epsilon (bisection, 1%).
+        lo, hi = 1.0, 1.0 / max(selection_share, 1.0 - selection_share)
+        for _ in range(8):
+            mid = 0.5 * (lo + hi)
+            cand_plan = plan(mid)
+            if _epsilon_of(ComposedDpEvent(tuple(cand_plan[3])), delta, relation) <= epsilon:
+                lo, (e_trial, t_event, sel_delta, events) = mid, cand_plan
+            else:
+                hi = mid
+        final_eps, final_delta = lo * (1.0 - selection_share) * epsilon, delta / 2
+    return e_trial, t_event, sel_delta, events, final_eps, final_delta
 
 
 def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, passes,
@@ -411,8 +488,7 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         raise ValueError(f"sampling must be 'poisson' or 'shuffle'; got {sampling!r}.")
     if solver == "cd":
         sampling = "poisson"            # not used by DP-CD: one cache key for its events
-    relation = _check_relation(neighboring_relation or (
-        "replace_one" if sampling == "shuffle" else DEFAULT_RELATION[solver]))
+    relation = _check_relation(neighboring_relation or _default_relation(solver, sampling))
     if solver == "sgd":
         from ..solvers.dp_sgd import _relation as _sgd_relation
 
@@ -444,36 +520,9 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     centred = candidates is None and rms_row_norm is not None
     if candidates is None and not centred:
         candidates = candidate_grid(problem, solver)
-    def plan(scale):
-        """Events of the search with the selection at ``scale * share * epsilon`` and the
-        refit at ``scale * (1 - share) * epsilon``, each at delta / 2."""
-        sel_eps = scale * selection_share * epsilon if refit else epsilon
-        sel_delta = delta / 2 if refit else delta
-        e, trial_ev = trial_epsilon(
-            target_epsilon=sel_eps, target_delta=sel_delta, solver=solver, n_train=n_train,
-            n_features=p, passes=passes, mean=mean, shape=shape, relation=relation,
-            batch_size=batch_size, average=average, score_share=score_share,
-            sampling=sampling)
-        events = [RepeatAndSelectDpEvent(trial_ev, float(mean), float(shape))]
-        if refit:
-            events.append(_solver_event(solver, scale * (1.0 - selection_share) * epsilon,
-                                        delta / 2, m, p, passes, batch_size, average,
-                                        sampling))
-        return e, trial_ev, sel_delta, events
-
-    e_trial, t_event, sel_delta, events = plan(1.0)
-    if refit:
-        # The RDP composition at delta is below the sum of the two parts (each at delta / 2):
-        # scale both up together while the whole stays within epsilon (bisection, 1%).
-        lo, hi = 1.0, 1.0 / max(selection_share, 1.0 - selection_share)
-        for _ in range(8):
-            mid = 0.5 * (lo + hi)
-            cand_plan = plan(mid)
-            if _epsilon_of(ComposedDpEvent(tuple(cand_plan[3])), delta, relation) <= epsilon:
-                lo, (e_trial, t_event, sel_delta, events) = mid, cand_plan
-            else:
-                hi = mid
-        final_eps, final_delta = lo * (1.0 - selection_share) * epsilon, delta / 2
+    e_trial, t_event, sel_delta, events, final_eps, final_delta = _search_plan(
+        solver, epsilon, delta, n_train, m, p, passes, mean, shape, relation, batch_size,
+        average, score_share, refit, selection_share if refit else None, sampling)
     if centred:
         # the trial's noise level, from public numbers only (its epsilon, delta, passes and
         # the training part's public size), before anything is charged or read
