@@ -1093,8 +1093,13 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     largest value whose K-fold composition the accountant converts to at most epsilon (the
     fits' events are functions of public arguments, :func:`dpsco_core.solvers.ssp.ssp_event`):
     for example 0.44 at K = 4 and epsilon = 1 on 4,000 records, against epsilon / K = 0.25,
-    whose composition spent 0.57 of the budget. With DP-CD or DP-SGD it is epsilon / K (their
-    composition stays below epsilon: RDP composition is never worse than the K-fold sum). The composition needs
+    whose composition spent 0.57 of the budget. With DP-CD or DP-SGD likewise (session 12),
+    from their events as functions of public arguments (the solver's calibration with given
+    ``step`` and ``clip``, :func:`dpsco_core.tuning.search.search_event` for a private
+    selection): at K = 4, epsilon / K had spent 0.49 (DP-CD) and 0.56 (DP-SGD) of epsilon
+    with given hyperparameters and 0.89 with a selection. After the first binary fit, its
+    own event composed K times is checked against epsilon before the others run (a
+    calibration error raises). The composition needs
     independent noise: fit k draws from the k-th child stream of ``random_state`` (the same
     seed for all K would add the same noise to every fit, and differences of the K models
     would cancel it). With ``budget=``, each

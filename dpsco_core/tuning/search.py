@@ -55,9 +55,9 @@ from .grids import Candidate, candidate_grid, noise_rule_grid
 from .score import regression_loss_clip, score_event, validation_score
 from .selection import Trial, private_selection
 
-__all__ = ["TuningResult", "tune_solver", "trial_epsilon", "search_event", "zero_model_score_bound",
-           "DEFAULT_SCORE_SHARE", "DEFAULT_MEAN_TRIALS", "DEFAULT_TRIALS_SHAPE",
-           "ZERO_FALLBACK_MARGIN"]
+__all__ = ["TuningResult", "tune_solver", "trial_epsilon", "search_event",
+           "zero_model_score_bound", "DEFAULT_SCORE_SHARE", "DEFAULT_MEAN_TRIALS",
+           "DEFAULT_TRIALS_SHAPE", "ZERO_FALLBACK_MARGIN"]
 
 #: Relative accuracy of the bisection on the trial's epsilon.
 TRIAL_EPSILON_TOLERANCE = 1e-3

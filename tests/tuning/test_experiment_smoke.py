@@ -1,7 +1,7 @@
 """``python -m dpsco_core reproduce tuning --smoke``: every output is written (table, plot,
 JSON), the private selections stay within their epsilon, and the table has the five methods
-(two default rules, private selection on two grids, tuned) and the estimators' rows (diffprivlib's column
-says when it is not available)."""
+(two default rules, private selection on two grids, tuned) and the estimators' rows
+(diffprivlib's column says when it is not available)."""
 
 import json
 
