@@ -523,7 +523,7 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     e_trial, t_event, sel_delta, events, final_eps, final_delta = _search_plan(
         solver, epsilon, delta, n_train, m, p, passes, mean, shape, relation, batch_size,
         average, score_share, refit, selection_share if refit else None, sampling)
-    if centred:
+    if centred and rms_row_norm is not None:      # (mypy: centred implies it)
         # the trial's noise level, from public numbers only (its epsilon, delta, passes and
         # the training part's public size), before anything is charged or read
         candidates = noise_rule_grid(problem, solver, rms_row_norm=rms_row_norm,
