@@ -9,12 +9,9 @@ import warnings
 import numpy as np
 warnings.simplefilter("ignore")
 import dpsco_core.estimators as E
+from ovr_budget import gaussian_classes
 
-rng = np.random.default_rng(1)
-n, p, K = 4000, 5, 4
-centres = rng.standard_normal((K, p))
-y = rng.integers(0, K, n); X = np.clip(centres[y] + rng.standard_normal((n, p)), -3, 3)
-yt = rng.integers(0, K, n); Xt = np.clip(centres[yt] + rng.standard_normal((n, p)), -3, 3)
+rng, n, K, X, y, Xt, yt = gaussian_classes()
 now = E._iterative_one_vs_rest_epsilon
 configs = [("DP-CD, step 1, clip 1", dict(solver="cd", step=1.0, clip=1.0)),
            ("DP-SGD, step 0.1, clip 1", dict(solver="sgd", step=0.1, clip=1.0)),

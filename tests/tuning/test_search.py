@@ -157,20 +157,26 @@ def test_noise_level_rule_logistic_gradient_factor_at_zero():
     assert d.clip == pytest.approx(0.5 * 2.0 * grids.NOISE_RULE_MAX_FACTOR)
 
 
-def test_default_rules_read_nothing_from_the_records():
-    # Neighbouring datasets (one record replaced by an extreme outlier, inside the public
-    # bounds) get the same defaults under both rules: the rules see only public numbers.
-    rng = np.random.default_rng(3)
-    X = rng.uniform(-1, 1, size=(50, 3))
-    y = rng.uniform(-1, 1, size=50)
+def _neighbours(n, seed):
+    """A dataset in [-1, 1] and its neighbour with record 7 replaced by an extreme one inside
+    the public bounds (bounds (-1, 1), label bound 1)."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 3))
+    y = rng.uniform(-1, 1, size=n)
     X2, y2 = X.copy(), y.copy()
     X2[7], y2[7] = [1.0, -1.0, 1.0], -1.0
+    return (X, y), (X2, y2)
+
+
+def test_default_rules_read_nothing_from_the_records():
+    # Neighbouring datasets get the same defaults under both rules: the rules see only public
+    # numbers.
     for solver in ("cd", "sgd"):
         got = [(grids.default_hyperparameters(P, solver),
                 grids.default_hyperparameters(P, solver, rms_row_norm=1.0, epsilon=1.0,
                                               delta=1e-4, passes=5))
-               for P in (Problem(X, y, bounds=(-1, 1), label_bound=1.0),
-                         Problem(X2, y2, bounds=(-1, 1), label_bound=1.0))]
+               for P in (Problem(X, y, bounds=(-1, 1), label_bound=1.0)
+                         for X, y in _neighbours(50, 3))]
         assert got[0] == got[1]
 
 
@@ -222,11 +228,6 @@ def test_centred_grid_reads_nothing_from_the_records():
     # public_n's.
     from dpsco_core.tuning import search
 
-    rng = np.random.default_rng(4)
-    X = rng.uniform(-1, 1, size=(400, 3))
-    y = rng.uniform(-1, 1, size=400)
-    X2, y2 = X.copy(), y.copy()
-    X2[7], y2[7] = [1.0, -1.0, 1.0], -1.0
     seen = []
     original = search.private_selection
 
@@ -237,7 +238,7 @@ def test_centred_grid_reads_nothing_from_the_records():
     search.private_selection = spy
     try:
         for relation, public_n in (("replace_one", None), ("add_or_remove_one", 401)):
-            for Xi, yi in ((X, y), (X2, y2)):
+            for Xi, yi in _neighbours(400, 4):
                 tune_solver(Problem(Xi, yi, bounds=(-1, 1), label_bound=1.0), epsilon=1.0,
                             delta=1e-5, passes=1, mean=3.0, rms_row_norm=1.0,
                             neighboring_relation=relation, public_n=public_n,
