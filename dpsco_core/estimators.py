@@ -952,6 +952,8 @@ def _one_vs_rest_share(event_of: Any, epsilon: float, delta: float, K: int,
     from .privacy.calibration import _largest_within
     from .privacy.events import ComposedDpEvent
 
+    from .exceptions import PrivacyBudgetError
+
     base = epsilon / K
 
     def composed(t: float) -> float:
@@ -961,9 +963,17 @@ def _one_vs_rest_share(event_of: Any, epsilon: float, delta: float, K: int,
             return float(acc.compose(ComposedDpEvent((event_of(t * base),) * K))
                          .get_epsilon(delta))
 
+    def within(t: float) -> bool:
+        try:
+            return composed(t) <= epsilon
+        except (ValueError, PrivacyBudgetError):
+            # a per-fit epsilon too small to calibrate a fit at (a selection's trials below
+            # what the solver reaches): within the budget, and the share lies above it
+            return True
+
     if composed(float(K)) <= epsilon:
         return epsilon
-    return base * _largest_within(lambda t: composed(t) <= epsilon, 1.0, float(K), 1e-3)
+    return base * _largest_within(within, 1.0, float(K), 1e-3)
 
 
 @functools.lru_cache(maxsize=64)

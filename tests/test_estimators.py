@@ -789,3 +789,28 @@ def test_sgd_sampling_shuffle_is_replace_one():
     assert clf.privacy_.neighboring_relation is NeighboringRelation.REPLACE_ONE
     with pytest.raises(ValueError, match="sampling must be"):
         DPLasso(solver="sgd", sampling="uniform", step=1.0, clip=1.0).fit(X, y)
+
+
+def test_one_vs_rest_share_steps_over_per_fit_budgets_too_small_to_calibrate():
+    # Below some per-fit epsilon a selection cannot be calibrated (trial_epsilon raises):
+    # those values are within the budget (the composition is monotone), and the share found
+    # is the one without them.
+    from dpsco_core.estimators import _one_vs_rest_share
+    from dpsco_core.privacy.events import GaussianDpEvent, NeighboringRelation
+
+    def event_of(e, floor=0.0):
+        if e < floor:
+            raise ValueError("the selection cannot meet epsilon")
+        return GaussianDpEvent(8.0 / e)
+
+    relation = NeighboringRelation.REPLACE_ONE
+    plain = _one_vs_rest_share(event_of, 1.0, 1e-6, 4, relation)
+    assert 0.25 < plain < 1.0
+    # the first probe, sqrt(epsilon / K * epsilon) = 0.5, falls below the floor
+    floor = 0.9 * plain
+    assert 0.5 < floor
+    floored = _one_vs_rest_share(lambda e: event_of(e, floor=floor), 1.0, 1e-6, 4, relation)
+    assert floored == plain
+    acc = dp.privacy.RdpAccountant(None, relation, conversion="mironov")
+    composed = dp.privacy.events.ComposedDpEvent((event_of(plain),) * 4)
+    assert acc.compose(composed).get_epsilon(1e-6) <= 1.0
