@@ -948,11 +948,10 @@ def _one_vs_rest_share(event_of: Any, epsilon: float, delta: float, K: int,
     orders and so can only be lower) converts to at most ``epsilon`` at ``delta``, with
     ``event_of(e)`` the event of one fit at ``(e, delta / K)``. The events must be functions
     of public arguments (no record is read)."""
+    from .exceptions import PrivacyBudgetError
     from .privacy.accountants import RdpAccountant
     from .privacy.calibration import _largest_within
     from .privacy.events import ComposedDpEvent
-
-    from .exceptions import PrivacyBudgetError
 
     base = epsilon / K
 
@@ -996,6 +995,7 @@ def _iterative_one_vs_rest_epsilon(epsilon: float, delta: float, K: int,
     None (given step and clip: the solver's event, ``tune_solver``'s ``_solver_event``) or
     ``(mean, shape, refit, selection_share)`` (a private selection:
     :func:`dpsco_core.tuning.search.search_event`). All public arguments."""
+    from .privacy.budget import _check_relation
     from .tuning.search import _default_relation, _solver_event, search_event
 
     solver, n, p, passes, batch_size, average, sampling, search = plan
@@ -1015,8 +1015,6 @@ def _iterative_one_vs_rest_epsilon(epsilon: float, delta: float, K: int,
                                 refit=refit, selection_share=share,
                                 neighboring_relation=relation, batch_size=batch_size,
                                 average=average, sampling=sampling)
-    from .privacy.budget import _check_relation
-
     return _one_vs_rest_share(event_of, epsilon, delta, K, _check_relation(relation))
 
 

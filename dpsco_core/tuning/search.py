@@ -261,6 +261,10 @@ def search_event(*, epsilon: float, delta: float, solver: str, n_samples: int,
     """
     if solver not in ("cd", "sgd"):
         raise ValueError(f"solver must be 'cd' or 'sgd'; got {solver!r}.")
+    epsilon = check_scalar(epsilon, "epsilon", low=0.0)
+    delta = check_delta(delta)
+    if refit:
+        selection_share = check_scalar(selection_share, "selection_share", low=0.0, high=1.0)
     if solver == "cd":
         sampling = "poisson"            # as tune_solver: one cache key for DP-CD's events
     relation = _check_relation(neighboring_relation or _default_relation(solver, sampling))

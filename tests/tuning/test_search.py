@@ -51,6 +51,21 @@ def test_report_is_the_accountants_and_within_target(problem, solver, refit):
     assert res.candidate in grids.candidate_grid(problem, solver)
 
 
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+@pytest.mark.parametrize("refit", [False, True])
+def test_search_event_is_the_event_tune_solver_charges(problem, solver, refit):
+    from dpsco_core.tuning.search import search_event
+
+    res = tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=2, refit=refit,
+                      mean=5.0, random_state=0)
+    assert res.privacy.event == search_event(
+        epsilon=1.0, delta=1e-6, solver=solver, n_samples=problem.n_samples,
+        n_features=problem.n_features, passes=2, mean=5.0, refit=refit)
+    with pytest.raises(ValueError):
+        search_event(epsilon=0.0, delta=1e-6, solver=solver, n_samples=10, n_features=2,
+                     passes=1)
+
+
 def test_trial_epsilon_is_the_largest(problem):
     kw = dict(target_delta=1e-6, solver="cd", n_train=2400, n_features=4, passes=2,
               mean=10.0, shape=1.0, relation=NeighboringRelation.REPLACE_ONE)
