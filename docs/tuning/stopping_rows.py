@@ -7,6 +7,8 @@
 #       MEAN:SHAPE[:SCORE_SHARE],...
 # (stopping_rows.txt: each of the eight rows with 32 "80:1,80:2"; then california_raw sgd and
 # electricity_std cd with 32 "80:2:0.5,80:2:0.15", the score share at 0.5 and 0.15)
+# Session 12: a fifth argument "centred" searches tuning.grids.noise_rule_grid at the trial's
+# epsilon instead of the bounds' grid (stopping_rows_centred.txt, each row 32 "80:2").
 import sys
 import warnings
 
@@ -15,7 +17,8 @@ import numpy as np
 warnings.simplefilter("ignore")
 from _search_simulation import run_candidates, simulate
 from dpsco_core.experiments import dpcd
-from dpsco_core.experiments.tuning import _loss_clip, _public_scale, _relative
+from dpsco_core.experiments.tuning import (_label_bound, _loss_clip, _public_rms,
+                                           _public_scale, _relative)
 from dpsco_core.privacy.budget import _check_relation
 from dpsco_core.tuning import grids
 from dpsco_core.tuning.search import trial_epsilon, zero_model_score_bound
@@ -27,6 +30,7 @@ P = st.problem
 B = _loss_clip(P)
 Z = zero_model_score_bound(P, B)
 zero_err = _relative(st, np.zeros(P.n_features))
+centred = sys.argv[5:6] == ["centred"]
 grid = grids.candidate_grid(P, solver, scale=_public_scale(P, solver))
 for item in spec.split(","):
     mean, shape, share = (float(v) for v in (item + ":0.3").split(":")[:3])
@@ -34,6 +38,9 @@ for item in spec.split(","):
                           n_train=P.n_samples, n_features=P.n_features, passes=50, mean=mean,
                           shape=shape, relation=rel, score_share=share)
     sd = ev.events[1].noise_multiplier * B / P.n_samples
+    if centred:
+        grid = grids.noise_rule_grid(P, solver, rms_row_norm=_public_rms(P), epsilon=e,
+                                     delta=st.delta, passes=50, label_bound=_label_bound(P))
     err, loss = run_candidates(st, solver, grid, e, B, n_seeds, rel, 7000)
     plain, guarded = simulate(err, loss, sd, Z, zero_err, mean, shape, distinct=True)
     per = "  ".join(f"kappa-{i} {err[i].mean():.4f}" for i in range(len(grid)))
