@@ -159,30 +159,22 @@ def solver_rows(settings, passes, seeds, progress=print):
                                      passes=passes, seed=seed, step=cand.step, clip=cand.clip,
                                      error=_relative(setting, _run(setting, solver, cand,
                                                                    passes, 1000 + seed))))
-                res = tune_solver(setting.problem, epsilon=setting.epsilon,
-                                  delta=setting.delta, solver=solver, passes=passes,
-                                  candidates=grid, loss_clip=_loss_clip(setting.problem),
-                                  neighboring_relation="zero_out", average=False,
-                                  random_state=2000 + seed)
-                assert res.privacy.epsilon <= setting.epsilon
-                rows.append(dict(problem=setting.key, solver=NAMES[solver], method="private",
-                                 passes=passes, seed=seed, step=res.candidate.step,
-                                 clip=res.candidate.clip,
-                                 error=_relative(setting, res.coef),
-                                 report_epsilon=res.privacy.epsilon))
-                res = tune_solver(setting.problem, epsilon=setting.epsilon,
-                                  delta=setting.delta, solver=solver, passes=passes,
-                                  rms_row_norm=rule_kw["rms_row_norm"],
-                                  label_bound=rule_kw["label_bound"],
-                                  loss_clip=_loss_clip(setting.problem),
-                                  neighboring_relation="zero_out", average=False,
-                                  random_state=2000 + seed)
-                assert res.privacy.epsilon <= setting.epsilon
-                rows.append(dict(problem=setting.key, solver=NAMES[solver],
-                                 method="private_centred", passes=passes, seed=seed,
-                                 step=res.candidate.step, clip=res.candidate.clip,
-                                 error=_relative(setting, res.coef),
-                                 report_epsilon=res.privacy.epsilon))
+                # (b) the bounds' grid, (b') the grid centred on the rule: the same seeds
+                for method, grid_kw in (("private", dict(candidates=grid)),
+                                        ("private_centred",
+                                         dict(rms_row_norm=rule_kw["rms_row_norm"],
+                                              label_bound=rule_kw["label_bound"]))):
+                    res = tune_solver(setting.problem, epsilon=setting.epsilon,
+                                      delta=setting.delta, solver=solver, passes=passes,
+                                      loss_clip=_loss_clip(setting.problem),
+                                      neighboring_relation="zero_out", average=False,
+                                      random_state=2000 + seed, **grid_kw)
+                    assert res.privacy.epsilon <= setting.epsilon
+                    rows.append(dict(problem=setting.key, solver=NAMES[solver],
+                                     method=method, passes=passes, seed=seed,
+                                     step=res.candidate.step, clip=res.candidate.clip,
+                                     error=_relative(setting, res.coef),
+                                     report_epsilon=res.privacy.epsilon))
             tuned_grid = list(grid) + [c for c in centred if c not in grid]
             errors = np.array([[_relative(setting, _run(setting, solver, c, passes,
                                                          3000 + seed)) for seed in seeds]

@@ -240,7 +240,7 @@ def test_centred_grid_reads_nothing_from_the_records():
     # A dataset and its neighbour (one record replaced by an extreme one inside the public
     # bounds) are searched over the same candidates: every trial's candidate, seen through
     # private_selection, comes from public numbers. Under add/remove-one the count is
-    # public_n's.
+    # public_n's; under zero-out the neighbour has the record zeroed.
     from dpsco_core.tuning import search
 
     seen = []
@@ -252,15 +252,20 @@ def test_centred_grid_reads_nothing_from_the_records():
 
     search.private_selection = spy
     try:
-        for relation, public_n in (("replace_one", None), ("add_or_remove_one", 401)):
-            for Xi, yi in _neighbours(400, 4):
+        (X, y), replaced = _neighbours(400, 4)
+        zeroed = (X.copy(), y.copy())
+        zeroed[0][7], zeroed[1][7] = 0.0, 0.0
+        for relation, public_n, neighbour in (("replace_one", None, replaced),
+                                              ("add_or_remove_one", 401, replaced),
+                                              ("zero_out", None, zeroed)):
+            for Xi, yi in ((X, y), neighbour):
                 tune_solver(Problem(Xi, yi, bounds=(-1, 1), label_bound=1.0), epsilon=1.0,
                             delta=1e-5, passes=1, mean=3.0, rms_row_norm=1.0,
                             neighboring_relation=relation, public_n=public_n,
                             random_state=0)
     finally:
         search.private_selection = original
-    assert seen[0] == seen[1] and seen[2] == seen[3]
+    assert seen[0] == seen[1] and seen[2] == seen[3] and seen[4] == seen[5]
     assert seen[0] != seen[2]        # n = 400 against public_n = 401
 
 
