@@ -37,7 +37,11 @@ the records, each scored by its noisy clipped training objective) whose selected
 trial's model is released; with ``selection_share < 1`` that share pays the selection and the
 rest one refit on all the records with the selected values, ``privacy_`` being the RDP
 composition of both.
-Give ``step`` and ``clip`` to spend the whole budget on one fit. ``GridSearchCV`` (or any
+Give ``step`` and ``clip`` to spend the whole budget on one fit, or a public
+root-mean-square row norm ``rms_row_norm`` (``sqrt(n_features)`` for standardized features):
+the noise-level rule of :func:`dpsco_core.tuning.grids.default_hyperparameters` then gives
+them from public numbers and the whole budget pays one fit (better than the selection on the
+evaluation data, README). ``GridSearchCV`` (or any
 cross-validation) over these estimators is **not** private as a whole: every ``fit`` it makes
 is one release of (epsilon, delta) on (a fold of) the private data, the releases compose
 (with ``budget=`` the total is charged and enforced: a grid of G values and k folds costs
@@ -382,7 +386,7 @@ class _DPLinearModel(BaseEstimator):
         self._solver_ran = solver
         if solver == "ssp":
             return self._run_ssp(problem, epsilon, delta, random_state)
-        candidates, conditions, loss_clip = self._candidates(problem, epsilon, solver)
+        candidates, conditions, loss_clip = self._candidates(problem, epsilon, delta, solver)
         if len(candidates) == 1:
             return self._run(problem, candidates[0], epsilon, delta, random_state, solver)
         n_trials = check_scalar(self.n_trials, "n_trials", low=1.0, low_open=False)
@@ -426,27 +430,61 @@ class _DPLinearModel(BaseEstimator):
              random_state: Any, solver: str) -> Result:
         from .solvers.dp_cd import dp_cd
 
+        constants = self._rms_constants(problem)
         if solver == "cd":
             return dp_cd(problem, epsilon=epsilon, delta=delta, passes=self.passes,
                          step=candidate.step, clip=candidate.clip, average=self.average,
-                         random_state=random_state, budget=self.budget)
+                         random_state=random_state, budget=self.budget,
+                         smoothness="auto" if constants is None else constants[0])
         from .solvers.dp_sgd import dp_sgd
 
         return dp_sgd(problem, epsilon=epsilon, delta=delta, passes=self.passes,
                       batch_size=min(self.batch_size, problem.n_samples), step=candidate.step,
                       clip=candidate.clip, sampling=self._sampling(), random_state=random_state,
-                      budget=self.budget)
+                      budget=self.budget,
+                      smoothness="auto" if constants is None else constants[1])
+
+    def _rms_row_norm(self) -> float | None:
+        """The public ``rms_row_norm`` validated, or None."""
+        if self.rms_row_norm is None:
+            return None
+        return check_scalar(self.rms_row_norm, "rms_row_norm", low=0.0)
+
+    def _rms_constants(self, problem: Problem) -> tuple[FloatArray, float] | None:
+        """DP-CD's M_j and DP-SGD's beta from the public ``rms_row_norm``
+        (:func:`~dpsco_core.public_bounds.rms_smoothness`: the features' second moments
+        apportioned by the bounds' B_j^2, the intercept's column exact), or None without it."""
+        from .public_bounds import rms_smoothness
+
+        rho = self._rms_row_norm()
+        if rho is None:
+            return None
+        s = float(self.intercept_scaling) if self.fit_intercept else None
+        p = problem.n_features
+        weights = None
+        if problem.public_bounds is not None:
+            B = problem.public_bounds.feature_bounds(p)[:p - (s is not None)]
+            if np.all(np.isfinite(B)) and B.sum() > 0:
+                weights = B ** 2
+        return rms_smoothness(problem.loss, rho, p, weights=weights, constant_column=s)
+
+    def _rule(self) -> bool:
+        """True when ``rms_row_norm`` gives the missing step / clip (no selection runs)."""
+        return self.rms_row_norm is not None
 
     def _sampling(self) -> str:
         if self.sampling not in ("poisson", "shuffle"):
             raise ValueError(f"sampling must be 'poisson' or 'shuffle'; got {self.sampling!r}.")
         return str(self.sampling)
 
-    def _candidates(self, problem: Problem, epsilon: float,
+    def _candidates(self, problem: Problem, epsilon: float, delta: float,
                     solver: str) -> tuple[list, tuple, Any]:
         """The public candidates (step, clip), the conditions of their scale, the loss clip.
 
-        Given ``step`` and ``clip``: that pair alone. Otherwise the grid of
+        Given ``step`` and ``clip``: that pair alone. Given ``rms_row_norm``: the missing
+        ones from the noise-level rule (:func:`dpsco_core.tuning.grids.default_hyperparameters`
+        with the intercept's column in the row norm, at this fit's epsilon, delta and passes),
+        one pair, no selection. Otherwise the grid of
         :func:`dpsco_core.tuning.grids.candidate_grid` on the missing ones (a single pair,
         the default rule, when epsilon is infinite: there is nothing to protect and no
         selection runs). The grid's scale comes from the public bounds; without them (or
@@ -460,6 +498,21 @@ class _DPLinearModel(BaseEstimator):
                                                            allow_inf=True)
         if step is not None and clip is not None:
             return [grids.Candidate(step, clip)], (), None
+        rho = self._rms_row_norm()
+        if rho is not None:
+            s = float(self.intercept_scaling) if self.fit_intercept else 0.0
+            try:
+                rule = grids.default_hyperparameters(
+                    problem, solver, rms_row_norm=math.hypot(rho, s), epsilon=epsilon,
+                    delta=delta, passes=float(self.passes))
+            except ValueError as exc:
+                if problem.loss.kind in _CLASSIFICATION_KINDS:
+                    raise
+                raise ValueError("rms_row_norm= sets step and clip by the noise-level rule, "
+                                 "whose gradient scale at w = 0 needs the public label_bound= "
+                                 "of the targets.") from exc
+            return [grids.Candidate(rule.step if step is None else step,
+                                    rule.clip if clip is None else clip)], (), None
         conditions: tuple = ()
         try:
             scale = grids.gradient_scale(problem, solver)
@@ -576,14 +629,16 @@ _COMMON_DOC = """
     step : float or None, default=None
         Step scale (DP-CD: gamma_j = step / M_j; DP-SGD: step / beta). None: selected
         privately (see ``n_trials``; DP-CD's grid: 1, 5 and 25 with public bounds, whose
-        worst-case M_j make step 1 too short, else the theory's step 1 alone).
+        worst-case M_j make step 1 too short, else the theory's step 1 alone), or by the
+        noise-level rule given ``rms_row_norm``.
     clip : float or None, default=None
         Clipping scale C (DP-CD: coordinate-wise C_j with sum C_j^2 = C^2; DP-SGD: l2 clip;
         SSP: the public row-norm clip, None choosing it privately as a quantile of the row
         norms inside the same budget).
         None: selected privately on a grid spanning [1e-3, 1] times the public gradient
-        scale (:mod:`dpsco_core.tuning.grids`). When ``step`` and ``clip`` are both given,
-        no budget is spent on selection.
+        scale (:mod:`dpsco_core.tuning.grids`), or by the noise-level rule given
+        ``rms_row_norm``. When ``step`` and ``clip`` are both given, no budget is spent on
+        selection.
     batch_size : int, default=256
         (Expected) batch size of DP-SGD.
     sampling : {"poisson", "shuffle"}, default="poisson"
@@ -608,6 +663,24 @@ _COMMON_DOC = """
     row_norm : float, optional
         Public bound on every row's l2 norm (diffprivlib's ``data_norm``); rows are scaled
         down to it (before the intercept's column is appended).
+    rms_row_norm : float, optional
+        A public root-mean-square row norm :math:`\rho`, a value of
+        :math:`\sqrt{\frac1n\sum_i \|x_i\|^2}` known without reading the data
+        (``sqrt(n_features)`` for standardized features; not the intercept's column). With
+        DP-CD and DP-SGD it replaces the private selection: a missing ``step`` / ``clip`` comes
+        from the noise-level rule (:func:`dpsco_core.tuning.grids.default_hyperparameters`,
+        with :math:`\sqrt{\rho^2 + s^2}` for the intercept's column, at this fit's epsilon,
+        delta and passes), and the whole budget pays one fit; the solvers' smoothness
+        constants come from :math:`\rho` (:func:`dpsco_core.public_bounds.rms_smoothness`:
+        DP-CD's :math:`M_j` with the features' second moments summing to :math:`\rho^2`,
+        apportioned by the bounds' :math:`B_j^2`; DP-SGD's :math:`\beta` the trace bound)
+        instead of the bounds' worst cases, so step 1 is the theory's step for typical rows.
+        A function of public numbers: the guarantee is unchanged and stays unconditional.
+        Regressors need ``label_bound``. SSP ignores it (``solver="auto"`` still picks SSP
+        when it pays). Measured at epsilon = 1 on standardized California and Electricity
+        (``reproduce tuning``, 10 seeds, README): held-out R^2 0.610 (DP-CD) and 0.615
+        (DP-SGD) on California against 0.536 and 0.579 with the selection (non-private
+        0.638), accuracy 0.753 on Electricity (non-private 0.753).
     diagnostics : bool, default=False
         Keep ``history_``, the exact training objective along the run. It is **not private**
         (knowing every other row, one value gives back the remaining one), so ``fit`` then
@@ -730,10 +803,12 @@ class DPLasso(RegressorMixin, _DPLinearModel):
                  clip: float | None = None,
                  batch_size: int = 256, sampling: str = "poisson", average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
-                 row_norm: float | None = None, diagnostics: bool = False,
+                 row_norm: float | None = None, rms_row_norm: float | None = None,
+                 diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 80.0,
                  selection_share: float = 1.0, label_bound: Any = None) -> None:
         self.sampling = sampling
+        self.rms_row_norm = rms_row_norm
         self.n_trials = n_trials
         self.selection_share = selection_share
         self.bounds = bounds
@@ -880,7 +955,8 @@ class DPElasticNet(DPLasso):
                  step: float | None = None, clip: float | None = None, batch_size: int = 256,
                  sampling: str = "poisson", average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
-                 row_norm: float | None = None, diagnostics: bool = False,
+                 row_norm: float | None = None, rms_row_norm: float | None = None,
+                 diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 80.0,
                  selection_share: float = 1.0, label_bound: Any = None) -> None:
         super().__init__(alpha, epsilon=epsilon, delta=delta, fit_intercept=fit_intercept,
@@ -889,7 +965,7 @@ class DPElasticNet(DPLasso):
                          random_state=random_state, bounds=bounds, row_norm=row_norm,
                          label_bound=label_bound, diagnostics=diagnostics, budget=budget,
                          n_trials=n_trials, selection_share=selection_share,
-                         sampling=sampling)
+                         sampling=sampling, rms_row_norm=rms_row_norm)
         self.l1_ratio = l1_ratio
 
     def _penalty(self) -> Penalty:
@@ -1131,10 +1207,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                  step: float | None = None, clip: float | None = None, batch_size: int = 256,
                  sampling: str = "poisson", average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
-                 row_norm: float | None = None, diagnostics: bool = False,
+                 row_norm: float | None = None, rms_row_norm: float | None = None,
+                 diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 80.0,
                  selection_share: float = 1.0) -> None:
         self.sampling = sampling
+        self.rms_row_norm = rms_row_norm
         self.n_trials = n_trials
         self.selection_share = selection_share
         self.bounds = bounds
@@ -1291,7 +1369,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         if solver not in ("cd", "sgd"):
             return base
         n = problem.n_samples
-        if self.step is not None and self.clip is not None:
+        if (self.step is not None and self.clip is not None) or self._rule():
             search = None
         else:
             share = check_scalar(self.selection_share, "selection_share", low=0.0, high=1.0,

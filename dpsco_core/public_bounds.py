@@ -49,7 +49,7 @@ import scipy.sparse as sp
 
 from ._validation import check_scalar
 
-__all__ = ["PublicBounds", "check_public_bounds"]
+__all__ = ["PublicBounds", "check_public_bounds", "rms_smoothness"]
 
 
 def _as_bound_array(value, name):
@@ -305,6 +305,71 @@ class PublicBounds:
         float
         """
         return _loss_lipschitz(loss, "a Lipschitz constant") * self.row_bound(n_features)
+
+
+def rms_smoothness(loss: Any, rms_row_norm: float, n_features: int, *,
+                   weights: Any = None, constant_column: Optional[float] = None
+                   ) -> tuple[np.ndarray, float]:
+    r"""DP-CD's :math:`M_j` and DP-SGD's :math:`\beta` from a public root-mean-square row norm.
+
+    With :math:`\rho^2` a public value of :math:`\frac1n \sum_i \|x_i\|_2^2` (``p`` for
+    standardized features), the second moments :math:`m_j = \frac1n\sum_i x_{ij}^2` sum to
+    :math:`\rho^2`; they are apportioned by ``weights`` (default equal; the estimators pass
+    the bounds' :math:`B_j^2`), :math:`m_j = \rho^2 w_j / \sum_k w_k`, and a column equal to
+    the public constant ``s`` (an intercept's, appended last) has :math:`m = s^2` exactly:
+
+    .. math::
+
+        M_j = s_\ell\, m_j, \qquad
+        \beta = s_\ell\,(\rho^2 + s^2) \;\ge\;
+        s_\ell\,\lambda_{\max}\Big(\frac1n \sum_i x_i x_i^\top\Big),
+
+    :math:`s_\ell` the loss's curvature bound. :math:`\beta` is the trace bound, an upper
+    bound on the smoothness whenever :math:`\rho` is at least the true root-mean-square row
+    norm; the :math:`M_j` are estimates, exact when every feature has the same ratio
+    :math:`m_j / w_j` (standardized features under a common bound). Against the bounds' worst
+    cases :math:`s_\ell B_j^2` (25 times :math:`s_\ell` for standardized features bounded at
+    +-5), steps ``step / M_j`` and ``step / beta`` are then the theory's for typical rows.
+
+    **Privacy.** A function of public numbers only (the loss, ``rho``, the weights, ``s``):
+    the solvers' sensitivities come from their clips, not from these constants, which set
+    steps and the clip's split over the coordinates; passing them as ``smoothness=`` keeps the
+    guarantee unconditional.
+
+    Parameters
+    ----------
+    loss : Loss
+        A smooth loss (its ``smoothness`` :math:`s_\ell`).
+    rms_row_norm : float
+        :math:`\rho > 0`, over the columns other than the constant one.
+    n_features : int
+        Number of columns, the constant one included.
+    weights : array-like of shape (n_features - [constant column],), optional
+        Non-negative, not all zero.
+    constant_column : float, optional
+        ``s`` of a last column equal to ``s`` in every row (an intercept's scaling).
+
+    Returns
+    -------
+    (ndarray of shape (n_features,), float)
+        ``(M, beta)``.
+    """
+    s_l = _loss_smoothness(loss, "a smoothness constant")
+    rho = check_scalar(rms_row_norm, "rms_row_norm", low=0.0)
+    p = int(n_features) - (constant_column is not None)
+    if p < 1:
+        raise ValueError(f"rms_smoothness needs a feature besides the constant column; got "
+                         f"n_features={n_features!r}.")
+    w = np.ones(p) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != (p,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+        raise ValueError(f"weights must be {p} finite non-negative numbers, not all zero.")
+    m = rho ** 2 * w / w.sum()
+    total = rho ** 2
+    if constant_column is not None:
+        s = check_scalar(constant_column, "constant_column", low=0.0)
+        m = np.append(m, s ** 2)
+        total += s ** 2
+    return s_l * m, s_l * total
 
 
 def _short(arr):

@@ -302,6 +302,17 @@ def estimator_rows(seeds, passes=20, progress=print, data=None):
                     assert sgd.privacy_.epsilon <= 1.0
                     rows.append(dict(data=name, model=label, seed=seed,
                                      score=float(sgd.score(Xte, yte))))
+                # The noise-level rule instead of a selection: the features are standardized,
+                # so sqrt(p) is their public root-mean-square row norm (clipping onto the
+                # bounds only lowers it).
+                for label, solver in [("dpsco-core (cd, rms)", "cd"),
+                                      ("dpsco-core (sgd, rms)", "sgd")]:
+                    rule = clone(ours).set_params(solver=solver, sampling="poisson",
+                                                  rms_row_norm=math.sqrt(Xtr.shape[1]))
+                    rule.fit(Xtr, ytr)
+                    assert rule.privacy_.epsilon <= 1.0 and rule.selection_ is None
+                    rows.append(dict(data=name, model=label, seed=seed,
+                                     score=float(rule.score(Xte, yte))))
                 rows.append(dict(data=name, model="non-private", seed=seed,
                                  score=float(ref.fit(Xtr, ytr).score(Xte, yte))))
                 path = os.path.join(tmp, f"{len(jobs)}.npz")
@@ -319,6 +330,8 @@ def estimator_rows(seeds, passes=20, progress=print, data=None):
 
 def _stats(values):
     v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return math.nan, math.nan
     return float(np.mean(v)), float(np.std(v))
 
 
@@ -360,14 +373,19 @@ def markdown(rows, est_rows, dpl_ok, passes, n_seeds):
     lines += ["", "## Estimators: held-out score at epsilon = 1 (mean ± std over seeds)", "",
               "| data | dpsco-core defaults (solver=\"auto\": the solver it ran) | "
               "solver=\"cd\" (replace-one) | solver=\"sgd\" (Poisson, zero-out) | "
-              "solver=\"sgd\", sampling=\"shuffle\" (replace-one) | diffprivlib | non-private | "
-              "ours / non-private (defaults; cd; sgd; sgd shuffle) |",
-              "|---|---|---|---|---|---|---|---|"]
-    models = ("dpsco-core", "dpsco-core (cd)", "dpsco-core (sgd)", "dpsco-core (sgd, shuffle)")
+              "solver=\"sgd\", sampling=\"shuffle\" (replace-one) | solver=\"cd\", "
+              "rms_row_norm=sqrt(p) (the noise-level rule, no selection) | solver=\"sgd\", "
+              "rms_row_norm=sqrt(p) | diffprivlib | non-private | ours / non-private "
+              "(defaults; cd; sgd; sgd shuffle; cd rms; sgd rms) |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    models = ("dpsco-core", "dpsco-core (cd)", "dpsco-core (sgd)", "dpsco-core (sgd, shuffle)",
+              "dpsco-core (cd, rms)", "dpsco-core (sgd, rms)")
     for data in sorted({r["data"] for r in est_rows}):
         cell = {m: _stats([r["score"] for r in est_rows if r["data"] == data
                            and r["model"] == m])
                 for m in models + ("non-private",)}
+        # older JSON files have no rms rows: their cells print as "-"
+        cell = {m: None if np.isnan(c[0]) else c for m, c in cell.items()}
         ran = sorted({r.get("solver", "cd") for r in est_rows if r["data"] == data
                       and r["model"] == "dpsco-core"})
         if dpl_ok:
@@ -377,9 +395,10 @@ def markdown(rows, est_rows, dpl_ok, passes, n_seeds):
         else:
             dpl_text = "diffprivlib not available"
         ref = cell["non-private"]
-        ours = " | ".join(f"{cell[m][0]:.4f} ± {cell[m][1]:.1e}" + (
+        ours = " | ".join("-" if cell[m] is None else f"{cell[m][0]:.4f} ± {cell[m][1]:.1e}" + (
             f" ({', '.join(ran)})" if m == "dpsco-core" else "") for m in models)
-        pct = "; ".join(f"{100 * cell[m][0] / ref[0]:.1f}%" for m in models)
+        pct = "; ".join("-" if cell[m] is None else f"{100 * cell[m][0] / ref[0]:.1f}%"
+                        for m in models)
         lines.append(f"| {data} | {ours} | {dpl_text} | {ref[0]:.4f} ± {ref[1]:.1e} | {pct} |")
     return "\n".join(lines) + "\n"
 
