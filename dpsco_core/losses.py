@@ -115,7 +115,8 @@ class Loss:
         return self._run("loss_derivs2", z, y, n_threads)
 
     def _public(self, private, z, y, n_threads):
-        z_arr = check_real_array(z, "z").astype(np.float64)
+        # no copy: the kernels read z (a read-only view below) and write new arrays
+        z_arr = check_real_array(z, "z").astype(np.float64, copy=False)
         if not all_finite(z_arr):
             raise ValueError("z must contain only finite values; it has NaN or inf.")
         y_arr = np.asarray(y)

@@ -97,7 +97,8 @@ class Penalty:
             The prox, computed coordinate-wise by the compiled kernel; a penalty without a
             compiled ``kind`` (a user subclass) uses its own ``_prox``.
         """
-        u_arr: FloatArray = check_real_array(u, "u").astype(np.float64)
+        # no copy: the kernel reads u and writes a new array (a user's _prox gets a copy)
+        u_arr: FloatArray = check_real_array(u, "u").astype(np.float64, copy=False)
         if not all_finite(u_arr):
             raise ValueError("u must contain only finite values; it has NaN or inf.")
         step_arr = _check_step(step, u_arr.shape[-1] if u_arr.ndim else 1)
@@ -109,7 +110,7 @@ class Penalty:
             raise ValueError(f"step must be at most {largest:.3g} for this penalty (step times "
                              f"its parameters {self.params} overflows float64).")
         if self.kind is None:
-            return self._prox(u_arr, step_arr)
+            return self._prox(u_arr.copy(), step_arr)
         shape = np.broadcast_shapes(u_arr.shape, step_arr.shape)
         if step_arr.ndim == 0:
             steps = step_arr.reshape(1)

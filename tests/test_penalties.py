@@ -77,6 +77,23 @@ def test_user_subclass_without_kind_uses_its_prox():
         Penalty().prox([1.0], 1.0)
 
 
+def test_user_prox_gets_a_copy():
+    # prox no longer copies its float64 input for the kernels (they read it and write a new
+    # array); a user's _prox may write into u, so it gets a copy.
+    class InPlace(Penalty):
+        def value(self, w):
+            return 0.0
+
+        def _prox(self, u, step):
+            u *= 0.5
+            return u
+
+    u = np.array([2.0, 4.0])
+    out = InPlace().prox(u, 1.0)
+    np.testing.assert_array_equal(out, [1.0, 2.0])
+    np.testing.assert_array_equal(u, [2.0, 4.0])
+
+
 def test_values_params_and_validation():
     w = np.array([1.0, -2.0])
     assert L1(0.5).value(w) == 1.5
