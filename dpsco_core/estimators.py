@@ -452,8 +452,9 @@ class _DPLinearModel(BaseEstimator):
 
     def _rms_constants(self, problem: Problem) -> tuple[FloatArray, float] | None:
         """DP-CD's M_j and DP-SGD's beta from the public ``rms_row_norm``
-        (:func:`~dpsco_core.public_bounds.rms_smoothness`: the features' second moments
-        apportioned by the bounds' B_j^2, the intercept's column exact), or None without it."""
+        (:func:`~dpsco_core.public_bounds.rms_smoothness`: equal second moments rho^2 / p
+        under one public scale, upper bounds min(B_j^2, rho^2) under bounds that differ, the
+        intercept's column exact), or None without it."""
         from .public_bounds import rms_smoothness
 
         rho = self._rms_row_norm()
@@ -461,12 +462,10 @@ class _DPLinearModel(BaseEstimator):
             return None
         s = float(self.intercept_scaling) if self.fit_intercept else None
         p = problem.n_features
-        weights = None
+        B = None
         if problem.public_bounds is not None:
             B = problem.public_bounds.feature_bounds(p)[:p - (s is not None)]
-            if np.all(np.isfinite(B)) and B.sum() > 0:
-                weights = B ** 2
-        return rms_smoothness(problem.loss, rho, p, weights=weights, constant_column=s)
+        return rms_smoothness(problem.loss, rho, p, feature_bounds=B, constant_column=s)
 
     def _rule(self) -> bool:
         """True when ``rms_row_norm`` gives the missing step / clip (no selection runs)."""
@@ -595,7 +594,7 @@ class _DPLinearModel(BaseEstimator):
                              reset=False, dtype=np.float64)
 
 
-_COMMON_DOC = """
+_COMMON_DOC = r"""
     epsilon : float, default=1.0
         Privacy budget in (0, inf].
     delta : float or None, default=None
@@ -672,9 +671,13 @@ _COMMON_DOC = """
         with :math:`\sqrt{\rho^2 + s^2}` for the intercept's column, at this fit's epsilon,
         delta and passes), and the whole budget pays one fit; the solvers' smoothness
         constants come from :math:`\rho` (:func:`dpsco_core.public_bounds.rms_smoothness`:
-        DP-CD's :math:`M_j` with the features' second moments summing to :math:`\rho^2`,
-        apportioned by the bounds' :math:`B_j^2`; DP-SGD's :math:`\beta` the trace bound)
-        instead of the bounds' worst cases, so step 1 is the theory's step for typical rows.
+        DP-CD's :math:`M_j` from equal second moments :math:`\rho^2 / p` when the features
+        share one public scale, the standardized case, and from the upper bounds
+        :math:`\min(B_j^2, \rho^2)` when their bounds differ; DP-SGD's :math:`\beta` the
+        trace bound) instead of the bounds' worst cases, so step 1 is the theory's step for
+        typical rows. Meant for standardized features: equal bounds declare one scale, and
+        features whose second moments differ widely under one bound make DP-CD's steps too
+        long for the widest.
         A function of public numbers: the guarantee is unchanged and stays unconditional.
         Regressors need ``label_bound``. SSP ignores it (``solver="auto"`` still picks SSP
         when it pays). Measured at epsilon = 1 on standardized California and Electricity

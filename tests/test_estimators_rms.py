@@ -39,33 +39,59 @@ def _spy(monkeypatch, solver):
     return calls
 
 
-def test_rms_smoothness_sums_to_rho_and_bounds_the_curvature():
+def test_rms_smoothness_one_scale_and_different_scales():
     rng = np.random.default_rng(1)
     n, p, s = 500, 5, 2.0
     X = rng.normal(size=(n, p)) * [1.0, 2.0, 0.5, 1.0, 3.0]
     rho = math.sqrt(np.mean(np.sum(X ** 2, axis=1)))
     for name in ("half_squared", "logistic"):
         loss = get_loss(name)
-        M, beta = rms_smoothness(loss, rho, p + 1, weights=np.ones(p), constant_column=s)
-        assert M.shape == (p + 1,)
-        assert M.sum() == pytest.approx(loss.smoothness * (rho ** 2 + s ** 2))
-        assert M[-1] == pytest.approx(loss.smoothness * s ** 2)      # the intercept: exact
-        np.testing.assert_allclose(M[:-1], loss.smoothness * rho ** 2 / p)
+        # one scale (no bounds, or equal ones): equal second moments rho^2 / p
+        for bounds in (None, np.full(p, 50.0)):
+            M, beta = rms_smoothness(loss, rho, p + 1, feature_bounds=bounds,
+                                     constant_column=s)
+            assert M.shape == (p + 1,)
+            assert M.sum() == pytest.approx(loss.smoothness * (rho ** 2 + s ** 2))
+            assert M[-1] == pytest.approx(loss.smoothness * s ** 2)   # the intercept: exact
+            np.testing.assert_allclose(M[:-1], loss.smoothness * rho ** 2 / p)
         # beta is the trace bound: at least the largest eigenvalue of the data's curvature
         Xa = np.hstack([X, np.full((n, 1), s)])
         top = np.linalg.eigvalsh(Xa.T @ Xa / n)[-1]
         assert beta == pytest.approx(M.sum()) and beta >= loss.smoothness * top
-    # weights apportion the features' part; no constant column
-    M, beta = rms_smoothness(get_loss("half_squared"), 3.0, 3, weights=[1.0, 0.0, 3.0])
-    np.testing.assert_allclose(M, [9 / 4, 0.0, 27 / 4])
-    assert beta == pytest.approx(9.0)
+        # bounds that differ: upper bounds min(B_j^2, rho^2) of every column's true M_j
+        B = np.abs(X).max(axis=0)
+        M, beta = rms_smoothness(loss, rho, p + 1, feature_bounds=B, constant_column=s)
+        np.testing.assert_allclose(M[:-1], loss.smoothness * np.minimum(B ** 2, rho ** 2))
+        assert np.all(M[:-1] >= loss.smoothness * np.mean(X ** 2, axis=0))
+    # a zero bound is a column fixed at 0 (M_j = 0, not counted in p); equal bounds cap rho
+    M, _ = rms_smoothness(get_loss("half_squared"), 3.0, 3, feature_bounds=[2.0, 0.0, 2.0])
+    np.testing.assert_allclose(M, [4.0, 0.0, 4.0])
+    M, _ = rms_smoothness(get_loss("half_squared"), 3.0, 3, feature_bounds=[5.0, 0.0, 5.0])
+    np.testing.assert_allclose(M, [4.5, 0.0, 4.5])
+
+
+def test_rms_smoothness_is_safe_when_scales_differ():
+    """The split of rho^2 by B_j^2 (tried first) under-estimates the M_j of a feature that
+    fills its bound while a wider one does not; the upper bounds never do."""
+    rng = np.random.default_rng(2)
+    n = 2000
+    X = np.column_stack([rng.uniform(30.0, 42.0, n),            # latitude-like: fills B
+                         rng.exponential(1000.0, n).clip(0, 35000)])   # heavy tail
+    B = np.array([42.0, 35000.0])
+    rho = math.sqrt(np.mean(np.sum(X ** 2, axis=1)))
+    loss = get_loss("half_squared")
+    M, _ = rms_smoothness(loss, rho, 2, feature_bounds=B)
+    truth = np.mean(X ** 2, axis=0)
+    assert np.all(M >= truth)
+    split = rho ** 2 * B ** 2 / np.sum(B ** 2)
+    assert split[0] < truth[0] / 100                           # the old split: 100x short
 
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(rms_row_norm=0.0), "rms_row_norm"), (dict(rms_row_norm=math.nan), "rms_row_norm"),
-    (dict(rms_row_norm=1.0, weights=[1.0, -1.0]), "weights"),
-    (dict(rms_row_norm=1.0, weights=[0.0, 0.0]), "weights"),
-    (dict(rms_row_norm=1.0, weights=[1.0]), "weights"),
+    (dict(rms_row_norm=1.0, feature_bounds=[1.0, -1.0]), "feature_bounds"),
+    (dict(rms_row_norm=1.0, feature_bounds=[1.0, math.nan]), "feature_bounds"),
+    (dict(rms_row_norm=1.0, feature_bounds=[1.0]), "feature_bounds"),
 ])
 def test_rms_smoothness_validates(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -80,7 +106,7 @@ def _expected(model, problem, solver, epsilon, delta):
     rule = grids.default_hyperparameters(problem, solver, rms_row_norm=math.hypot(rho, s),
                                          epsilon=epsilon, delta=delta, passes=model.passes)
     p = problem.n_features
-    M, beta = rms_smoothness(problem.loss, rho, p, weights=np.full(p - 1, BOUND ** 2),
+    M, beta = rms_smoothness(problem.loss, rho, p, feature_bounds=np.full(p - 1, BOUND),
                              constant_column=s)
     return rule, M, beta
 
@@ -219,3 +245,16 @@ def test_rule_beats_the_selection_on_standardized_data():
                     .score(X[te], y[te]))
         select.append(DPLasso(**kw).fit(X[tr], y[tr]).score(X[te], y[te]))
     assert np.mean(rule) > np.mean(select)
+
+
+def test_bounds_that_differ_give_upper_bounds(monkeypatch):
+    X, y = _data()
+    X = X * [1.0, 10.0, 1.0, 100.0]
+    B = np.array([BOUND, 10 * BOUND, BOUND, 100 * BOUND])
+    calls = _spy(monkeypatch, "cd")
+    DPLasso(alpha=1e-3, epsilon=1.0, bounds=(-B, B), label_bound=10.0, passes=2, solver="cd",
+            random_state=0, rms_row_norm=50.0).fit(X, y)
+    problem, kwargs = calls[0]
+    M, _ = rms_smoothness(problem.loss, 50.0, 5, feature_bounds=B, constant_column=1.0)
+    np.testing.assert_array_equal(kwargs["smoothness"], M)
+    np.testing.assert_allclose(M[:-1], np.minimum(B ** 2, 2500.0))
