@@ -208,6 +208,17 @@ def test_public_callable_is_documented(name, kind, obj, doc):
     assert problem is None, f"{kind} {name}: {problem}"
 
 
+def test_no_control_characters_in_docstrings():
+    # A math backslash in a non-raw docstring is an escape: "\rho" became a carriage return,
+    # "\frac" a form feed and "\top" a tab in the estimators' shared parameter text (session
+    # 13). Docstrings with math are raw strings, or double their backslashes.
+    # the raw __doc__: inspect.cleandoc splits lines at \r and \f and expands tabs
+    control = re.compile(r"[\x07\x08\x0b\x0c\r\t]")
+    bad = [name for name, _, obj, _ in CALLABLES
+           if control.search(getattr(obj, "__doc__", None) or "")]
+    assert not bad, f"control characters (an unescaped backslash?) in: {bad}"
+
+
 # ---------------------------------------------------------------- the examples in the docstrings
 
 def _module(name):
