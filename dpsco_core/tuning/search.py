@@ -450,7 +450,10 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         for standardized features): without ``candidates``, the grid is centred on the
         noise-level rule (:func:`~dpsco_core.tuning.grids.noise_rule_grid`) at the trial's
         epsilon and delta, the passes and the training part's public size. Public only when
-        it is known before the data (it is not read from them here).
+        it is known before the data (it is not read from them here). With public bounds it
+        also gives the solvers' smoothness constants
+        (:func:`~dpsco_core.public_bounds.rms_smoothness`: equal second moments under one
+        bound, upper bounds under bounds that differ) in place of the bounds' worst cases.
     label_bound : float, optional
         The public label bound of a regression loss for that rule (default the problem's
         public ``label_bound``).
@@ -536,6 +539,17 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
                                      neighboring_relation=relation)
     candidates = list(candidates)
     event = events[0] if len(events) == 1 else ComposedDpEvent(tuple(events))
+    # With public bounds, the solvers' constants are the bounds' worst cases, against which the
+    # rule's step 1 is 25 times short on standardized features bounded at +-5: rho gives
+    # them instead (public_bounds.rms_smoothness, as the estimators do). Without bounds the
+    # solvers keep their own constants.
+    constants = None
+    if rms_row_norm is not None and problem.public_bounds is not None:
+        from ..public_bounds import rms_smoothness
+
+        constants = rms_smoothness(problem.loss, rms_row_norm, p,
+                                   feature_bounds=problem.public_bounds.feature_bounds(p))
+
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before the data
 
     seed_split, seed_sel, seed_final = child_seed_sequences(check_random_state(random_state),
@@ -556,7 +570,7 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     def run(problem_, cand, eps_, delta_, seed, record_history=False):
         return _run_solver(solver, problem_, cand, eps_, delta_, passes, batch_size, average,
                            relation, seed, record_history, public_n=train_n,
-                           sampling=sampling)
+                           sampling=sampling, smoothness=constants)
 
     def trial(cand, seed):
         s_run, s_sc = child_seed_sequences(seed, 2)
@@ -605,17 +619,21 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
 
 
 def _run_solver(solver, problem, cand, epsilon, delta, passes, batch_size, average, relation,
-                seed, record_history=False, public_n=None, sampling="poisson"):
+                seed, record_history=False, public_n=None, sampling="poisson",
+                smoothness=None):
+    """One run; ``smoothness``: None (the solver's default) or ``(M, beta)`` public constants."""
     if solver == "cd":
         from ..solvers.dp_cd import dp_cd
 
         return dp_cd(problem, epsilon=epsilon, delta=delta, passes=passes, step=cand.step,
                      clip=cand.clip, average=average, neighboring_relation=relation,
-                     public_n=public_n, random_state=seed, record_history=record_history)
+                     public_n=public_n, random_state=seed, record_history=record_history,
+                     smoothness="auto" if smoothness is None else smoothness[0])
     from ..solvers.dp_sgd import dp_sgd
 
     m = problem.n_samples if public_n is None else public_n
     return dp_sgd(problem, epsilon=epsilon, delta=delta, passes=passes,
                   batch_size=min(batch_size, m), step=cand.step, clip=cand.clip,
                   neighboring_relation=relation, public_n=public_n, random_state=seed,
-                  record_history=record_history, conversion="improved", sampling=sampling)
+                  record_history=record_history, conversion="improved", sampling=sampling,
+                  smoothness="auto" if smoothness is None else smoothness[1])

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dpsco_core import Problem
-from dpsco_core.exceptions import PrivacyBudgetError
+from dpsco_core.exceptions import PrivacyBudgetError, PrivacyLeakWarning
 from dpsco_core.penalties import L1, L2
 from dpsco_core.privacy import Budget, NeighboringRelation, RdpAccountant
 from dpsco_core.privacy.events import ComposedDpEvent, GaussianDpEvent, RepeatAndSelectDpEvent
@@ -441,3 +441,41 @@ def test_estimators_default_number_of_trials_is_tune_solvers():
     assert inspect.signature(tune_solver).parameters["mean"].default == DEFAULT_MEAN_TRIALS
     for cls in (DPLasso, DPElasticNet, DPLogisticRegression):
         assert cls().n_trials == DEFAULT_MEAN_TRIALS
+
+
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+def test_rms_row_norm_gives_the_runs_smoothness_constants(monkeypatch, problem, solver):
+    # With public bounds, rho sets the solvers' constants (the bounds' worst cases would make
+    # the rule's step 1 too short), public numbers only, the same for every trial; without
+    # bounds the solvers keep their own.
+    import importlib
+
+    from dpsco_core.public_bounds import rms_smoothness
+
+    name = {"cd": "dp_cd", "sgd": "dp_sgd"}[solver]
+    module = importlib.import_module(f"dpsco_core.solvers.{name}")
+    seen, original = [], getattr(module, name)
+
+    def spy(problem_, **kwargs):
+        seen.append(kwargs["smoothness"])
+        return original(problem_, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+    tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=1, mean=3.0,
+                rms_row_norm=1.2, random_state=0)
+    M, beta = rms_smoothness(problem.loss, 1.2, 4, feature_bounds=np.ones(4))
+    assert seen and all(np.array_equal(s, M if solver == "cd" else beta) for s in seen)
+    np.testing.assert_allclose(M, problem.loss.smoothness * 1.2 ** 2 / 4)
+    seen.clear()
+    free = Problem(problem.X, problem.y, loss="half_squared", penalty=L1(0.01))
+    with pytest.warns(PrivacyLeakWarning):
+        tune_solver(free, epsilon=1.0, delta=1e-6, solver=solver, passes=1, mean=3.0,
+                    rms_row_norm=1.2, label_bound=4.0, loss_clip=10.0, random_state=0)
+    assert seen and all(isinstance(s, str) and s == "auto" for s in seen)
+    # a bad rho is refused before anything is charged, candidates given or not
+    budget = Budget(10.0, 1e-3)
+    for cands in (None, [grids.Candidate(1.0, 0.5)]):
+        with pytest.raises(ValueError, match="rms_row_norm"):
+            tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=1, mean=3.0,
+                        rms_row_norm=-1.0, candidates=cands, budget=budget)
+    assert budget.ledger == ()
