@@ -114,13 +114,39 @@ def prox_vector(const double[::1] u,      # IN  (d,)
 
 cdef double _sumsq_range(const double *v, const double *center, double scale, Py_ssize_t lo,
                          Py_ssize_t hi) noexcept nogil:
-    """sum((v[lo:hi] - center[lo:hi]) * scale) ** 2), center NULL meaning the origin."""
-    cdef Py_ssize_t i
-    cdef double s = 0.0, x
-    for i in range(lo, hi):
-        x = (v[i] - center[i]) * scale if center != NULL else v[i] * scale
-        s += x * x
-    return s
+    """sum((v[lo:hi] - center[lo:hi]) * scale) ** 2), center NULL meaning the origin.
+
+    Four interleaved accumulators in a fixed order (as ``_norm1``): one running sum was bound
+    by the latency of its dependent additions, 5x slower than NumPy's norm at d = 1e6."""
+    cdef Py_ssize_t i, m = hi - (hi - lo) % 4
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, x0, x1, x2, x3
+    if center == NULL:
+        for i in range(lo, m, 4):
+            x0 = v[i] * scale
+            x1 = v[i + 1] * scale
+            x2 = v[i + 2] * scale
+            x3 = v[i + 3] * scale
+            s0 += x0 * x0
+            s1 += x1 * x1
+            s2 += x2 * x2
+            s3 += x3 * x3
+        for i in range(m, hi):
+            x0 = v[i] * scale
+            s0 += x0 * x0
+    else:
+        for i in range(lo, m, 4):
+            x0 = (v[i] - center[i]) * scale
+            x1 = (v[i + 1] - center[i + 1]) * scale
+            x2 = (v[i + 2] - center[i + 2]) * scale
+            x3 = (v[i + 3] - center[i + 3]) * scale
+            s0 += x0 * x0
+            s1 += x1 * x1
+            s2 += x2 * x2
+            s3 += x3 * x3
+        for i in range(m, hi):
+            x0 = (v[i] - center[i]) * scale
+            s0 += x0 * x0
+    return (s0 + s1) + (s2 + s3)
 
 
 cdef double _dist_l2(const double *v, const double *center, Py_ssize_t d, double *partial,
