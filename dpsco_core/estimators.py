@@ -500,16 +500,14 @@ class _DPLinearModel(BaseEstimator):
         rho = self._rms_row_norm()
         if rho is not None:
             s = float(self.intercept_scaling) if self.fit_intercept else 0.0
-            try:
-                rule = grids.default_hyperparameters(
-                    problem, solver, rms_row_norm=math.hypot(rho, s), epsilon=epsilon,
-                    delta=delta, passes=float(self.passes))
-            except ValueError as exc:
-                if problem.loss.kind in _CLASSIFICATION_KINDS:
-                    raise
+            if problem.loss.kind not in _CLASSIFICATION_KINDS and (
+                    problem.public_bounds is None or problem.public_bounds.label_bound is None):
                 raise ValueError("rms_row_norm= sets step and clip by the noise-level rule, "
                                  "whose gradient scale at w = 0 needs the public label_bound= "
-                                 "of the targets.") from exc
+                                 "of the targets.")
+            rule = grids.default_hyperparameters(
+                problem, solver, rms_row_norm=math.hypot(rho, s), epsilon=epsilon,
+                delta=delta, passes=float(self.passes))
             return [grids.Candidate(rule.step if step is None else step,
                                     rule.clip if clip is None else clip)], (), None
         conditions: tuple = ()
