@@ -27,7 +27,8 @@ def test_smoke_run(tmp_path, capsys):
     assert {r["grid"] for r in data["solvers"] if r["method"] == "tuned"} <= {"bounds",
                                                                               "centred"}
     models = {r["model"] for r in data["estimators"]}
-    assert {"dpsco-core", "non-private"} <= models
+    assert {"dpsco-core", "non-private", "dpsco-core (cd, rms)", "dpsco-core (sgd, rms)"} <= models
+    assert 'solver="cd", rms_row_norm=sqrt(p)' in text
     if "diffprivlib" not in models:
         assert "diffprivlib not available" in text
     assert (tmp_path / "tuning.png").exists() or "matplotlib" not in str(models)
@@ -39,3 +40,13 @@ def test_table_of_an_older_json_without_the_worst_case_rows():
     text = tuning.markdown(rows, [], False, 50, 1)
     assert "| p | DP-CD | 50 | 0.2000 ± 0.0e+00 | - | 0.1000 ± 0.0e+00 | - | " \
            "0.0500 ± 0.0e+00 | 4.0x | 2.0x | - | yes; - |" in text
+
+
+def test_estimator_table_of_an_older_json_without_the_rms_columns():
+    est = [dict(data="d", model=m, seed=0, score=0.5, solver="ssp")
+           for m in ("dpsco-core", "dpsco-core (cd)", "dpsco-core (sgd)",
+                     "dpsco-core (sgd, shuffle)", "non-private")]
+    text = tuning.markdown([], est, False, 50, 1)
+    assert "| d | 0.5000 ± 0.0e+00 (ssp) | 0.5000 ± 0.0e+00 | 0.5000 ± 0.0e+00 | " \
+           "0.5000 ± 0.0e+00 | - | - | diffprivlib not available | 0.5000 ± 0.0e+00 | " \
+           "100.0%; 100.0%; 100.0%; 100.0%; -; - |" in text
