@@ -5,7 +5,8 @@ features clipped to [-5, 5], intercept column, labels centred on the public rang
 at epsilon = 1, as ``DPLasso(solver="auto")`` runs it, against scikit-learn's
 ``LinearRegression`` and ``Lasso`` on the same data (non-private), and against
 ``DPLasso(solver="cd")``, the estimators' default before issue 19's session 8 (DP-CD with a
-private selection of about 40 trials of 20 passes). Ratios from one run; the utility of each
+private selection of about 80 trials of 20 passes) and ``DPLasso(solver="cd",
+rms_row_norm=sqrt(p))`` (one DP-CD fit with the noise-level rule). Ratios from one run; the utility of each
 is in the README (section "Private hyperparameter selection").
 """
 
@@ -26,13 +27,14 @@ def california():
     return Xtr, ytr
 
 
-def _dplasso(X, y, solver):
+def _dplasso(X, y, solver, rms_row_norm=None):
     from dpsco_core.estimators import DPLasso
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return DPLasso(alpha=1e-4, epsilon=1.0, bounds=(-PUBLIC_BOUND, PUBLIC_BOUND),
-                       label_bound=(0.0, 5.0), solver=solver, random_state=0).fit(X, y)
+                       label_bound=(0.0, 5.0), solver=solver, random_state=0,
+                       rms_row_norm=rms_row_norm).fit(X, y)
 
 
 def bench_ssp_estimator(benchmark, record, california):
@@ -44,6 +46,13 @@ def bench_ssp_estimator(benchmark, record, california):
 def bench_cd_estimator(benchmark, record, california):
     record(benchmark, GROUP, "dpsco_core DPLasso(solver='cd'), private selection")
     benchmark.pedantic(_dplasso, args=(*california, "cd"), rounds=3, iterations=1)
+
+
+def bench_cd_estimator_rms(benchmark, record, california):
+    # the noise-level rule (session 13): one DP-CD fit of 20 passes, no selection
+    record(benchmark, GROUP, "dpsco_core DPLasso(solver='cd', rms_row_norm=sqrt(p))")
+    model = benchmark(_dplasso, *california, "cd", np.sqrt(california[0].shape[1]))
+    assert model.selection_ is None
 
 
 def bench_sklearn_linear_regression(benchmark, record, california):
