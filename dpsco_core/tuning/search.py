@@ -524,6 +524,8 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     n_train = n - n_val if split else m
     B = _default_loss_clip(problem) if loss_clip is None else \
         check_scalar(loss_clip, "loss_clip", low=0.0)
+    if rms_row_norm is not None:          # checked here whatever uses it below
+        rms_row_norm = check_scalar(rms_row_norm, "rms_row_norm", low=0.0)
     centred = candidates is None and rms_row_norm is not None
     if candidates is None and not centred:
         candidates = candidate_grid(problem, solver)

@@ -478,4 +478,8 @@ def test_rms_row_norm_gives_the_runs_smoothness_constants(monkeypatch, problem, 
         with pytest.raises(ValueError, match="rms_row_norm"):
             tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=1, mean=3.0,
                         rms_row_norm=-1.0, candidates=cands, budget=budget)
+    with pytest.raises(ValueError, match="rms_row_norm"):     # no bounds: still checked
+        tune_solver(free, epsilon=1.0, delta=1e-6, solver=solver, passes=1, mean=3.0,
+                    rms_row_norm=math.nan, candidates=[grids.Candidate(1.0, 0.5)],
+                    loss_clip=10.0, budget=budget)
     assert budget.ledger == ()
