@@ -466,6 +466,16 @@ def test_rms_row_norm_gives_the_runs_smoothness_constants(monkeypatch, problem, 
     M, beta = rms_smoothness(problem.loss, 1.2, 4, feature_bounds=np.ones(4))
     assert seen and all(np.array_equal(s, M if solver == "cd" else beta) for s in seen)
     np.testing.assert_allclose(M, problem.loss.smoothness * 1.2 ** 2 / 4)
+    # a dataset's worst neighbours (an extreme record replacing one, a record zeroed) get
+    # the same constants: nothing is read from the records
+    for change in ([1.0, -1.0, 1.0, -1.0], [0.0, 0.0, 0.0, 0.0]):
+        seen.clear()
+        X2, y2 = np.array(problem.X, copy=True), np.array(problem.y, copy=True)
+        X2[7], y2[7] = change, (4.0 if change[0] else 0.0)
+        tune_solver(Problem(X2, y2, loss="half_squared", penalty=L1(0.01), bounds=(-1, 1),
+                            label_bound=4.0), epsilon=1.0, delta=1e-6, solver=solver,
+                    passes=1, mean=3.0, rms_row_norm=1.2, random_state=0)
+        assert seen and all(np.array_equal(s, M if solver == "cd" else beta) for s in seen)
     seen.clear()
     free = Problem(problem.X, problem.y, loss="half_squared", penalty=L1(0.01))
     with pytest.warns(PrivacyLeakWarning):
