@@ -467,10 +467,6 @@ class _DPLinearModel(BaseEstimator):
             B = problem.public_bounds.feature_bounds(p)[:p - (s is not None)]
         return rms_smoothness(problem.loss, rho, p, feature_bounds=B, constant_column=s)
 
-    def _rule(self) -> bool:
-        """True when ``rms_row_norm`` gives the missing step / clip (no selection runs)."""
-        return self.rms_row_norm is not None
-
     def _sampling(self) -> str:
         if self.sampling not in ("poisson", "shuffle"):
             raise ValueError(f"sampling must be 'poisson' or 'shuffle'; got {self.sampling!r}.")
@@ -1373,7 +1369,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         if solver not in ("cd", "sgd"):
             return base
         n = problem.n_samples
-        if (self.step is not None and self.clip is not None) or self._rule():
+        # given step and clip, or rms_row_norm's rule: one fit, no selection
+        if (self.step is not None and self.clip is not None) or self.rms_row_norm is not None:
             search = None
         else:
             share = check_scalar(self.selection_share, "selection_share", low=0.0, high=1.0,
