@@ -573,15 +573,18 @@ def test_one_vs_rest_iterative_fits_spend_the_whole_budget(solver, sampling, giv
     from dpsco_core.estimators import _iterative_one_vs_rest_epsilon
 
     n, p = X.shape[0], 3
+    from dpsco_core.tuning.grids import auto_batch_size
+
+    b = auto_batch_size(n, 2.0)                          # batch_size="auto"
     search = None if given else (5.0, float(DEFAULT_TRIALS_SHAPE), False, 0.5)
     per_fit = _iterative_one_vs_rest_epsilon(1.0, delta, K, (
-        solver, n, p, 2.0, min(256, n), False, sampling if solver == "sgd" else "poisson",
+        solver, n, p, 2.0, b, False, sampling if solver == "sgd" else "poisson",
         search))
     assert per_fit > 1.0 / K
-    expected = _solver_event(solver, per_fit, delta / K, n, p, 2.0, min(256, n), False,
+    expected = _solver_event(solver, per_fit, delta / K, n, p, 2.0, b, False,
                              sampling if solver == "sgd" else "poisson") if given else \
         search_event(epsilon=per_fit, delta=delta / K, solver=solver, n_samples=n,
-                     n_features=p, passes=2.0, mean=5.0, sampling=sampling)
+                     n_features=p, passes=2.0, mean=5.0, sampling=sampling, batch_size=b)
     assert report.event.events == (expected,) * K
 
 

@@ -105,6 +105,11 @@ def _expected(model, problem, solver, epsilon, delta):
     rho, s = model.rms_row_norm, model.intercept_scaling
     rule = grids.default_hyperparameters(problem, solver, rms_row_norm=math.hypot(rho, s),
                                          epsilon=epsilon, delta=delta, passes=model.passes)
+    if solver == "sgd":
+        rule = grids.Candidate(grids.prediction_sgd_step(
+            problem.n_samples, problem.n_features, epsilon=epsilon, delta=delta,
+            passes=model.passes, batch_size=grids.auto_batch_size(problem.n_samples,
+                                                                  model.passes)), rule.clip)
     p = problem.n_features
     M, beta = rms_smoothness(problem.loss, rho, p, feature_bounds=np.full(p - 1, BOUND),
                              constant_column=s)
@@ -258,3 +263,25 @@ def test_bounds_that_differ_give_upper_bounds(monkeypatch):
     M, _ = rms_smoothness(problem.loss, 50.0, 5, feature_bounds=B, constant_column=1.0)
     np.testing.assert_array_equal(kwargs["smoothness"], M)
     np.testing.assert_allclose(M[:-1], np.minimum(B ** 2, 2500.0))
+
+
+def test_batch_size_auto_and_given():
+    """batch_size="auto" (default) is auto_batch_size(n, passes), a given one is kept (at most
+    n): both read from the DP-SGD event's sampling rate b / n; bad values are refused."""
+    X, y = _data()
+    n = X.shape[0]
+    kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-BOUND, BOUND), label_bound=4.0, solver="sgd",
+              step=0.5, clip=1.0, passes=2, random_state=0)
+
+    def rate(model):
+        event = model.privacy_.event
+        while not hasattr(event, "sampling_probability"):
+            event = event.event
+        return event.sampling_probability
+
+    assert rate(DPLasso(**kw).fit(X, y)) == grids.auto_batch_size(n, 2) / n
+    assert rate(DPLasso(**kw, batch_size=64).fit(X, y)) == 64 / n
+    assert rate(DPLasso(**kw, batch_size=10 * n).fit(X, y)) == 1.0
+    for bad, err in (("big", TypeError), (0, ValueError), (2.5, TypeError)):
+        with pytest.raises(err, match="batch_size"):
+            DPLasso(**kw, batch_size=bad).fit(X, y)

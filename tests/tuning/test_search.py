@@ -162,6 +162,49 @@ def test_noise_level_rule(problem, solver):
                                       delta=1e-5, passes=10)
 
 
+def test_prediction_sgd_step():
+    # gamma = min(1, u sqrt(passes) / (T min(A, c_max nu))), T = passes n / b
+    n, p, passes, b = 20_000, 9, 20.0, 256
+    nu = grids.noise_level(n, p, epsilon=1.0, delta=1.0 / n ** 2, passes=passes)
+    assert grids.NOISE_RULE_A["sgd"] < grids.NOISE_RULE_MAX_FACTOR * nu   # uncapped clip
+    step = grids.prediction_sgd_step(n, p, epsilon=1.0, delta=1.0 / n ** 2, passes=passes,
+                                     batch_size=b)
+    expected = grids.PREDICTION_SGD_U * math.sqrt(passes) / (
+        passes * n / b * grids.NOISE_RULE_A["sgd"])
+    assert step == pytest.approx(expected, rel=1e-12) and 0.1 < step < 1.0
+    # more steps (more records, smaller batches): a smaller step; few steps: at most 1
+    assert grids.prediction_sgd_step(4 * n, p, epsilon=1.0, delta=1.0 / n ** 2,
+                                     passes=passes, batch_size=b) < step
+    assert grids.prediction_sgd_step(300, p, epsilon=1.0, delta=1e-5, passes=passes,
+                                     batch_size=b) == 1.0
+    # a batch above n counts as n; little noise: the clip's cap sets the noise, larger step
+    assert grids.prediction_sgd_step(300, p, epsilon=1.0, delta=1e-5, passes=passes,
+                                     batch_size=10 ** 6) == grids.prediction_sgd_step(
+        300, p, epsilon=1.0, delta=1e-5, passes=passes, batch_size=300)
+    big = grids.prediction_sgd_step(n, p, epsilon=100.0, delta=1.0 / n ** 2, passes=passes,
+                                    batch_size=b)
+    nu_big = grids.noise_level(n, p, epsilon=100.0, delta=1.0 / n ** 2, passes=passes)
+    assert big == pytest.approx(min(1.0, grids.PREDICTION_SGD_U * math.sqrt(passes) / (
+        passes * n / b * grids.NOISE_RULE_MAX_FACTOR * nu_big)), rel=1e-12)
+    assert grids.prediction_sgd_step(n, p, epsilon=math.inf, delta=1e-5, passes=passes,
+                                     batch_size=b) == 1.0
+    for bad in (dict(batch_size=0), dict(batch_size=2.5), dict(passes=0.0)):
+        kw = dict(epsilon=1.0, delta=1e-5, passes=passes, batch_size=b) | bad
+        with pytest.raises((ValueError, TypeError)):
+            grids.prediction_sgd_step(n, p, **kw)
+
+
+def test_auto_batch_size():
+    # min(256, max(1, floor(passes n / 200))): about 200 steps where the data allow
+    assert grids.auto_batch_size(354, 20.0) == 35
+    assert grids.auto_batch_size(2560, 20) == 256 == grids.auto_batch_size(10 ** 6, 20.0)
+    assert grids.auto_batch_size(2559, 20.0) == 255
+    assert grids.auto_batch_size(5, 20.0) == 1
+    for n, passes in ((0, 20.0), (10, 0.0), (2.5, 1.0)):
+        with pytest.raises((ValueError, TypeError)):
+            grids.auto_batch_size(n, passes)
+
+
 def test_noise_level_rule_logistic_gradient_factor_at_zero():
     # |l'(0, +-1)| = 1/2: the typical gradient at w = 0 is rho / 2 (the worst-case rule's
     # Lambda_0 is 1, the bound at any margin).
