@@ -111,6 +111,10 @@ def test_auto_rule_is_public_and_monotone():
     assert auto_solver(problem, epsilon=1.0, delta=1e-7) == "ssp"
     assert auto_solver(problem, epsilon=1.0, delta=1e-7, hyperparameters_given=True) == "cd"
     assert auto_solver(problem, epsilon=np.inf, delta=1e-7) == "ssp"
+    # a public rms row norm: DP-CD with the noise-level rule (SSP for the exact, infinite
+    # epsilon fit)
+    assert auto_solver(problem, epsilon=1.0, delta=1e-7, rms_row_norm_given=True) == "cd"
+    assert auto_solver(problem, epsilon=np.inf, delta=1e-7, rms_row_norm_given=True) == "ssp"
     r = ssp_ridge_ratio(5, n_samples=3000, epsilon=1.0, delta=1e-7)
     assert r < SSP_MAX_RIDGE_RATIO
     assert ssp_ridge_ratio(5, n_samples=30000, epsilon=1.0, delta=1e-7) < r
@@ -230,3 +234,18 @@ def test_auto_ratio_counts_the_logistic_newton_releases():
     two = ssp_ridge_ratio(9, n_samples=5000, epsilon=1.0, delta=1e-8)
     four = ssp_ridge_ratio(9, n_samples=5000, epsilon=1.0, delta=1e-8, releases=4)
     assert 1.3 * two < four < 1.5 * two                  # about sqrt(2): half the rho each
+
+
+def test_auto_with_rms_row_norm_runs_the_rule():
+    """solver="auto" given rms_row_norm: one DP-CD fit with the noise-level rule, no selection,
+    under replace-one (SSP's relation); without it, SSP on the same data."""
+    X, y = _regression(3000)
+    kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-4, 4), label_bound=(0.0, 6.0), random_state=0)
+    rule = DPLasso(**kw, rms_row_norm=2.0).fit(X, y)
+    assert rule.solver_ == "cd" and rule.selection_ is None
+    assert rule.privacy_.neighboring_relation.value == "replace_one"
+    assert rule.privacy_.epsilon <= 1.0
+    assert DPLasso(**kw).fit(X, y).solver_ == "ssp"
+    clf = DPLogisticRegression(epsilon=1.0, bounds=(-4, 4), rms_row_norm=2.0,
+                               random_state=0).fit(X, np.where(y > 3.0, 1, 0))
+    assert clf.solver_ == "cd" and clf.selection_ is None

@@ -49,7 +49,8 @@ for s in settings:
         err = lambda cand: float(np.mean([_relative(s, _run(s, solver, cand, PASSES, 1000 + k))
                                           for k in SEEDS]))
         rule = grids.default_hyperparameters(P, solver, rms_row_norm=rho, epsilon=s.epsilon,
-                                             delta=s.delta, passes=PASSES, label_bound=Y)
+                                             delta=s.delta, passes=PASSES, label_bound=Y,
+                                             neighboring_relation="zero_out")    # as _run
         worst = grids.default_hyperparameters(P, solver, scale=_public_scale(P, solver))
         steps = (1.0,) if solver == "cd" else (0.1, 1.0)
         dense = {(st, c): err(grids.Candidate(st, c * typical))

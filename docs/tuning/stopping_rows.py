@@ -40,7 +40,8 @@ for item in spec.split(","):
     sd = ev.events[1].noise_multiplier * B / P.n_samples
     if centred:
         grid = grids.noise_rule_grid(P, solver, rms_row_norm=_public_rms(P), epsilon=e,
-                                     delta=st.delta, passes=50, label_bound=_label_bound(P))
+                                     delta=st.delta, passes=50, label_bound=_label_bound(P),
+                                     neighboring_relation="zero_out")     # as rel
     err, loss = run_candidates(st, solver, grid, e, B, n_seeds, rel, 7000)
     plain, guarded = simulate(err, loss, sd, Z, zero_err, mean, shape, distinct=True)
     per = "  ".join(f"kappa-{i} {err[i].mean():.4f}" for i in range(len(grid)))

@@ -141,16 +141,17 @@ def solver_rows(settings, passes, seeds, progress=print):
             scale = _public_scale(setting.problem, solver)
             grid = grids.candidate_grid(setting.problem, solver, scale=scale)
             worst_case = grids.default_hyperparameters(setting.problem, solver, scale=scale)
+            # every run here is under zero-out (_run, tune_solver below)
             default = grids.default_hyperparameters(
                 setting.problem, solver, rms_row_norm=_public_rms(setting.problem),
                 epsilon=setting.epsilon, delta=setting.delta, passes=passes,
-                label_bound=_label_bound(setting.problem))
+                label_bound=_label_bound(setting.problem), neighboring_relation="zero_out")
             rule_kw = dict(rms_row_norm=_public_rms(setting.problem), delta=setting.delta,
                            passes=passes, label_bound=_label_bound(setting.problem))
             # the centred grid at the run's epsilon, for the tuned column (c): it is searched
             # too, so (c) is the best of both grids
             centred = grids.noise_rule_grid(setting.problem, solver, epsilon=setting.epsilon,
-                                            **rule_kw)
+                                            neighboring_relation="zero_out", **rule_kw)
             progress(f"{setting.key} {NAMES[solver]}: defaults, private selection, "
                      f"{len(grid)}-point and {len(centred)}-point grids x {len(seeds)} seeds")
             for seed in seeds:

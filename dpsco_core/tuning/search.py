@@ -538,7 +538,8 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         candidates = noise_rule_grid(problem, solver, rms_row_norm=rms_row_norm,
                                      epsilon=e_trial, delta=sel_delta, passes=passes,
                                      n_samples=n_train, label_bound=label_bound,
-                                     neighboring_relation=relation)
+                                     neighboring_relation=relation, sampling=sampling,
+                                     batch_size=batch_size)
     candidates = list(candidates)
     event = events[0] if len(events) == 1 else ComposedDpEvent(tuple(events))
     # With public bounds, the solvers' constants are the bounds' worst cases, against which the

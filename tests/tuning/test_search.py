@@ -131,12 +131,24 @@ def test_noise_level_rule(problem, solver):
     n, p = problem.n_samples, problem.n_features
     nu = grids.noise_level(n, p, epsilon=1.0, delta=1e-5, passes=10)
     d = grids.default_hyperparameters(problem, solver, rms_row_norm=1.5, epsilon=1.0,
-                                      delta=1e-5, passes=10)
+                                      delta=1e-5, passes=10, neighboring_relation="zero_out")
     factor = min(grids.NOISE_RULE_A[solver] / nu, grids.NOISE_RULE_MAX_FACTOR)
     assert d == grids.Candidate(grids.NOISE_RULE_STEP[solver], 4.0 * 1.5 * factor)
+    # replace-one (the default): DP-CD's sensitivity 2C doubles its noise level; DP-SGD's
+    # level is its sampling's, whatever the relation
+    r1 = grids.default_hyperparameters(problem, solver, rms_row_norm=1.5, epsilon=1.0,
+                                       delta=1e-5, passes=10)
+    double = min(grids.NOISE_RULE_A[solver] / (2 * nu), grids.NOISE_RULE_MAX_FACTOR)
+    assert r1.clip == pytest.approx(4.0 * 1.5 * (double if solver == "cd" else factor),
+                                    rel=1e-12)
+    if solver == "cd":
+        assert r1.clip < d.clip
+    assert grids.default_hyperparameters(
+        problem, solver, rms_row_norm=1.5, epsilon=1.0, delta=1e-5, passes=10,
+        n_samples=n, neighboring_relation="add_or_remove_one") == d
     # Much noise: the clip shrinks like 1 / nu; none: c_max typical gradients.
     tiny = grids.default_hyperparameters(problem, solver, rms_row_norm=1.5, epsilon=1e-3,
-                                         delta=1e-5, passes=10)
+                                         delta=1e-5, passes=10, neighboring_relation="zero_out")
     assert tiny.clip == pytest.approx(4.0 * 1.5 * grids.NOISE_RULE_A[solver] / (nu * 1e3))
     free = grids.default_hyperparameters(problem, solver, rms_row_norm=1.5,
                                          epsilon=math.inf, delta=1e-5, passes=10)
@@ -144,7 +156,7 @@ def test_noise_level_rule(problem, solver):
     # A public label bound given directly; a public n under add/remove-one.
     d2 = grids.default_hyperparameters(problem, solver, rms_row_norm=1.5, epsilon=1.0,
                                        delta=1e-5, passes=10, label_bound=8.0,
-                                       n_samples=4 * n)
+                                       n_samples=4 * n, neighboring_relation="zero_out")
     nu2 = grids.noise_level(4 * n, p, epsilon=1.0, delta=1e-5, passes=10)
     assert d2.clip == pytest.approx(
         8.0 * 1.5 * min(grids.NOISE_RULE_A[solver] / nu2, grids.NOISE_RULE_MAX_FACTOR))
@@ -277,6 +289,45 @@ def test_tune_solver_centres_its_grid_on_the_rule_at_the_trials_epsilon(problem,
     again = tune_solver(problem, epsilon=1.0, delta=1e-6, solver=solver, passes=2,
                         rms_row_norm=1.2, random_state=0)
     np.testing.assert_array_equal(res.coef, again.coef)
+
+
+def test_sgd_noise_level_shuffled_batches_are_not_amplified(problem):
+    # shuffled batches: sqrt(n / b) times Poisson's noise level (a batch above n counts n)
+    kw = dict(epsilon=1.0, delta=1e-6, passes=3.0)
+    n, p = 10_000, 5
+    nu = grids.noise_level(n, p, **kw)
+    assert grids.sgd_noise_level(n, p, **kw) == nu
+    assert grids.sgd_noise_level(n, p, sampling="poisson", batch_size=64, **kw) == nu
+    assert grids.sgd_noise_level(n, p, sampling="shuffle", batch_size=100, **kw) == \
+        pytest.approx(10.0 * nu, rel=1e-12)
+    assert grids.sgd_noise_level(n, p, sampling="shuffle", batch_size=10 * n, **kw) == nu
+    with pytest.raises(ValueError, match="batch_size"):
+        grids.sgd_noise_level(n, p, sampling="shuffle", **kw)
+    with pytest.raises(ValueError, match="sampling"):
+        grids.sgd_noise_level(n, p, sampling="uniform", batch_size=64, **kw)
+    # the rule's clip and the prediction step follow it; DP-CD ignores sampling
+    rule = dict(rms_row_norm=1.2, epsilon=1.0, delta=1e-6, passes=3.0)
+    m = problem.n_samples
+    b = max(1, m // 8)
+    shuffled = grids.default_hyperparameters(problem, "sgd", sampling="shuffle", batch_size=b,
+                                             **rule)
+    nu_s = grids.sgd_noise_level(m, problem.n_features, sampling="shuffle", batch_size=b,
+                                 epsilon=1.0, delta=1e-6, passes=3.0)
+    assert shuffled.clip == pytest.approx(4.0 * 1.2 * min(
+        grids.NOISE_RULE_A["sgd"] / nu_s, grids.NOISE_RULE_MAX_FACTOR), rel=1e-12)
+    assert shuffled.clip < grids.default_hyperparameters(problem, "sgd", **rule).clip
+    assert grids.default_hyperparameters(problem, "cd", sampling="shuffle", batch_size=b,
+                                         **rule) == grids.default_hyperparameters(
+        problem, "cd", **rule)
+    assert grids.prediction_sgd_step(m, 3, epsilon=100.0, delta=1e-6, passes=3.0,
+                                     batch_size=b, sampling="shuffle") <= \
+        grids.prediction_sgd_step(m, 3, epsilon=100.0, delta=1e-6, passes=3.0, batch_size=b)
+    # tune_solver's centred grid with shuffled batches: at the shuffled noise level
+    res = tune_solver(problem, epsilon=1.0, delta=1e-6, solver="sgd", passes=2,
+                      rms_row_norm=1.2, sampling="shuffle", batch_size=b, random_state=0)
+    assert res.candidate in grids.noise_rule_grid(
+        problem, "sgd", rms_row_norm=1.2, epsilon=res.trial_epsilon, delta=1e-6, passes=2,
+        sampling="shuffle", batch_size=b)
 
 
 def test_centred_grid_reads_nothing_from_the_records():
