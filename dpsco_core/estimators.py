@@ -206,6 +206,11 @@ def _data_scale(problem: Problem, solver: str) -> tuple[float, float]:
 #: 0.07 at ratios 0.013 to 0.22, a tie at 0.30, DP-CD better by 0.03 to 0.14 from 0.27 on.
 SSP_MAX_RIDGE_RATIO = 0.2
 
+#: With a public ``rms_row_norm`` DP-CD runs the noise-level rule instead of a selection and
+#: ``solver="auto"`` prefers it to SSP above this much smaller ratio (issue 19, session 14,
+#: :func:`auto_solver`; ``docs/tuning/auto_solver_rms.txt``).
+SSP_MAX_RIDGE_RATIO_WITH_RMS = 0.02
+
 #: ... and when the public per-feature bounds (the intercept's column included) span at most
 #: this factor. SSP clips rows and adds noise isotropically: with feature scales spread over
 #: orders of magnitude the wide features set the clip and the noise swamps the narrow ones.
@@ -220,12 +225,15 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
                 hyperparameters_given: bool = False, rms_row_norm_given: bool = False) -> str:
     """The solver of ``solver="auto"``: ``"ssp"`` or ``"cd"``, by a rule on public facts only.
 
-    Given a public ``rms_row_norm`` (and a finite epsilon): DP-CD, which then runs the
-    noise-level rule at the whole budget (no selection). Measured (issue 19, session 14, at
-    epsilon = 1, held-out, replace-one like SSP): standardized California R^2 0.617 against
-    SSP's 0.608 (10 seeds), Electricity accuracy 0.7533 against 0.7513, and on the synthetic
-    regressions of ``docs/tuning/auto_solver_rule.txt`` above SSP on 10 of 12 (n, p) cells
-    (up to 0.18 R^2) and within 0.005 on the other two. Otherwise:
+    Given a public ``rms_row_norm``, DP-CD (which then runs the noise-level rule at the whole
+    budget, no selection) unless SSP's ridge ratio is at most
+    ``SSP_MAX_RIDGE_RATIO_WITH_RMS`` = 0.02, where SSP's noise is negligible. Measured (issue
+    19, session 14, held-out, replace-one like SSP; ``docs/tuning/auto_solver_rms.txt``):
+    DP-CD's rule above SSP at ratios 0.026 to 0.15 (standardized California R^2 0.617
+    against 0.608 at epsilon = 1, 0.576 against 0.546 at 0.25; Electricity accuracy 0.7533
+    against 0.7513 at epsilon = 1; synthetic regressions by up to 0.18), within 0.005 at
+    0.082 and 0.097, and SSP above at 0.010 (California at epsilon = 4: 0.630 against
+    0.619). Otherwise:
 
     SSP (:func:`dpsco_core.solvers.ssp.dp_ssp`) when the loss is a squared loss with public
     row and label bounds, or the logistic loss (L2 penalty or none; its quadratic surrogate,
@@ -252,7 +260,8 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
     hyperparameters_given : bool, default=False
         True when ``step`` or ``clip`` was given (DP-CD's hyperparameters): DP-CD then.
     rms_row_norm_given : bool, default=False
-        True when a public ``rms_row_norm`` was given: DP-CD then (with a finite epsilon).
+        True when a public ``rms_row_norm`` was given: DP-CD then, unless SSP's ridge ratio
+        is at most ``SSP_MAX_RIDGE_RATIO_WITH_RMS`` (or epsilon is infinite).
 
     Returns
     -------
@@ -261,7 +270,7 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
     """
     from .solvers.ssp import ssp_ridge_ratio
 
-    if hyperparameters_given or (rms_row_norm_given and math.isfinite(epsilon)):
+    if hyperparameters_given:
         return "cd"
     public = problem.public_bounds
     classification = problem.loss.kind in _CLASSIFICATION_KINDS
@@ -279,7 +288,8 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
     # dp_ssp_logistic's four releases (surrogate and Newton step) share one multiplier
     ratio = ssp_ridge_ratio(problem.n_features, n_samples=problem.n_samples, epsilon=epsilon,
                             delta=delta, releases=4 if classification else 2)
-    return "ssp" if ratio <= SSP_MAX_RIDGE_RATIO else "cd"
+    limit = SSP_MAX_RIDGE_RATIO_WITH_RMS if rms_row_norm_given else SSP_MAX_RIDGE_RATIO
+    return "ssp" if ratio <= limit else "cd"
 
 
 def _label_range(label_bound: Any, fit_intercept: bool) -> tuple[float, float | None]:

@@ -115,6 +115,10 @@ def test_auto_rule_is_public_and_monotone():
     # epsilon fit)
     assert auto_solver(problem, epsilon=1.0, delta=1e-7, rms_row_norm_given=True) == "cd"
     assert auto_solver(problem, epsilon=np.inf, delta=1e-7, rms_row_norm_given=True) == "ssp"
+    # ... unless SSP's ridge is negligible (ratio <= 0.02)
+    assert ssp_ridge_ratio(5, n_samples=3000, epsilon=1.0, delta=1e-7) > 0.02
+    assert ssp_ridge_ratio(5, n_samples=3000, epsilon=30.0, delta=1e-7) <= 0.02
+    assert auto_solver(problem, epsilon=30.0, delta=1e-7, rms_row_norm_given=True) == "ssp"
     r = ssp_ridge_ratio(5, n_samples=3000, epsilon=1.0, delta=1e-7)
     assert r < SSP_MAX_RIDGE_RATIO
     assert ssp_ridge_ratio(5, n_samples=30000, epsilon=1.0, delta=1e-7) < r

@@ -3,7 +3,9 @@
 # and the rule's clip at c times the zero-out noise level nu its constant A was fitted on
 # (c = 2 is the rule since this session), held-out score at epsilon = 1, 20 passes:
 # (1) the synthetic standardized regressions of auto_solver.py (3 seeds) at c = 0.5, 1, 2, 4;
-# (2) the real tasks of estimator_rms_holdout.py and reproduce tuning (10 splits) at c = 1, 2, 4.
+# (2) the real tasks of estimator_rms_holdout.py and reproduce tuning (10 splits) at c = 1, 2, 4;
+# (3) at epsilon = 0.25 and 4: standardized California and Electricity (10 splits) and the
+#     synthetic regressions at epsilon = 0.25 (3 seeds), c = 1, 2.
 #   PYTHONPATH=. python docs/tuning/dp_cd_relation.py > docs/tuning/dp_cd_relation.txt
 import math
 import types
@@ -71,3 +73,35 @@ for name, (X, y, kind, extra, split) in tasks.items():
             scores.append(model.fit(Xtr, ytr).score(Xte, yte))
         out.append(f"c={c:g} {np.mean(scores):.4f} ± {np.std(scores) / math.sqrt(10):.4f}")
     print(f"  {name}:", "  ".join(out), flush=True)
+print("other budgets: c = 1 / 2")
+for eps in (0.25, 4.0):
+    for name in ("california (R^2)", "electricity (accuracy)"):
+        X, y, kind, extra, split = tasks[name]
+        out = []
+        for c in (1.0, 2.0):
+            state["c"] = c
+            scores = []
+            for seed in range(10):
+                Xtr, ytr, Xte, yte = split(X, y, seed)
+                base = (DPLasso(alpha=1e-4, epsilon=eps, bounds=(-B, B), random_state=seed,
+                                **extra) if kind == "regression" else
+                        DPLogisticRegression(epsilon=eps, bounds=(-B, B), random_state=seed))
+                model = clone(base).set_params(solver="cd", rms_row_norm=math.sqrt(8))
+                scores.append(model.fit(Xtr, ytr).score(Xte, yte))
+            out.append(f"c={c:g} {np.mean(scores):.4f} ± {np.std(scores) / math.sqrt(10):.4f}")
+        print(f"  epsilon {eps:g}, {name}:", "  ".join(out), flush=True)
+for n, p in [(2000, 16), (20000, 16), (20000, 64), (5000, 24)]:
+    out = []
+    for c in (1.0, 2.0):
+        state["c"] = c
+        scores = []
+        for seed in range(3):
+            rng = np.random.default_rng(seed)
+            X = np.clip(rng.standard_normal((2 * n, p)), -5, 5)
+            beta = rng.standard_normal(p) / math.sqrt(p)
+            y = np.clip(X @ beta + 0.7 * rng.standard_normal(2 * n), -3, 3)
+            model = DPLasso(alpha=1e-4, epsilon=0.25, bounds=(-5, 5), label_bound=3.0,
+                            solver="cd", random_state=seed, rms_row_norm=math.sqrt(p))
+            scores.append(model.fit(X[:n], y[:n]).score(X[n:], y[n:]))
+        out.append(f"c={c:g} {np.mean(scores):.3f}")
+    print(f"  epsilon 0.25, synthetic ({n}, {p}):", "  ".join(out), flush=True)

@@ -8,7 +8,9 @@
 # (3) a synthetic logistic regression (standardized Gaussian features, n = 10,000, p = 20).
 # Columns: the defaults (solver="auto"), DP-CD and DP-SGD with the private selection, DP-CD and
 # DP-SGD with rms_row_norm = sqrt(p) (the rule, no selection), the non-private scikit-learn
-# model. 20 passes (the estimators' default).
+# model. 20 passes (the estimators' default). Session 14 re-ran it after DP-SGD's prediction step
+# and batch_size="auto" and DP-CD's replace-one noise level (the two rule columns and DP-SGD's
+# selection changed).
 #   PYTHONPATH=. python docs/tuning/estimator_rms_holdout.py
 import math
 import warnings

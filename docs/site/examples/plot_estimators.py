@@ -11,9 +11,12 @@ cannot tell privately for free:
   selection inside the same budget (about 80 trials, each at a third of epsilon);
 - ``solver="cd", rms_row_norm=sqrt(p)``: the features are standardized, so their
   root-mean-square row norm is public; the noise-level rule gives step and clip and the whole
-  budget pays one DP-CD fit.
+  budget pays one DP-CD fit (what ``solver="auto"`` runs when given ``rms_row_norm``);
+- ``solver="sgd", rms_row_norm=sqrt(p)``: the same for DP-SGD with Poisson batches, whose
+  step (``tuning.grids.prediction_sgd_step``) grows as its number of steps falls.
 
-Every fit is (epsilon, 1/n^2)-DP under replace-one neighbours, with an unconditional report:
+Every fit is (epsilon, 1/n^2)-DP under replace-one neighbours (DP-SGD's Poisson batches:
+zero-out, one record replaced by the null record), with an unconditional report:
 the bounds [-5, 5], the label range [0, 5] and rho are public numbers, not read from the data.
 The standardization uses the training split's statistics, which a real release must take from
 public sources too.
@@ -38,7 +41,8 @@ p = Xtr.shape[1]
 
 ways = {"SSP (solver='auto')": dict(),
         "DP-CD, private selection": dict(solver="cd"),
-        "DP-CD, rms_row_norm=sqrt(p)": dict(solver="cd", rms_row_norm=math.sqrt(p))}
+        "DP-CD, rms_row_norm=sqrt(p)": dict(solver="cd", rms_row_norm=math.sqrt(p)),
+        "DP-SGD, rms_row_norm=sqrt(p)": dict(solver="sgd", rms_row_norm=math.sqrt(p))}
 epsilons = [0.25, 1.0, 4.0]
 scores = {name: [] for name in ways}
 for eps in epsilons:
