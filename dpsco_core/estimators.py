@@ -688,7 +688,10 @@ _COMMON_DOC = r"""
         per epoch, no amplification claimed): measured at epsilon = 1 on the data of
         ``reproduce tuning`` (issue 19), a tie with DP-CD (California R^2 0.478 against
         0.477, Electricity accuracy 0.742 against 0.738) and below Poisson (0.562, 0.755),
-        hence not the default (``docs/tuning/diagnosis.md``, section 5).
+        hence not the default (``docs/tuning/diagnosis.md``, section 5). With
+        ``rms_row_norm`` the rule takes the unamplified noise level of shuffled batches
+        (:func:`dpsco_core.tuning.grids.sgd_noise_level`; California R^2 0.604, Poisson's
+        0.634).
     average : bool, default=False
         DP-CD only: return the average of the iterates (Algorithm 1, the theory) instead of the
         last iterate (the practical choice; ``passes`` must then be a whole number).

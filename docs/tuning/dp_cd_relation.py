@@ -8,22 +8,18 @@
 #     synthetic regressions at epsilon = 0.25 (3 seeds), c = 1, 2.
 #   PYTHONPATH=. python docs/tuning/dp_cd_relation.py > docs/tuning/dp_cd_relation.txt
 import math
-import types
 import warnings
 
 import numpy as np
 
 warnings.simplefilter("ignore")
+from _estimator_tasks import real_tasks
 from sklearn.base import clone
 
 from dpsco_core.estimators import DPLasso, DPLogisticRegression
 from dpsco_core.experiments.tuning import PUBLIC_BOUND as B
-from dpsco_core.experiments.tuning import _estimator_data, _split
 from dpsco_core.tuning import grids
 
-_src = open("docs/tuning/estimator_rms_holdout.py").read().split("columns = [")[0]
-H = types.ModuleType("estimator_rms_holdout")
-exec(_src, H.__dict__)
 rule = grids.default_hyperparameters
 state = {"c": 1.0}
 
@@ -35,11 +31,10 @@ def scaled(problem, solver, **kw):
     return rule(problem, solver, **kw)
 
 
-grids.default_hyperparameters = scaled
-print("synthetic regressions (n, p): R^2 at c = 0.5 / 1 / 2 / 4 (3 seeds)")
-for n, p in [(2000, 16), (20000, 16), (20000, 64), (5000, 24)]:
+def synthetic_row(n, p, epsilon, cs):
+    """R^2 at each c on auto_solver.py's synthetic regression (n, p), 3 seeds."""
     out = []
-    for c in (0.5, 1.0, 2.0, 4.0):
+    for c in cs:
         state["c"] = c
         scores = []
         for seed in range(3):
@@ -47,61 +42,44 @@ for n, p in [(2000, 16), (20000, 16), (20000, 64), (5000, 24)]:
             X = np.clip(rng.standard_normal((2 * n, p)), -5, 5)
             beta = rng.standard_normal(p) / math.sqrt(p)
             y = np.clip(X @ beta + 0.7 * rng.standard_normal(2 * n), -3, 3)
-            model = DPLasso(alpha=1e-4, epsilon=1.0, bounds=(-5, 5), label_bound=3.0,
+            model = DPLasso(alpha=1e-4, epsilon=epsilon, bounds=(-5, 5), label_bound=3.0,
                             solver="cd", random_state=seed, rms_row_norm=math.sqrt(p))
             scores.append(model.fit(X[:n], y[:n]).score(X[n:], y[n:]))
         out.append(f"c={c:g} {np.mean(scores):.3f}")
-    print(f"  ({n}, {p}):", "  ".join(out), flush=True)
-tasks = {}
-for name, (X, y, kind) in _estimator_data().items():
-    tasks[name] = (X, y, kind, dict(label_bound=(0.0, 5.0)), _split)
-for name, (X, y, kind) in H.data().items():
-    tasks[name] = (X, y, kind, dict(label_bound=(25.0, 346.0)) if kind == "regression" else {},
-                   H.split)
-print("real tasks: held-out score at c = 1 / 2 / 4 (mean ± standard error, 10 splits)")
-for name, (X, y, kind, extra, split) in tasks.items():
+    return "  ".join(out)
+
+
+def real_row(task, epsilon, cs):
+    """Held-out score at each c on a real task, 10 splits (mean ± standard error)."""
+    X, y, kind, extra, split = task
     out = []
-    for c in (1.0, 2.0, 4.0):
+    for c in cs:
         state["c"] = c
         scores = []
         for seed in range(10):
             Xtr, ytr, Xte, yte = split(X, y, seed)
-            base = (DPLasso(alpha=1e-4, epsilon=1.0, bounds=(-B, B), random_state=seed, **extra)
-                    if kind == "regression" else
-                    DPLogisticRegression(epsilon=1.0, bounds=(-B, B), random_state=seed))
+            base = (DPLasso(alpha=1e-4, epsilon=epsilon, bounds=(-B, B), random_state=seed,
+                            **extra) if kind == "regression" else
+                    DPLogisticRegression(epsilon=epsilon, bounds=(-B, B), random_state=seed))
             model = clone(base).set_params(solver="cd", rms_row_norm=math.sqrt(Xtr.shape[1]))
             scores.append(model.fit(Xtr, ytr).score(Xte, yte))
         out.append(f"c={c:g} {np.mean(scores):.4f} ± {np.std(scores) / math.sqrt(10):.4f}")
-    print(f"  {name}:", "  ".join(out), flush=True)
+    return "  ".join(out)
+
+
+grids.default_hyperparameters = scaled
+SYNTHETIC = [(2000, 16), (20000, 16), (20000, 64), (5000, 24)]
+print("synthetic regressions (n, p): R^2 at c = 0.5 / 1 / 2 / 4 (3 seeds)")
+for n, p in SYNTHETIC:
+    print(f"  ({n}, {p}):", synthetic_row(n, p, 1.0, (0.5, 1.0, 2.0, 4.0)), flush=True)
+tasks = real_tasks()
+print("real tasks: held-out score at c = 1 / 2 / 4 (mean ± standard error, 10 splits)")
+for name, task in tasks.items():
+    print(f"  {name}:", real_row(task, 1.0, (1.0, 2.0, 4.0)), flush=True)
 print("other budgets: c = 1 / 2")
 for eps in (0.25, 4.0):
     for name in ("california (R^2)", "electricity (accuracy)"):
-        X, y, kind, extra, split = tasks[name]
-        out = []
-        for c in (1.0, 2.0):
-            state["c"] = c
-            scores = []
-            for seed in range(10):
-                Xtr, ytr, Xte, yte = split(X, y, seed)
-                base = (DPLasso(alpha=1e-4, epsilon=eps, bounds=(-B, B), random_state=seed,
-                                **extra) if kind == "regression" else
-                        DPLogisticRegression(epsilon=eps, bounds=(-B, B), random_state=seed))
-                model = clone(base).set_params(solver="cd", rms_row_norm=math.sqrt(8))
-                scores.append(model.fit(Xtr, ytr).score(Xte, yte))
-            out.append(f"c={c:g} {np.mean(scores):.4f} ± {np.std(scores) / math.sqrt(10):.4f}")
-        print(f"  epsilon {eps:g}, {name}:", "  ".join(out), flush=True)
-for n, p in [(2000, 16), (20000, 16), (20000, 64), (5000, 24)]:
-    out = []
-    for c in (1.0, 2.0):
-        state["c"] = c
-        scores = []
-        for seed in range(3):
-            rng = np.random.default_rng(seed)
-            X = np.clip(rng.standard_normal((2 * n, p)), -5, 5)
-            beta = rng.standard_normal(p) / math.sqrt(p)
-            y = np.clip(X @ beta + 0.7 * rng.standard_normal(2 * n), -3, 3)
-            model = DPLasso(alpha=1e-4, epsilon=0.25, bounds=(-5, 5), label_bound=3.0,
-                            solver="cd", random_state=seed, rms_row_norm=math.sqrt(p))
-            scores.append(model.fit(X[:n], y[:n]).score(X[n:], y[n:]))
-        out.append(f"c={c:g} {np.mean(scores):.3f}")
-    print(f"  epsilon 0.25, synthetic ({n}, {p}):", "  ".join(out), flush=True)
+        print(f"  epsilon {eps:g}, {name}:", real_row(tasks[name], eps, (1.0, 2.0)), flush=True)
+for n, p in SYNTHETIC:
+    print(f"  epsilon 0.25, synthetic ({n}, {p}):", synthetic_row(n, p, 0.25, (1.0, 2.0)),
+          flush=True)

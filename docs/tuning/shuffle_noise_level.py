@@ -5,40 +5,19 @@
 # c = 0 (nu itself, the rule before this session), 1 (tuning.grids.sgd_noise_level) and 2.
 #   PYTHONPATH=. python docs/tuning/shuffle_noise_level.py > docs/tuning/shuffle_noise_level.txt
 import math
-import types
 import warnings
 
 import numpy as np
 
 warnings.simplefilter("ignore")
+from _estimator_tasks import all_tasks
 from sklearn.base import clone
 
 from dpsco_core.estimators import DPLasso, DPLogisticRegression
 from dpsco_core.experiments.tuning import PUBLIC_BOUND as B
-from dpsco_core.experiments.tuning import _estimator_data, _split
 from dpsco_core.tuning import grids
 
-_src = open("docs/tuning/estimator_rms_holdout.py").read().split("columns = [")[0]
-H = types.ModuleType("estimator_rms_holdout")
-exec(_src, H.__dict__)
-
-
-def synthetic(n, p):
-    rng = np.random.default_rng(100 + n + p)
-    X = rng.standard_normal((n * 5 // 4, p))
-    beta = rng.standard_normal(p) / math.sqrt(p)
-    return X, np.clip(X @ beta + 0.7 * rng.standard_normal(len(X)), -3, 3)
-
-
-tasks = {}
-for name, (X, y, kind) in _estimator_data().items():
-    tasks[name] = (X, y, kind, dict(label_bound=(0.0, 5.0)), _split)
-for name, (X, y, kind) in H.data().items():
-    tasks[name] = (X, y, kind, dict(label_bound=(25.0, 346.0)) if kind == "regression" else {},
-                   H.split)
-for n, p in [(2000, 16), (20000, 48)]:
-    tasks[f"synthetic regression n={n} p={p} (R^2)"] = (*synthetic(n, p), "regression",
-                                                         dict(label_bound=3.0), H.split)
+tasks = all_tasks()
 exact = grids.sgd_noise_level
 
 

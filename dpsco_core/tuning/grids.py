@@ -16,7 +16,7 @@ private data:
   with the smoothness constants of the solver, so step = 1 is the theory's step (Mangold et
   al. 2022, Theorem 3.2; 1/beta for smooth gradient descent).
 
-**Defaults** (:func:`default_hyperparameters`), two rules:
+**Defaults** (:func:`default_hyperparameters`), two rules and a variant for prediction:
 
 * **noise-level rule** (given a public root-mean-square row norm ``rho``, and the run's
   epsilon, delta and passes): the clip is a multiple of the *typical* gradient at w = 0,
@@ -52,6 +52,11 @@ private data:
   centred on the rule too. On two
   problems it was not fitted on (synthetic logistic regression, scikit-learn's diabetes
   data): 1.3x to 8x, and 30x on diabetes DP-SGD, whose few steps (86) need step 1.
+  ``nu`` is the noise of a zero-out run (sensitivity C), the relation of the runs ``A`` was
+  fitted on: for DP-CD under replace-one (sensitivity 2C, DP-CD's default) the rule takes
+  ``2 nu``, and for DP-SGD with shuffled batches (not amplified) ``sqrt(n / b) nu``
+  (:func:`sgd_noise_level`); pass the run's ``neighboring_relation``, ``sampling`` and
+  ``batch_size``.
 * **for prediction** (the estimators given ``rms_row_norm``): the noise-level rule's clip,
   with DP-SGD's step from :func:`prediction_sgd_step` (larger when the run has few steps) and
   its batch from :func:`auto_batch_size` (about 200 steps on small data). The rule above was
