@@ -114,12 +114,14 @@ def check_int(value, name, *, low=None, high=None):
     return value
 
 
-def check_vector(x, name, *, allow_empty=False, copy=False):
+def check_vector(x, name, *, allow_empty=False, copy=False, check_finite=True):
     """Return a 1-d C-contiguous float64 array made from ``x``, checked finite.
 
     A new array is made only when ``x`` is not already a contiguous float64 vector (or when
     ``copy`` is set): the caller's array is never written to. NaN and inf are rejected with the
     sum-first test (one cheap reduction, the element-wise test only if the sum is not finite).
+    ``check_finite=False`` skips that pass, for a caller whose own pass over ``x`` shows
+    non-finite values (and then calls this again to raise).
 
     Raises
     ------
@@ -136,7 +138,7 @@ def check_vector(x, name, *, allow_empty=False, copy=False):
     out = np.ascontiguousarray(arr, dtype=np.float64)
     if copy and np.shares_memory(out, arr):
         out = out.copy()
-    if not all_finite(out):
+    if check_finite and not all_finite(out):
         raise ValueError(f"{name} must contain only finite values; it has NaN or inf.")
     return out
 

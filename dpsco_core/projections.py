@@ -70,7 +70,9 @@ def project_l2_ball(v, radius, center=None, *, n_threads=None):
     >>> project_l2_ball([3.0, 4.0], 1.0)
     array([0.6, 0.8])
     """
-    v = check_vector(v, "v")
+    # v's finiteness is read off the kernel's norm below (a non-finite v gives a non-finite
+    # norm), which saves a pass over v; check_vector then raises the error.
+    v = check_vector(v, "v", check_finite=False)
     radius = check_scalar(radius, "radius", low=0.0, low_open=False, allow_inf=True)
     if center is None:
         center = _ORIGIN
@@ -80,27 +82,22 @@ def project_l2_ball(v, radius, center=None, *, n_threads=None):
             raise ValueError(f"center must have the length of v ({v.shape[0]}); got "
                              f"{center.shape[0]}.")
     n_threads = effective_n_threads(n_threads)
-    # The kernel's norm rescales by 1 / max|v - c|, which overflows when that maximum is
-    # subnormal, it forms v - c and ||v - c||, which can overflow, and it scales by
-    # R / ||v - c||, which can underflow: those ends of the double range go to the scaled
-    # NumPy version.
-    if center.size:
-        with np.errstate(over="ignore"):
-            largest = float(np.max(np.abs(v - center)))
-    else:
-        largest = max(float(v.max()), -float(v.min()))
-    bound = largest * math.sqrt(v.size)           # ||v - c|| <= bound
-    if not (_L2_KERNEL_SMALLEST <= largest and bound < _L2_KERNEL_LARGEST
-            and radius >= bound * _L2_KERNEL_SMALLEST):
-        # kernel out of range (its factor R / ||v - c|| could underflow too): NumPy version
-        return _project_l2_ball_scaled(v, center if center.size else None, radius)
     out = np.empty_like(v)
-    _prox.project_l2_ball(v, center, radius, out, n_threads)
-    return out
+    dist = _prox.project_l2_ball(v, center, radius, out, n_threads)
+    # The kernel's result is exact to rounding when v is inside (a copy), or when ||v - c||
+    # is finite (v - c did not overflow) and below 2^1000 and R / ||v - c|| is a normal
+    # number; the other ends of the double range go to the scaled NumPy version.
+    if math.isfinite(dist) and (dist <= radius or (
+            _L2_KERNEL_SMALLEST <= dist < _L2_KERNEL_LARGEST
+            and radius >= dist * _L2_KERNEL_SMALLEST)):
+        return out
+    if not math.isfinite(dist):
+        check_vector(v, "v")                      # raises if v has NaN or inf
+    return _project_l2_ball_scaled(v, center if center.size else None, radius)
 
 
-#: Where the kernel is exact to rounding: 1 / max|v - c| and R / ||v - c|| normal numbers,
-#: ||v - c|| (at most sqrt(d) max|v - c|) finite.
+#: Where the kernel is exact to rounding: ||v - c|| and R / ||v - c|| normal numbers, and
+#: ||v - c|| well inside the double range.
 _L2_KERNEL_SMALLEST, _L2_KERNEL_LARGEST = 2.0 ** -1000, 2.0 ** 1000
 
 

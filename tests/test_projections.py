@@ -46,6 +46,10 @@ def test_bad_radius(func):
 
 @pytest.mark.parametrize("func", [lambda v: project_l1_ball(v, 1.0),
                                   lambda v: project_l2_ball(v, 1.0),
+                                  # project_l2_ball reads v's finiteness off the kernel's
+                                  # norm: inf <= inf must not pass v through as "inside"
+                                  lambda v: project_l2_ball(v, np.inf),
+                                  lambda v: project_l2_ball(v, 1.0, center=[0.5, -0.5]),
                                   lambda v: project_simplex(v)])
 def test_bad_vector(func):
     with pytest.raises(ValueError, match="v must contain only finite values"):

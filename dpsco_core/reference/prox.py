@@ -45,7 +45,9 @@ def prox_vector(u, step, kind, p1, p2, out, n_threads):
 
 
 def project_l2_ball(v, center, radius, out, n_threads):
-    """``out = c + (v - c) min(1, radius / ||v - c||_2)``; ``v`` itself when inside."""
+    """``out = c + (v - c) min(1, radius / ||v - c||_2)``; ``v`` itself when inside.
+
+    Returns ``||v - c||_2``, as the kernel does."""
     d = v.shape[0]
     if out.shape[0] != d:
         raise ValueError(f"out must have length {d}; got {out.shape[0]}")
@@ -60,6 +62,7 @@ def project_l2_ball(v, center, radius, out, n_threads):
         out[:] = center + (v - center) * (radius / dist)
     else:
         out[:] = v * (radius / dist)
+    return float(dist)
 
 
 def _simplex_threshold(y, a):

@@ -151,7 +151,12 @@ def _simplex(impl, v, total):
 
 def _l2(impl, v, radius, center=np.empty(0), n_threads=1):
     out = np.full(v.size, 12345.0)
-    assert impl.project_l2_ball(v, center, radius, out, n_threads) is None
+    dist = impl.project_l2_ball(v, center, radius, out, n_threads)
+    # both return ||v - c||, the norm they projected with
+    diff = v - center if center.size else v
+    m = float(np.max(np.abs(diff))) if diff.size else 0.0
+    norm = m * float(np.linalg.norm(diff / m)) if m > 0 else 0.0     # scaled: no overflow
+    assert dist == pytest.approx(norm, rel=1e-12, abs=1e-300)
     return out
 
 
