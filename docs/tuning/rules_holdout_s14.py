@@ -21,9 +21,12 @@ from sklearn.base import clone
 from sklearn.datasets import load_digits, load_wine
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
+from _estimator_tasks import holdout
+
 from dpsco_core.estimators import DPLasso, DPLogisticRegression
 
 B = 5.0
+split = holdout.split          # estimator_rms_holdout.py's: standardize, clip onto [-5, 5]
 
 
 def correlated(n=6250, p=20, seed=0):
@@ -32,15 +35,6 @@ def correlated(n=6250, p=20, seed=0):
     X = rng.multivariate_normal(np.zeros(p), cov, size=n)
     beta = rng.standard_normal(p) / math.sqrt(p)
     return X, np.clip(X @ beta + rng.standard_t(3, size=n), -6.0, 6.0)
-
-
-def split(X, y, seed):
-    perm = np.random.default_rng(seed).permutation(len(y))
-    te, tr = perm[:len(y) // 5], perm[len(y) // 5:]
-    mu, sd = X[tr].mean(0), X[tr].std(0)
-    sd[sd == 0] = 1.0
-    Z = np.clip((X - mu) / sd, -B, B)
-    return Z[tr], y[tr], Z[te], y[te]
 
 
 data = {"digits (accuracy, 10 classes)": (*load_digits(return_X_y=True), "classification"),
