@@ -40,8 +40,10 @@ composition of both.
 Give ``step`` and ``clip`` to spend the whole budget on one fit, or a public
 root-mean-square row norm ``rms_row_norm`` (``sqrt(n_features)`` for standardized features):
 the noise-level rule of :func:`dpsco_core.tuning.grids.default_hyperparameters` then gives
-them from public numbers and the whole budget pays one fit (better than the selection on the
-evaluation data, README). ``GridSearchCV`` (or any
+them from public numbers and the whole budget pays one fit (better than the selection on
+every data set measured, by far on small and many-class data: scikit-learn's digits, 10
+classes, 0.626 with DP-CD's rule and 0.826 with DP-SGD's against 0.155 with the selection;
+``docs/tuning/rules_holdout_s14.txt``, README). ``GridSearchCV`` (or any
 cross-validation) over these estimators is **not** private as a whole: every ``fit`` it makes
 is one release of (epsilon, delta) on (a fold of) the private data, the releases compose
 (with ``budget=`` the total is charged and enforced: a grid of G values and k folds costs
