@@ -42,7 +42,7 @@ root-mean-square row norm ``rms_row_norm`` (``sqrt(n_features)`` for standardize
 the noise-level rule of :func:`dpsco_core.tuning.grids.default_hyperparameters` then gives
 them from public numbers and the whole budget pays one fit (better than the selection on
 every data set measured, by far on small and many-class data: scikit-learn's digits, 10
-classes, 0.626 with DP-CD's rule and 0.826 with DP-SGD's against 0.155 with the selection;
+classes, 0.626 with DP-CD's rule and 0.826 with DP-SGD's against 0.154 with the selection;
 ``docs/tuning/rules_holdout_s14.txt``, README). ``GridSearchCV`` (or any
 cross-validation) over these estimators is **not** private as a whole: every ``fit`` it makes
 is one release of (epsilon, delta) on (a fold of) the private data, the releases compose
