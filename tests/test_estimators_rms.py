@@ -328,3 +328,33 @@ def test_dp_cd_rule_takes_replace_one_noise_level(monkeypatch):
     zero = grids.default_hyperparameters(problem, "cd", neighboring_relation="zero_out", **kw)
     assert model.privacy_.neighboring_relation.value == "replace_one"
     assert kwargs["clip"] == pytest.approx(replace.clip, rel=1e-12) and replace.clip < zero.clip
+
+
+@pytest.mark.parametrize("kw", [dict(solver="sgd", sampling="shuffle"), dict(solver="auto")],
+                         ids=["sgd-shuffle", "auto"])
+def test_shuffle_and_auto_choices_read_nothing_from_the_records(monkeypatch, kw):
+    """Session 14's choices (the shuffled batches' noise level, the batch "auto", the
+    prediction step, auto_solver given rms_row_norm) on a dataset and its worst neighbours
+    under replace-one (an extreme record replacing one) and zero-out (a record zeroed): the
+    same solver, step, clip, batch and event; the report recomputed from the accountant."""
+    X, y = _data()
+    X2, y2 = X.copy(), y.copy()
+    X2[3], y2[3] = BOUND, 10.0
+    X3 = X.copy()
+    X3[3] = 0.0
+    solver = "sgd" if kw["solver"] == "sgd" else "cd"
+    calls = _spy(monkeypatch, solver)
+    models = [DPLasso(alpha=1e-3, epsilon=1.0, bounds=(-BOUND, BOUND), label_bound=10.0,
+                      passes=3, random_state=0, rms_row_norm=2.0, **kw).fit(A, b)
+              for A, b in [(X, y), (X2, y2), (X3, y)]]
+    assert len(calls) == 3 and {m.solver_ for m in models} == {solver}
+    keys = ("step", "clip", "batch_size") if solver == "sgd" else ("step", "clip")
+    for _, other in calls[1:]:
+        assert all(other[k] == calls[0][1][k] for k in keys)
+    report = models[0].privacy_
+    assert report.neighboring_relation.value == "replace_one"
+    assert all(m.privacy_.event == report.event for m in models[1:])
+    acc = dp.privacy.RdpAccountant(report.orders, report.neighboring_relation,
+                                   conversion=report.conversion)
+    assert acc.compose(report.event).get_epsilon(report.delta) == pytest.approx(
+        report.epsilon, rel=1e-9) and report.epsilon <= 1.0
