@@ -167,6 +167,18 @@ class _TunedFit:
     selection: dict[str, Any]
 
 
+@dataclasses.dataclass(frozen=True)
+class _FitPlan:
+    """A fit's public plan (:meth:`_DPLinearModel._fit_plan`): each of its K binary fits'
+    epsilon and solver, and with ``rms_row_norm="private"`` the row-norm quantile's event
+    (pure epsilon_q-DP) and the fits' relation."""
+
+    epsilon: float
+    solver: str
+    quantile: Any = None
+    relation: Any = None
+
+
 def _selection_summary(tuned: Any) -> dict[str, Any]:
     """``selection_``: what the private selection released besides the model."""
     return {"step": float(tuned.candidate.step), "clip": float(tuned.candidate.clip),
@@ -221,6 +233,18 @@ SSP_MAX_RIDGE_RATIO_WITH_RMS = 0.02
 #: R^2 -0.06, -0.05, -0.04 against DP-CD's -0.15, 0.26, 0.26; standardized data with bounds
 #: [-5, 5] and the intercept's [0, 1] spread 5.
 SSP_MAX_BOUND_SPREAD = 100.0
+
+
+#: ``rms_row_norm="private"``: the quantile of the feature rows' l2 norms released as
+#: :math:`\rho` (issue 19, session 15; ``docs/tuning/private_rms_feasibility.txt``: on 11
+#: held-out tasks the 0.75-quantile scored as the declared ``sqrt(n_features)`` within 0.01 on
+#: 9, and above the median on the two smallest, wine and iris, 150 records).
+RMS_QUANTILE = 0.75
+
+#: ... and its share of the fit's zCDP budget (its pure epsilon:
+#: :func:`dpsco_core.privacy.pure_share_epsilon`, 0.051 at epsilon = 1, delta = 1e-8): the
+#: share of ``dp_ssp``'s private row clip.
+RMS_QUANTILE_SHARE = 0.1
 
 
 def auto_solver(problem: Problem, *, epsilon: float, delta: float,
@@ -395,14 +419,16 @@ class _DPLinearModel(BaseEstimator):
                                   fit_intercept=bool(self.fit_intercept), intercept_scaling=s)
 
     def _solve(self, problem: Problem, epsilon: float, delta: float,
-               random_state: Any = None) -> Any:
-        """One private release on ``problem``: the solver with the given hyperparameters, or
-        a private selection of the missing ones and a refit (``tune_solver``)."""
+               random_state: Any = None, solver: str | None = None) -> Any:
+        """One private release on ``problem``: the solver (``solver``, resolved here when
+        None) with the given hyperparameters, or a private selection of the missing ones and
+        a refit (``tune_solver``)."""
         from .tuning.search import DEFAULT_TRIALS_SHAPE, tune_solver
 
         if random_state is None:
             random_state = self.random_state
-        solver = self._resolved_solver(problem, epsilon, delta)
+        if solver is None:
+            solver = self._resolved_solver(problem, epsilon, delta)
         # Not solver_ yet: a fit that raises (a refused budget) must leave no fitted attribute.
         self._solver_ran = solver
         if solver == "ssp":
@@ -435,7 +461,7 @@ class _DPLinearModel(BaseEstimator):
             return str(self.solver)
         return auto_solver(problem, epsilon=epsilon, delta=delta,
                            hyperparameters_given=self.step is not None or self.clip is not None,
-                           rms_row_norm_given=self._rms_row_norm() is not None)
+                           rms_row_norm_given=self._rms_mode() is not None)
 
     def _run_ssp(self, problem: Problem, epsilon: float, delta: float,
                  random_state: Any) -> Result:
@@ -466,11 +492,82 @@ class _DPLinearModel(BaseEstimator):
                       budget=self.budget,
                       smoothness="auto" if constants is None else constants[1])
 
-    def _rms_row_norm(self) -> float | None:
-        """The public ``rms_row_norm`` validated, or None."""
+    def _rms_mode(self) -> str | None:
+        """``"public"`` (a number), ``"private"`` or None, with ``rms_row_norm`` validated."""
         if self.rms_row_norm is None:
             return None
-        return check_scalar(self.rms_row_norm, "rms_row_norm", low=0.0)
+        if isinstance(self.rms_row_norm, str):
+            if self.rms_row_norm != "private":
+                raise ValueError("rms_row_norm must be a positive number, 'private' or None; "
+                                 f"got {self.rms_row_norm!r}.")
+            return "private"
+        check_scalar(self.rms_row_norm, "rms_row_norm", low=0.0)
+        return "public"
+
+    def _rms_row_norm(self) -> float | None:
+        """rho: the public ``rms_row_norm``, the value this fit released for ``"private"``
+        (None before the release), or None."""
+        mode = self._rms_mode()
+        if mode == "private":
+            return getattr(self, "_rho_released", None)
+        return None if mode is None else check_scalar(self.rms_row_norm, "rms_row_norm",
+                                                      low=0.0)
+
+    def _fit_plan(self, problem: Problem, K: int, delta: float) -> _FitPlan:
+        """Each of the K fits' epsilon and solver, and the private row-norm quantile's plan,
+        from public facts only (``problem``'s shape and bounds, the budget, the options).
+
+        One fit without a quantile: the whole epsilon. Otherwise each fit gets the largest
+        epsilon whose K-fold composition, with the quantile's pure ``epsilon_q`` when
+        ``rms_row_norm="private"``, the accountant puts at ``epsilon``
+        (:func:`_one_vs_rest_share`). ``"auto"`` runs SSP (no quantile: its clip quantile is
+        its own) when :func:`auto_solver` picks it at SSP's share. DP-CD and DP-SGD fits'
+        events (their own, or a private selection's) come from public arguments: the
+        schedule, ``n``, ``p`` and the hyperparameters' count (one pair, or the grid). Where
+        no share applies (an infinite epsilon), ``epsilon / K``."""
+        from .privacy.calibration import pure_share_epsilon
+        from .privacy.events import EpsilonDeltaDpEvent
+        from .tuning.search import DEFAULT_TRIALS_SHAPE, _default_relation
+
+        base = self.epsilon / K
+        if not math.isfinite(self.epsilon):
+            return _FitPlan(base, self._resolved_solver(problem, base, delta / K))
+        if self.solver in ("auto", "ssp"):
+            epsilon_fit = (self.epsilon if K == 1 else
+                           _ssp_one_vs_rest_epsilon(float(self.epsilon), float(delta), K,
+                                                    self.clip is not None))
+            if self._resolved_solver(problem, epsilon_fit, delta / K) == "ssp":
+                return _FitPlan(epsilon_fit, "ssp")
+        solver = self._resolved_solver(problem, base, delta / K)
+        if solver not in ("cd", "sgd"):
+            return _FitPlan(base, solver)
+        rule = (self.step is not None and self.clip is not None) or self._rms_mode() is not None
+        quantile = (self._rms_mode() == "private" and
+                    not (self.step is not None and self.clip is not None))
+        if K == 1 and not quantile:
+            return _FitPlan(self.epsilon, solver)
+        eps_q = (pure_share_epsilon(self.epsilon, delta, RMS_QUANTILE_SHARE) if quantile
+                 else 0.0)
+        n = problem.n_samples
+        if rule:       # one fit, no selection
+            search = None
+        else:
+            share = check_scalar(self.selection_share, "selection_share", low=0.0, high=1.0,
+                                 high_open=False)
+            search = (float(check_scalar(self.n_trials, "n_trials", low=1.0,
+                                         low_open=False)),
+                      float(DEFAULT_TRIALS_SHAPE), share < 1.0, min(share, 0.5))
+        sampling = self._sampling() if solver == "sgd" else "poisson"
+        plan = (solver, n, problem.n_features, float(self.passes), self._batch_size(n),
+                bool(self.average), sampling, search)
+        epsilon_fit = _iterative_one_vs_rest_epsilon(float(self.epsilon), float(delta), K,
+                                                     plan, eps_q)
+        if not quantile:
+            if self._resolved_solver(problem, epsilon_fit, delta / K) != solver:
+                return _FitPlan(base, self._resolved_solver(problem, base, delta / K))
+            return _FitPlan(epsilon_fit, solver)
+        return _FitPlan(epsilon_fit, solver, EpsilonDeltaDpEvent(eps_q, 0.0),
+                        _default_relation(solver, sampling))
 
     def _rms_constants(self, problem: Problem) -> tuple[FloatArray, float] | None:
         """DP-CD's M_j and DP-SGD's beta from the public ``rms_row_norm``
@@ -590,17 +687,113 @@ class _DPLinearModel(BaseEstimator):
         return coef, 0.0
 
     def _fit_problem(self, problem: Problem) -> Self:
-        """One private release: the solver on ``problem``; sets the fitted attributes."""
+        """One private release: the solver on ``problem`` (after the private row-norm
+        quantile with ``rms_row_norm="private"``); sets the fitted attributes."""
         diagnostics = self._check_diagnostics()
+        delta = self._delta(problem.n_samples)
+        plan = self._fit_plan(problem, 1, delta)
+        seed = self._release_row_norm(problem, plan, 1, delta)[0]
         # The history is always recorded (its passes give n_iter_, a public fact of the
         # schedule) and dropped below unless diagnostics were asked for.
-        result = self._solve(problem, self.epsilon, self._delta(problem.n_samples))
+        result = self._solve(problem, plan.epsilon, delta, seed, plan.solver)
+        if plan.quantile is not None:
+            _check_one_vs_rest(_event(result), 1, delta, self.epsilon,
+                               result.privacy.neighboring_relation, plan.quantile, plan.solver)
+        report = self._composed_report(plan, [result], delta)
         self.coef_, self.intercept_ = self._split(result.coef)
         self.solver_ = self._solver_ran
         self.n_iter_ = self._n_iter(result)
         self.selection_ = getattr(result, "selection", None)
-        self._keep(result.privacy, result.history, diagnostics)
+        self.rms_row_norm_ = self._rms_row_norm()
+        self._keep(report, result.history, diagnostics)
         return self
+
+    def _release_row_norm(self, problem: Problem, plan: _FitPlan, K: int,
+                          delta: float) -> list:
+        """With ``plan.quantile``: release rho, the ``RMS_QUANTILE``-quantile of the feature
+        rows' norms (the intercept's public column excluded) by
+        :func:`dpsco_core.mechanisms.grid_quantile` on ``dp_ssp``'s public grid below the
+        features' row bound (pure epsilon_q-DP, one release for all K fits), after checking
+        that ``budget`` can pay it and the K fits. Returns the K fits' seeds (independent of
+        the quantile's stream)."""
+        from ._random import check_random_state, child_seed_sequences
+        from .mechanisms import grid_quantile
+        from .privacy.budget import Budget
+        from .privacy.events import ComposedDpEvent
+        from .solvers.ssp import clip_grid
+
+        self._rho_released = None
+        if plan.quantile is None:
+            if K == 1:
+                return [self.random_state]
+            # One independent stream per binary fit: the same seed for all K would add the
+            # same noise to every fit, and differences of the K models would cancel it (the
+            # composition of the report assumes independent noise).
+            return child_seed_sequences(check_random_state(self.random_state), K)
+        bounds = problem.public_bounds
+        s = float(self.intercept_scaling) if self.fit_intercept else 0.0
+        R = math.inf if bounds is None else bounds.row_bound(problem.n_features)
+        R = math.sqrt(max(R * R - s * s, 0.0))
+        if not (math.isfinite(R) and R > 0):
+            raise ValueError("rms_row_norm='private' releases a quantile of the row norms on "
+                             "a public grid below the row bound: pass bounds=(lower, upper) "
+                             "or row_norm=R.")
+        seeds = child_seed_sequences(check_random_state(self.random_state), K + 1)
+        if isinstance(self.budget, Budget):
+            # the quantile and the K fits, refused together before any record is read
+            fit = self._fit_event(problem, plan, K, delta)
+            self.budget.check(ComposedDpEvent((plan.quantile,) + (fit,) * K),
+                              neighboring_relation=plan.relation, delta=delta)
+        norms = problem.row_norms()
+        norms = np.sqrt(np.maximum(norms * norms - s * s, 0.0)) if s else norms
+        self._rho_released = grid_quantile(
+            norms, clip_grid(R), q=RMS_QUANTILE, n_public=problem.n_samples,
+            epsilon=plan.quantile.epsilon, random_state=seeds[K], budget=self.budget,
+            neighboring_relation=plan.relation)
+        return seeds[:K]
+
+    def _fit_event(self, problem: Problem, plan: _FitPlan, K: int, delta: float) -> Any:
+        """One of the K fits' event (the noise-level rule's single run) from public
+        arguments, as the solver will report it."""
+        from .tuning.search import _solver_event
+
+        n = problem.n_samples
+        return _solver_event(plan.solver, plan.epsilon, delta / K, n, problem.n_features,
+                             float(self.passes), self._batch_size(n), bool(self.average),
+                             self._sampling() if plan.solver == "sgd" else "poisson")
+
+    def _composed_report(self, plan: _FitPlan, results: list, delta: float) -> Any:
+        """The fit's report: the solver's own for one fit without quantile, else the RDP
+        composition of the quantile's event (if any) and the K fits' events (the
+        accountant's, never a sum by hand), checked against ``epsilon``."""
+        from .privacy.events import ComposedDpEvent
+        from .solvers._common import report_from_event
+
+        if len(results) == 1 and plan.quantile is None:
+            return results[0].privacy
+        first = results[0].privacy
+        fixed = () if plan.quantile is None else (plan.quantile,)
+        extra_orders = sorted({a for r in results for a in (r.privacy.orders or ())} |
+                              set(() if plan.quantile is None else
+                                  _quantile_extra_orders(float(self.epsilon), float(delta))))
+        split = {} if plan.quantile is None else {
+            "rms_row_norm quantile (share of rho)": RMS_QUANTILE_SHARE,
+            "fits (share of rho)": 1.0 - RMS_QUANTILE_SHARE}
+        assumptions = tuple(dict.fromkeys(a for r in results for a in r.privacy.assumptions))
+        if plan.quantile is not None:
+            assumptions += (f"rms_row_norm: the {RMS_QUANTILE}-quantile of the feature rows' "
+                            "l2 norms, released by the exponential mechanism (pure epsilon "
+                            f"{plan.quantile.epsilon:.4g}) on a public grid; the fits' "
+                            "constants come from it",)
+        report = report_from_event(
+            ComposedDpEvent(fixed + tuple(_event(r) for r in results)), delta=delta,
+            relation=first.neighboring_relation, budget_split=split, assumptions=assumptions,
+            target_epsilon=self.epsilon, extra_orders=extra_orders,
+            conversion=_composition_conversion(0.0 if plan.quantile is None
+                                               else plan.quantile.epsilon, plan.solver),
+            conditions=tuple(dict.fromkeys(c for r in results for c in r.privacy.conditions)))
+        return dataclasses.replace(report, non_private_outputs=tuple(dict.fromkeys(
+            o for r in results for o in r.privacy.non_private_outputs)))
 
     def _n_iter(self, result: Any) -> float:
         """Data passes of the released model's run (the schedule's: a public fact)."""
@@ -1074,25 +1267,32 @@ def _label_index(y, classes):
 
 
 def _one_vs_rest_share(event_of: Any, epsilon: float, delta: float, K: int,
-                       relation: Any) -> float:
-    """Each of K one-vs-rest fits' epsilon: the largest ``t epsilon / K``, t in [1, K]
-    (bisection to a relative 1e-3, conservative end), whose K-fold composition the RDP
-    accountant (default orders, Mironov's conversion: the one-vs-rest report's, which adds
-    orders and so can only be lower) converts to at most ``epsilon`` at ``delta``, with
-    ``event_of(e)`` the event of one fit at ``(e, delta / K)``. The events must be functions
-    of public arguments (no record is read)."""
+                       relation: Any, quantile_epsilon: float = 0.0,
+                       solver: str = "cd") -> float:
+    """Each of K fits' epsilon: the largest ``t base``, ``base = (epsilon - quantile_epsilon)
+    / K`` and t in [1, epsilon / base] (bisection to a relative 1e-3, conservative end; t
+    halved below 1 should the accountant not confirm basic composition's share), whose
+    K-fold composition, after the pure ``quantile_epsilon``-DP row-norm quantile when it is
+    positive, the RDP accountant (default orders) converts to at most ``epsilon`` at
+    ``delta``, with ``event_of(e)`` the event of one fit at ``(e, delta / K)``. The
+    conversion is the composed report's (:func:`_composed_report`, whose added orders can
+    only lower it, :func:`_composition_conversion`). The
+    events must be functions of public arguments (no record is read)."""
     from .exceptions import PrivacyBudgetError
     from .privacy.accountants import RdpAccountant
     from .privacy.calibration import _largest_within
     from .privacy.events import ComposedDpEvent
 
-    base = epsilon / K
+    fixed = _quantile_events(quantile_epsilon)
+    conversion = _composition_conversion(quantile_epsilon, solver)
+    orders = _composition_orders(epsilon, delta, quantile_epsilon)
+    base = (epsilon - quantile_epsilon) / K
 
     def composed(t: float) -> float:
-        acc = RdpAccountant(None, relation, conversion="mironov")
+        acc = RdpAccountant(orders, relation, conversion=conversion)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")          # order-grid edges of trial values
-            return float(acc.compose(ComposedDpEvent((event_of(t * base),) * K))
+            return float(acc.compose(ComposedDpEvent(fixed + (event_of(t * base),) * K))
                          .get_epsilon(delta))
 
     def within(t: float) -> bool:
@@ -1103,9 +1303,55 @@ def _one_vs_rest_share(event_of: Any, epsilon: float, delta: float, K: int,
             # what the solver reaches): within the budget, and the share lies above it
             return True
 
-    if composed(float(K)) <= epsilon:
+    top = epsilon / base
+    if composed(top) <= epsilon:
         return epsilon
-    return base * _largest_within(within, 1.0, float(K), 1e-3)
+    low = 1.0
+    while not within(low):
+        low *= 0.5
+        if low < 1e-6:
+            raise RuntimeError("privacy calibration error: no share of epsilon keeps the "
+                               f"composition of {K} fits within epsilon={epsilon!r}.")
+    return base * _largest_within(within, low, top, 1e-3)
+
+
+def _quantile_events(quantile_epsilon: float) -> tuple:
+    """The row-norm quantile's event, pure ``quantile_epsilon``-DP, or nothing at 0."""
+    from .privacy.events import EpsilonDeltaDpEvent
+
+    return (EpsilonDeltaDpEvent(quantile_epsilon, 0.0),) if quantile_epsilon > 0 else ()
+
+
+def _composition_orders(epsilon: float, delta: float, quantile_epsilon: float) -> Any:
+    """The Renyi orders of the estimators' composed calibrations and reports: the default
+    grid (None) for one-vs-rest alone; with the row-norm quantile also 49 orders around the
+    zCDP optimum ``1 + sqrt(log(1/delta) / rho)`` (``rho`` of (epsilon, delta),
+    factors 1/4 to 4), where the default grid is too coarse for the fits' near-Gaussian
+    curves (DP-CD's report took 0.90 of epsilon = 1 without them)."""
+    from .solvers._common import _report_orders
+
+    if quantile_epsilon <= 0:
+        return None
+    return _report_orders(_quantile_extra_orders(float(epsilon), float(delta)))
+
+
+@functools.lru_cache(maxsize=64)
+def _quantile_extra_orders(epsilon: float, delta: float) -> tuple:
+    from .privacy.calibration import _zcdp_rho
+
+    half = math.sqrt(-math.log(delta) / _zcdp_rho(epsilon, delta))
+    return tuple(float(1.0 + half * f) for f in np.geomspace(0.25, 4.0, 49))
+
+
+def _composition_conversion(quantile_epsilon: float, solver: str) -> str:
+    """The RDP conversion of the estimators' composed calibrations and reports: Mironov's
+    for one-vs-rest fits alone (their reports since issue 19's first one-vs-rest); with the
+    row-norm quantile, the fits' own calibration's: Mironov's for DP-CD (the paper's
+    Proposition 3, :func:`~dpsco_core.privacy.dp_cd_noise_multiplier`), the improved one
+    for DP-SGD. So the quantile never gives a fit more than its own calibration would at
+    the same epsilon (under the improved conversion DP-CD's fit alone would have about 1.12
+    at epsilon = 1: a change for every DP-CD fit, not made here)."""
+    return "mironov" if quantile_epsilon <= 0 or solver == "cd" else "improved"
 
 
 @functools.lru_cache(maxsize=64)
@@ -1122,12 +1368,14 @@ def _ssp_one_vs_rest_epsilon(epsilon: float, delta: float, K: int, public_clip: 
 
 @functools.lru_cache(maxsize=64)
 def _iterative_one_vs_rest_epsilon(epsilon: float, delta: float, K: int,
-                                   plan: tuple) -> float:
-    """The one-vs-rest share (:func:`_one_vs_rest_share`) of K DP-CD or DP-SGD fits:
+                                   plan: tuple, quantile_epsilon: float = 0.0) -> float:
+    """The share (:func:`_one_vs_rest_share`) of K DP-CD or DP-SGD fits after the row-norm
+    quantile's pure ``quantile_epsilon`` (0: none):
     ``plan = (solver, n, p, passes, batch_size, average, sampling, search)`` with ``search``
-    None (given step and clip: the solver's event, ``tune_solver``'s ``_solver_event``) or
-    ``(mean, shape, refit, selection_share)`` (a private selection:
-    :func:`dpsco_core.tuning.search.search_event`). All public arguments."""
+    None (one fit: given step and clip, or the noise-level rule; the solver's event,
+    ``tune_solver``'s ``_solver_event``) or ``(mean, shape, refit, selection_share)`` (a
+    private selection: :func:`dpsco_core.tuning.search.search_event`). All public
+    arguments."""
     from .privacy.budget import _check_relation
     from .tuning.search import _default_relation, _solver_event, search_event
 
@@ -1148,22 +1396,29 @@ def _iterative_one_vs_rest_epsilon(epsilon: float, delta: float, K: int,
                                 refit=refit, selection_share=share,
                                 neighboring_relation=relation, batch_size=batch_size,
                                 average=average, sampling=sampling)
-    return _one_vs_rest_share(event_of, epsilon, delta, K, _check_relation(relation))
+    return _one_vs_rest_share(event_of, epsilon, delta, K, _check_relation(relation),
+                              quantile_epsilon, solver)
 
 
 def _check_one_vs_rest(event: Any, K: int, delta: float, epsilon: float,
-                       relation: Any) -> None:
-    """Raise if K fits of ``event`` compose to more than ``epsilon`` (a calibration bug)."""
+                       relation: Any, quantile: Any = None, solver: str = "cd") -> None:
+    """Raise if K fits of ``event``, after the row-norm ``quantile``'s event when there is
+    one, compose to more than ``epsilon`` (a calibration bug)."""
     from .privacy.accountants import RdpAccountant
     from .privacy.events import ComposedDpEvent
 
+    fixed = () if quantile is None else (quantile,)
+    eps_q = 0.0 if quantile is None else quantile.epsilon
+    conversion = _composition_conversion(eps_q, solver)
+    orders = _composition_orders(epsilon, delta, eps_q)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        spent = RdpAccountant(None, relation, conversion="mironov").compose(
-            ComposedDpEvent((event,) * K)).get_epsilon(delta)
+        spent = RdpAccountant(orders, relation, conversion=conversion).compose(
+            ComposedDpEvent(fixed + (event,) * K)).get_epsilon(delta)
     if spent > epsilon * (1.0 + 1e-9):
-        raise RuntimeError(f"privacy calibration error: {K} one-vs-rest fits of the first "
-                           f"fit's event compose to epsilon {spent!r} > {epsilon!r}.")
+        raise RuntimeError(f"privacy calibration error: {K} fits of the first fit's event"
+                           f"{' after the row-norm quantile' if fixed else ''} compose to "
+                           f"epsilon {spent!r} > {epsilon!r}.")
 
 
 def _label_signs(y, classes):
@@ -1323,10 +1578,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         PrivacyLeakWarning
             Without public ``bounds`` / ``row_norm``, and with ``diagnostics=True``.
         """
-        from ._random import check_random_state, child_seed_sequences
         from .privacy.budget import Budget
         from .privacy.events import ComposedDpEvent
-        from .solvers._common import report_from_event
 
         X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
                              dtype=np.float64)
@@ -1342,27 +1595,26 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         # K is len(classes), an argument: never read from y.
         targets = [1] if classes.shape[0] == 2 else list(range(classes.shape[0]))
         K = len(targets)
-        # One independent stream per binary fit: the same seed for all K would add the same
-        # noise to every fit, and differences of the K models would cancel it (the
-        # composition of the report assumes independent noise).
-        seeds: list[Any] = ([self.random_state] if K == 1 else
-                            child_seed_sequences(check_random_state(self.random_state), K))
         coefs: list[FloatArray] = []
         intercepts: list[float] = []
         results: list[Result] = []
-        epsilon_fit = self.epsilon / K
-        for k, seed in zip(targets, seeds):
-            signs = np.where(index == k, 1.0, -1.0)
-            problem = self._problem(X, signs, "logistic", penalty)
-            if k == targets[0] and K > 1:
-                epsilon_fit = self._one_vs_rest_epsilon(problem, K, delta)
-            result = self._solve(problem, epsilon_fit, delta / K, seed)
-            if K > 1 and len(results) == 0:
-                # The K fits' composition, from the first fit's own event (the others have
+        def problem_of(k: int) -> Problem:
+            return self._problem(X, np.where(index == k, 1.0, -1.0), "logistic", penalty)
+
+        first = problem_of(targets[0])
+        # the features (hence the row-norm quantile) are the same for every class
+        plan = self._fit_plan(first, K, delta)
+        seeds = self._release_row_norm(first, plan, K, delta)
+        for i, k in enumerate(targets):
+            problem = first if i == 0 else problem_of(k)
+            result = self._solve(problem, plan.epsilon, delta / K, seeds[i], plan.solver)
+            if (K > 1 or plan.quantile is not None) and len(results) == 0:
+                # The fits' composition, from the first fit's own event (the others have
                 # the same public arguments): a share calibrated on another event than the
                 # one the solver reported refuses here, before the other fits read the data.
                 _check_one_vs_rest(_event(result), K, delta, self.epsilon,
-                                   result.privacy.neighboring_relation)
+                                   result.privacy.neighboring_relation, plan.quantile,
+                                   plan.solver)
             if K > 1 and len(results) == 0 and isinstance(self.budget, Budget):
                 # The other K - 1 fits have the same event (same public arguments): refuse
                 # now rather than after more of the data were used.
@@ -1373,24 +1625,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             coefs.append(coef)
             intercepts.append(intercept)
             results.append(result)
-        history: Any
-        if K == 1:
-            report, history = results[0].privacy, results[0].history
-        else:
-            # The K binary fits, composed by the accountant (not summed by hand).
-            first = results[0].privacy
-            extra_orders = sorted({a for r in results for a in (r.privacy.orders or ())})
-            report = report_from_event(
-                ComposedDpEvent(tuple(_event(r) for r in results)), delta=delta,
-                relation=first.neighboring_relation, budget_split={},
-                assumptions=tuple(dict.fromkeys(a for r in results
-                                                for a in r.privacy.assumptions)),
-                target_epsilon=self.epsilon, extra_orders=extra_orders,
-                conditions=tuple(dict.fromkeys(c for r in results
-                                               for c in r.privacy.conditions)))
-            report = dataclasses.replace(report, non_private_outputs=tuple(dict.fromkeys(
-                o for r in results for o in r.privacy.non_private_outputs)))
-            history = [r.history for r in results]
+        report = self._composed_report(plan, results, delta)
+        history: Any = results[0].history if K == 1 else [r.history for r in results]
         self.coef_ = np.vstack(coefs)
         self.intercept_ = np.array(intercepts)
         self.solver_ = self._solver_ran
@@ -1398,52 +1634,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         selections = [getattr(r, "selection", None) for r in results]
         self.selection_ = selections[0] if K == 1 else (
             None if selections[0] is None else selections)
+        self.rms_row_norm_ = self._rms_row_norm()
         self._keep(report, history, diagnostics)
         self.classes_ = classes
         return self
-
-    def _one_vs_rest_epsilon(self, problem: Problem, K: int, delta: float) -> float:
-        """Each one-vs-rest fit's epsilon (class docstring): the largest share whose K-fold
-        composition the accountant puts at ``epsilon``, or ``epsilon / K``.
-
-        The solver is resolved on public facts (``problem``'s shape and bounds, the budget):
-        ``"auto"`` runs SSP when :func:`auto_solver` picks it at SSP's share, which
-        :meth:`_solve` then finds again; otherwise the share of the solver it resolves to at
-        ``epsilon / K``, kept only if it resolves to the same solver there. DP-CD and DP-SGD
-        fits' events (their own, or a private selection's) come from public arguments: the
-        schedule, ``n``, ``p`` and the hyperparameters' count (one given pair, or the
-        grid). Where no share applies (an infinite epsilon), ``epsilon / K``."""
-        from .tuning.search import DEFAULT_TRIALS_SHAPE
-
-        base = self.epsilon / K
-        if not math.isfinite(self.epsilon):
-            return base
-        if self.solver in ("auto", "ssp"):
-            epsilon_fit = _ssp_one_vs_rest_epsilon(float(self.epsilon), float(delta), K,
-                                                   self.clip is not None)
-            if self._resolved_solver(problem, epsilon_fit, delta / K) == "ssp":
-                return epsilon_fit
-        solver = self._resolved_solver(problem, base, delta / K)
-        if solver not in ("cd", "sgd"):
-            return base
-        n = problem.n_samples
-        # given step and clip, or rms_row_norm's rule: one fit, no selection
-        if (self.step is not None and self.clip is not None) or self.rms_row_norm is not None:
-            search = None
-        else:
-            share = check_scalar(self.selection_share, "selection_share", low=0.0, high=1.0,
-                                 high_open=False)
-            search = (float(check_scalar(self.n_trials, "n_trials", low=1.0,
-                                         low_open=False)),
-                      float(DEFAULT_TRIALS_SHAPE), share < 1.0, min(share, 0.5))
-        plan = (solver, n, problem.n_features, float(self.passes),
-                self._batch_size(n), bool(self.average),
-                self._sampling() if solver == "sgd" else "poisson", search)
-        epsilon_fit = _iterative_one_vs_rest_epsilon(float(self.epsilon), float(delta), K,
-                                                     plan)
-        if self._resolved_solver(problem, epsilon_fit, delta / K) != solver:
-            return base
-        return epsilon_fit
 
     def __sklearn_tags__(self) -> Any:
         """scikit-learn's tags: multiclass only with K > 2 public ``classes``.

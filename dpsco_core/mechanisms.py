@@ -51,6 +51,7 @@ __all__ = [
     "report_noisy_max",
     "exponential_mechanism",
     "permute_and_flip",
+    "grid_quantile",
 ]
 
 _NOISE_KINDS = {
@@ -721,6 +722,70 @@ def exponential_mechanism(scores, *, sensitivity, epsilon, monotonic=False, rand
                             monotonic=monotonic, random_state=random_state,
                             n_threads=n_threads, budget=budget,
                             neighboring_relation=neighboring_relation)
+
+
+def _grid_counts(values, grid):
+    """#{i : values_i <= grid_k} for every grid point (sensitivity 1 under every relation)."""
+    return np.searchsorted(np.sort(values), grid, side="right")
+
+
+def grid_quantile(values, grid, *, q, n_public, epsilon, random_state=None, budget=None,
+                  neighboring_relation=None):
+    r"""A private ``q``-quantile of ``values``: the point of a public ``grid`` the exponential
+    mechanism selects. Pure :math:`\varepsilon`-DP under replace-one, zero-out and
+    add/remove-one.
+
+    The utility of grid point :math:`g_k` is :math:`u_k = -|\#\{i : v_i \le g_k\} - q m|`
+    with :math:`m` = ``n_public``, and :math:`g_k` is selected with probability
+    :math:`\propto \exp(\varepsilon u_k / 2)` (McSherry and Talwar 2007; the private
+    quantile of Smith 2011). One record moves every count by at most one under each relation
+    (replace-one: one value changes; add/remove-one: one value appears or vanishes while
+    :math:`m` is the public count, never the private one; zero-out: the null record's value
+    is a fixed public one), so :math:`u` has sensitivity 1 and the index is
+    :math:`\varepsilon`-DP (``EpsilonDeltaDpEvent(epsilon)``, charged to ``budget`` before
+    ``values`` is read). The error is in rank: :math:`|\#\{v_i \le g\} - q m| \le
+    2(\log G + t) / \varepsilon` with probability :math:`1 - e^{-t}` over the G grid
+    points, up to the grid's spacing. Used by :func:`dpsco_core.solvers.ssp.dp_ssp` (its row
+    clip) and by the estimators' ``rms_row_norm="private"``.
+
+    Parameters
+    ----------
+    values : array-like of shape (n,)
+        The private values (finite).
+    grid : array-like of shape (G,)
+        The public candidates, finite and strictly increasing, G >= 1.
+    q : float
+        The quantile, in [0, 1].
+    n_public : float
+        The public record count m (n itself under replace-one and zero-out, where it is
+        public), > 0.
+    epsilon : float
+        Privacy parameter (> 0).
+    random_state : None, int, SeedSequence or Generator
+        None (default): fresh OS entropy.
+    budget : Budget or None, default=None
+        Charged before ``values`` is read.
+    neighboring_relation : str or None, default=None
+        The relation, required with a ``budget`` that has none yet.
+
+    Returns
+    -------
+    float
+        The selected grid point: :math:`\varepsilon`-DP.
+    """
+    grid = check_vector(grid, "grid")
+    if grid.size > 1 and not np.all(np.diff(grid) > 0):
+        raise ValueError("grid must be strictly increasing.")
+    q = float(q)
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"q must be in [0, 1]; got {q!r}.")
+    m = check_positive(n_public, "n_public")
+    epsilon = check_epsilon(epsilon)
+    spend(budget, EpsilonDeltaDpEvent(epsilon), neighboring_relation=neighboring_relation)
+    values = check_vector(values, "values", allow_empty=True)
+    index = exponential_mechanism(-np.abs(_grid_counts(values, grid) - q * m), sensitivity=1.0, epsilon=epsilon,
+                                  random_state=random_state)
+    return float(grid[index])
 
 
 def permute_and_flip(scores, *, sensitivity, epsilon, random_state=None, n_threads=None,

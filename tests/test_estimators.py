@@ -594,12 +594,12 @@ def test_one_vs_rest_refuses_a_share_the_first_fit_does_not_match(monkeypatch):
     import dpsco_core.estimators as est
 
     runs = _spy_runs(monkeypatch)
-    monkeypatch.setattr(est.DPLogisticRegression, "_one_vs_rest_epsilon",
-                        lambda self, problem, K, delta: self.epsilon)
+    monkeypatch.setattr(est.DPLogisticRegression, "_fit_plan",
+                        lambda self, problem, K, delta: est._FitPlan(self.epsilon, "cd"))
     X, labels = _three_blobs(300)
     clf = DPLogisticRegression(classes=[0, 1, 2], epsilon=1.0, delta=1e-6, bounds=(-5.0, 5.0),
                                step=1.0, clip=1.0, passes=2, random_state=0)
-    with pytest.raises(RuntimeError, match="one-vs-rest fits of the first fit's event"):
+    with pytest.raises(RuntimeError, match="3 fits of the first fit's event"):
         clf.fit(X, labels)
     assert len(runs) == 1 and not hasattr(clf, "coef_")
 

@@ -33,6 +33,7 @@ from .calibration import (
     calibrate_sampled_gaussian,
     calibrate_sampled_gaussian_pld,
     dp_cd_noise_multiplier,
+    pure_share_epsilon,
     steps_from_epochs,
 )
 from .conversions import rdp_to_delta, rdp_to_epsilon, zcdp_to_delta, zcdp_to_epsilon
@@ -88,7 +89,7 @@ __all__ = [
     "gdp_delta", "gdp_epsilon", "gdp_mu",
     # calibration
     "calibrate_sampled_gaussian", "calibrate_sampled_gaussian_pld", "calibrate_gaussian",
-    "calibrate_analytic_gaussian",
+    "calibrate_analytic_gaussian", "pure_share_epsilon",
     "dp_cd_noise_multiplier", "steps_from_epochs",
     # report
     "PrivacyReport",

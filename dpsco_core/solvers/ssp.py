@@ -116,14 +116,16 @@ from .._random import block_bit_generators, check_random_state, child_seed_seque
 from .._validation import check_int, check_scalar
 from ..exceptions import external_stacklevel
 from ..losses import LOSS_HALF_SQUARED, LOSS_LOGISTIC, LOSS_SQUARED
-from ..mechanisms import exponential_mechanism
+from ..mechanisms import _grid_counts as _clip_counts  # noqa: F401 (tests)
+from ..mechanisms import grid_quantile
 from ..optimum import ConvergenceWarning, _cd_quadratic, _solve_linear
 from ..penalties import (L2, PENALTY_BOX, PENALTY_ELASTIC_NET, PENALTY_L1, PENALTY_L2,
                          PENALTY_NONE)
 from ..problems import Problem
 from ..privacy.accountants import RdpAccountant
 from ..privacy.budget import spend
-from ..privacy.calibration import MAX_NOISE_MULTIPLIER, _calibrate_decreasing
+from ..privacy.calibration import (MAX_NOISE_MULTIPLIER, _calibrate_decreasing, _zcdp_rho,
+                                   pure_share_epsilon)
 from ..privacy.events import (ComposedDpEvent, DpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                               NeighboringRelation, NonPrivateDpEvent, SelfComposedDpEvent)
 from ..result import History, Result
@@ -253,14 +255,6 @@ def _statistics(X, y, norms, C):
     return np.asarray(G, dtype=np.float64), np.asarray(b, dtype=np.float64)
 
 
-def _zcdp_rho(epsilon, delta):
-    """rho whose Bun-Steinke conversion rho + 2 sqrt(rho log(1/delta)) equals epsilon."""
-    L = -math.log(delta)
-    # (sqrt(L + eps) - sqrt(L))^2 without cancellation
-    root = epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))
-    return root * root
-
-
 @functools.lru_cache(maxsize=256)
 def _extra_orders(epsilon, delta):
     """Renyi orders around a* = 1 + sqrt(log(1/delta) / rho), where rho-zCDP converts best
@@ -300,7 +294,7 @@ def _ssp_calibration(epsilon, delta, private_clip, share, relation, releases):
     ``releases`` Gaussian releases (2: :func:`dp_ssp`; 4: :func:`dp_ssp_logistic`)."""
     if not math.isfinite(epsilon):
         return 0.0, 0.0, NonPrivateDpEvent()
-    eps_q = math.sqrt(2.0 * share * _zcdp_rho(epsilon, delta)) if private_clip else 0.0
+    eps_q = pure_share_epsilon(epsilon, delta, share) if private_clip else 0.0
     s, event = _calibrate(epsilon, delta, eps_q, relation, releases=releases)
     return eps_q, s, event
 
@@ -367,11 +361,6 @@ def _public_constants(problem):
     return R, bounds.label_bound, _PUBLIC_BOUNDS_ASSUMPTION.format(bounds=bounds)
 
 
-def _clip_counts(norms, grid):
-    """#{i : norms_i <= grid_k} for every grid point (the quantile's counts; sensitivity 1)."""
-    return np.searchsorted(np.sort(norms), grid, side="right")
-
-
 def _noisy_statistics(G, b, sigma_G, sigma_b, gram_seq, b_seq):
     """(G + E, b + e): E symmetric with its upper triangle (diagonal included) i.i.d.
     N(0, sigma_G^2) from ``gram_seq`` and mirrored below; e i.i.d. N(0, sigma_b^2) from
@@ -399,10 +388,9 @@ def _row_clip(norms, R, clip, private_clip, q, m, eps_q, quantile_seq):
     """The row clip C: the exponential mechanism's q-quantile of the row norms on the public
     grid (module docstring, item 2), or the public ``clip`` (R when None)."""
     if private_clip:
-        grid = clip_grid(R)
-        scores = -np.abs(_clip_counts(norms, grid) - q * m)
-        return float(grid[exponential_mechanism(scores, sensitivity=1.0, epsilon=eps_q,
-                                                random_state=quantile_seq)])
+        # the run's event (charged before) holds the quantile's: no budget here
+        return grid_quantile(norms, clip_grid(R), q=q, n_public=m, epsilon=eps_q,
+                             random_state=quantile_seq)
     # rows already have norm <= R (the Problem's map), so clipping at min(clip, R) is
     # clipping at clip, with the smaller sensitivity
     return R if clip is None else min(clip, R)
@@ -938,7 +926,7 @@ def ssp_ridge_ratio(n_features: int, *, n_samples: int, epsilon: float, delta: f
         return 0.0
     share = check_scalar(quantile_share, "quantile_share", low=0.0, high=1.0)
     c = check_scalar(ridge_factor, "ridge_factor", low=0.0, low_open=False)
-    eps_q = math.sqrt(2.0 * share * _zcdp_rho(epsilon, delta))
+    eps_q = pure_share_epsilon(epsilon, delta, share)
     s, _ = _calibrate(epsilon, delta, eps_q, relation,
                       releases=check_int(releases, "releases", low=1))
     gram_factor = ssp_sensitivities(1.0, 1.0, relation)[0]

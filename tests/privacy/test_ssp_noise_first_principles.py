@@ -32,6 +32,7 @@ import dpsco_core as dp
 from dpsco_core.privacy.accountants import RdpAccountant
 from dpsco_core.privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                                        NeighboringRelation, SelfComposedDpEvent)
+from dpsco_core import mechanisms
 from dpsco_core.solvers import ssp
 
 from test_noise_first_principles import assert_spread
@@ -181,7 +182,8 @@ def _record(monkeypatch, solver, relation):
     call], [exponential mechanism kwargs])] per run."""
     calls, quantiles = [], []
     noisy = ssp._noisy_statistics
-    mechanism = ssp.exponential_mechanism
+    # the row clip's quantile: dpsco_core.mechanisms.grid_quantile's exponential mechanism
+    mechanism = mechanisms.exponential_mechanism
 
     def noisy_hook(G, b, sigma_G, sigma_b, gram_seq, b_seq):
         out = noisy(G, b, sigma_G, sigma_b, gram_seq, b_seq)
@@ -193,7 +195,7 @@ def _record(monkeypatch, solver, relation):
         return mechanism(scores, **kwargs)
 
     monkeypatch.setattr(ssp, "_noisy_statistics", noisy_hook)
-    monkeypatch.setattr(ssp, "exponential_mechanism", mechanism_hook)
+    monkeypatch.setattr(mechanisms, "exponential_mechanism", mechanism_hook)
     fn, problem = ((ssp.dp_ssp, _squared_problem()) if solver == "dp_ssp"
                    else (ssp.dp_ssp_logistic, _logistic_problem()))
     runs = []

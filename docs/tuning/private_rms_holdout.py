@@ -1,0 +1,47 @@
+# Issue 19, session 15 (diagnosis.md, section 16): the estimators' rms_row_norm="private"
+# (rho = the exponential mechanism's 0.75-quantile of the feature rows' norms on dp_ssp's
+# public grid, pure epsilon_q = pure_share_epsilon(epsilon, delta, 0.1), about 0.05; the fits
+# at the rest, calibrated by the accountant with the quantile in the composition) against the
+# present default (rms_row_norm=None, solver="auto": SSP or the private selection) and a
+# declared rms_row_norm = sqrt(p). Held-out score at epsilon = 1, 20 passes, 5 splits, the
+# tasks of selection_vs_fixed.py (nan: a refused fit).
+#   PYTHONPATH=. python docs/tuning/private_rms_holdout.py > docs/tuning/private_rms_holdout.txt
+import math, sys, types, warnings
+import numpy as np
+warnings.simplefilter("ignore")
+sys.path.insert(0, "docs/tuning")
+from dpsco_core.estimators import DPLasso, DPLogisticRegression
+from dpsco_core.tuning import grids
+orig = grids.candidate_grid
+src = open("docs/tuning/selection_vs_fixed.py").read().split("only = sys.argv")[0]
+M = types.ModuleType("m"); exec(src, M.__dict__)
+grids.candidate_grid = orig
+columns = {"default auto": dict(solver="auto"),
+           "private auto": dict(solver="auto", rms_row_norm="private"),
+           "private cd": dict(solver="cd", rms_row_norm="private"),
+           "private sgd": dict(solver="sgd", rms_row_norm="private"),
+           "declared cd": dict(solver="cd", rms_row_norm="sqrt p"),
+           "declared sgd": dict(solver="sgd", rms_row_norm="sqrt p")}
+only = sys.argv[1].split(",") if len(sys.argv) > 1 else None
+for name, (X, y, kind, lb, split) in M.tasks.items():
+    if only and name not in only: continue
+    out, solvers = {}, {}
+    for col, kw in columns.items():
+        sc, ran = [], set()
+        for seed in range(5):
+            Xtr, ytr, Xte, yte = split(X, y, seed)
+            kw = dict(kw)
+            if kw.get("rms_row_norm") == "sqrt p":
+                kw["rms_row_norm"] = math.sqrt(Xtr.shape[1])
+            m = (DPLasso(alpha=1e-4, epsilon=1.0, bounds=(-5, 5), label_bound=lb, random_state=seed, **kw) if kind == "r"
+                 else DPLogisticRegression(epsilon=1.0, bounds=(-5, 5), random_state=seed, classes=np.unique(y), **kw))
+            try:
+                m.fit(Xtr, ytr); sc.append(m.score(Xte, yte)); ran.add(m.solver_)
+            except ValueError:
+                sc.append(np.nan)
+        out[col] = (np.mean(sc), np.std(sc) / math.sqrt(len(sc)))
+        solvers[col] = "/".join(sorted(ran))
+    n, p = Xtr.shape
+    print(f"{name} (n {n}, p {p}):", "  ".join(
+        f"{k} {v[0]:.3f}±{v[1]:.3f}" + (f" [{solvers[k]}]" if k.endswith("auto") else "")
+        for k, v in out.items()), flush=True)
