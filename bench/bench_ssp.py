@@ -6,7 +6,9 @@ at epsilon = 1, as ``DPLasso(solver="auto")`` runs it, against scikit-learn's
 ``LinearRegression`` and ``Lasso`` on the same data (non-private), and against
 ``DPLasso(solver="cd")``, the estimators' default before issue 19's session 8 (DP-CD with a
 private selection of about 80 trials of 20 passes) and ``DPLasso(solver="cd",
-rms_row_norm=sqrt(p))`` (one DP-CD fit with the noise-level rule). Ratios from one run; the utility of each
+rms_row_norm=sqrt(p))`` (one DP-CD fit with the noise-level rule), and the defaults since
+session 15 (``rms_row_norm="auto"``: rho released as a private quantile, then that fit).
+Ratios from one run; the utility of each
 is in the README (section "Private hyperparameter selection").
 """
 
@@ -53,6 +55,13 @@ def bench_cd_estimator_rms(benchmark, record, california):
     record(benchmark, GROUP, "dpsco_core DPLasso(solver='cd', rms_row_norm=sqrt(p))")
     model = benchmark(_dplasso, *california, "cd", np.sqrt(california[0].shape[1]))
     assert model.selection_ is None
+
+
+def bench_default_estimator_private_rho(benchmark, record, california):
+    # the defaults since session 15: rho released privately, then DP-CD's rule
+    record(benchmark, GROUP, "dpsco_core DPLasso() defaults (private rho, DP-CD rule)")
+    model = benchmark(_dplasso, *california, "auto", "auto")
+    assert model.solver_ == "cd" and model.rms_row_norm_ is not None
 
 
 def bench_sklearn_linear_regression(benchmark, record, california):

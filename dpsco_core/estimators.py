@@ -29,21 +29,25 @@ would scale the sensitivity the solvers calibrate to.
 (``privacy_`` says which neighbouring relation, mechanisms and assumptions).
 
 **Hyperparameters** (issue 19). SSP (``solver="ssp"``, and ``"auto"`` when it picks SSP) has
-none to select: its row clip is a private quantile inside the budget (or ``clip=``). With
-DP-CD and DP-SGD and ``step`` and ``clip`` left at None (default), ``fit`` selects them privately and this selection is inside the same (epsilon, delta): by default
-(``selection_share=1``) the whole budget pays a random-stopping selection over a public grid
-(:func:`dpsco_core.tuning.search.tune_solver`: on average ``n_trials`` = 80 trials on all
-the records, each scored by its noisy clipped training objective) whose selected
-trial's model is released; with ``selection_share < 1`` that share pays the selection and the
-rest one refit on all the records with the selected values, ``privacy_`` being the RDP
-composition of both.
-Give ``step`` and ``clip`` to spend the whole budget on one fit, or a public
-root-mean-square row norm ``rms_row_norm`` (``sqrt(n_features)`` for standardized features):
-the noise-level rule of :func:`dpsco_core.tuning.grids.default_hyperparameters` then gives
-them from public numbers and the whole budget pays one fit (better than the selection on
-every data set measured, by far on small and many-class data: scikit-learn's digits, 10
-classes, 0.626 with DP-CD's rule and 0.826 with DP-SGD's against 0.154 with the selection;
-``docs/tuning/rules_holdout_s14.txt``, README). ``GridSearchCV`` (or any
+none to select: its row clip is a private quantile inside the budget (or ``clip=``). DP-CD and
+DP-SGD with ``step`` and ``clip`` left at None (default) take them from the noise-level rule
+of :func:`dpsco_core.tuning.grids.default_hyperparameters` given a root-mean-square row norm
+:math:`\rho` (``rms_row_norm``): by default (``rms_row_norm="auto"``, session 15) the fit
+releases :math:`\rho` itself, as a private quantile of the row norms at about 5% of the
+budget, wherever the public bounds allow (a row bound, and a label bound for the
+regressors), and the rest pays one fit; a public value (``sqrt(n_features)`` for
+standardized features) costs nothing. With ``rms_row_norm=None`` (the default where the
+bounds are missing) ``fit`` selects step and clip privately inside the same (epsilon,
+delta): by default (``selection_share=1``) the whole budget pays a random-stopping
+selection over a public grid (:func:`dpsco_core.tuning.search.tune_solver`: on average
+``n_trials`` = 80 trials on all the records, each scored by its noisy clipped training
+objective) whose selected trial's model is released; with ``selection_share < 1`` that
+share pays the selection and the rest one refit on all the records with the selected
+values, ``privacy_`` being the RDP composition of both. Give ``step`` and ``clip`` to spend
+the whole budget on one fit. The rule is better than the selection on every data set
+measured, by far on small and many-class data (scikit-learn's digits, 10 classes: 0.607
+with DP-CD's rule and the private :math:`\rho`, 0.826 with DP-SGD's, against 0.155 with the
+selection; ``docs/tuning/private_rms_holdout.txt``, ``docs/tuning/rules_holdout_s14.txt``, README). ``GridSearchCV`` (or any
 cross-validation) over these estimators is **not** private as a whole: every ``fit`` it makes
 is one release of (epsilon, delta) on (a fold of) the private data, the releases compose
 (with ``budget=`` the total is charged and enforced: a grid of G values and k folds costs
@@ -251,8 +255,9 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
                 hyperparameters_given: bool = False, rms_row_norm_given: bool = False) -> str:
     """The solver of ``solver="auto"``: ``"ssp"`` or ``"cd"``, by a rule on public facts only.
 
-    Given a public ``rms_row_norm``, DP-CD (which then runs the noise-level rule at the whole
-    budget, no selection) unless SSP's ridge ratio is at most
+    Given ``rms_row_norm`` (a public value, or released privately by the fit: ``"private"``
+    and the default ``"auto"`` where the bounds allow it), DP-CD (which then runs the
+    noise-level rule, no selection) unless SSP's ridge ratio is at most
     ``SSP_MAX_RIDGE_RATIO_WITH_RMS`` = 0.02, where SSP's noise is negligible. Measured (issue
     19, session 14, held-out, replace-one like SSP; ``docs/tuning/auto_solver_rms.txt``):
     DP-CD's rule above SSP at ratios 0.026 to 0.15 (standardized California R^2 0.617
@@ -286,8 +291,9 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
     hyperparameters_given : bool, default=False
         True when ``step`` or ``clip`` was given (DP-CD's hyperparameters): DP-CD then.
     rms_row_norm_given : bool, default=False
-        True when a public ``rms_row_norm`` was given: DP-CD then, unless SSP's ridge ratio
-        is at most ``SSP_MAX_RIDGE_RATIO_WITH_RMS`` (or epsilon is infinite).
+        True when the fit has an ``rms_row_norm`` (public, or released privately): DP-CD
+        then, unless SSP's ridge ratio is at most ``SSP_MAX_RIDGE_RATIO_WITH_RMS`` (or
+        epsilon is infinite). A fact of the estimator's options and the public bounds.
 
     Returns
     -------
@@ -316,6 +322,26 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
                             delta=delta, releases=4 if classification else 2)
     limit = SSP_MAX_RIDGE_RATIO_WITH_RMS if rms_row_norm_given else SSP_MAX_RIDGE_RATIO
     return "ssp" if ratio <= limit else "cd"
+
+
+def _private_rho_applies(problem: Problem, constant_column: bool) -> bool:
+    """``rms_row_norm="auto"`` releases rho privately (as ``"private"``) when the problem
+    has a finite public row bound (the quantile's grid lies below it), the features share
+    one public scale (equal per-feature bounds, or a row bound alone: the standardized case
+    the rule was fitted on; with bounds that differ rho's smoothness constants are upper
+    bounds and the rule was slower than the selection on raw California, README) and, for a
+    regression, a public label bound (the rule's gradient scale needs it): public facts
+    only, ``constant_column`` saying that the last column is the intercept's. Otherwise
+    ``"auto"`` is None (the private selection)."""
+    bounds = problem.public_bounds
+    p = problem.n_features
+    if bounds is None or not math.isfinite(bounds.row_bound(p)):
+        return False
+    B = bounds.feature_bounds(p)[:p - 1 if constant_column else p]
+    live = B[B > 0]
+    if live.size == 0 or not np.all(live == live[0]):
+        return False
+    return problem.loss.kind in _CLASSIFICATION_KINDS or bounds.label_bound is not None
 
 
 def _label_range(label_bound: Any, fit_intercept: bool) -> tuple[float, float | None]:
@@ -461,7 +487,7 @@ class _DPLinearModel(BaseEstimator):
             return str(self.solver)
         return auto_solver(problem, epsilon=epsilon, delta=delta,
                            hyperparameters_given=self.step is not None or self.clip is not None,
-                           rms_row_norm_given=self._rms_mode() is not None)
+                           rms_row_norm_given=self._rms_mode(problem) is not None)
 
     def _run_ssp(self, problem: Problem, epsilon: float, delta: float,
                  random_state: Any) -> Result:
@@ -492,22 +518,27 @@ class _DPLinearModel(BaseEstimator):
                       budget=self.budget,
                       smoothness="auto" if constants is None else constants[1])
 
-    def _rms_mode(self) -> str | None:
-        """``"public"`` (a number), ``"private"`` or None, with ``rms_row_norm`` validated."""
+    def _rms_mode(self, problem: Problem) -> str | None:
+        """``"public"`` (a number), ``"private"`` or None, with ``rms_row_norm`` validated;
+        ``"auto"`` is ``"private"`` where :func:`_private_rho_applies` to ``problem`` (public
+        facts only), else None."""
         if self.rms_row_norm is None:
             return None
         if isinstance(self.rms_row_norm, str):
-            if self.rms_row_norm != "private":
-                raise ValueError("rms_row_norm must be a positive number, 'private' or None; "
-                                 f"got {self.rms_row_norm!r}.")
+            if self.rms_row_norm not in ("auto", "private"):
+                raise ValueError("rms_row_norm must be a positive number, 'auto', 'private' or "
+                                 f"None; got {self.rms_row_norm!r}.")
+            if self.rms_row_norm == "auto" and not _private_rho_applies(
+                    problem, bool(self.fit_intercept)):
+                return None
             return "private"
         check_scalar(self.rms_row_norm, "rms_row_norm", low=0.0)
         return "public"
 
-    def _rms_row_norm(self) -> float | None:
+    def _rms_row_norm(self, problem: Problem) -> float | None:
         """rho: the public ``rms_row_norm``, the value this fit released for ``"private"``
         (None before the release), or None."""
-        mode = self._rms_mode()
+        mode = self._rms_mode(problem)
         if mode == "private":
             return getattr(self, "_rho_released", None)
         return None if mode is None else check_scalar(self.rms_row_norm, "rms_row_norm",
@@ -541,8 +572,9 @@ class _DPLinearModel(BaseEstimator):
         solver = self._resolved_solver(problem, base, delta / K)
         if solver not in ("cd", "sgd"):
             return _FitPlan(base, solver)
-        rule = (self.step is not None and self.clip is not None) or self._rms_mode() is not None
-        quantile = (self._rms_mode() == "private" and
+        rule = ((self.step is not None and self.clip is not None) or
+                self._rms_mode(problem) is not None)
+        quantile = (self._rms_mode(problem) == "private" and
                     not (self.step is not None and self.clip is not None))
         if K == 1 and not quantile:
             return _FitPlan(self.epsilon, solver)
@@ -576,7 +608,7 @@ class _DPLinearModel(BaseEstimator):
         intercept's column exact), or None without it."""
         from .public_bounds import rms_smoothness
 
-        rho = self._rms_row_norm()
+        rho = self._rms_row_norm(problem)
         if rho is None:
             return None
         s = float(self.intercept_scaling) if self.fit_intercept else None
@@ -621,7 +653,7 @@ class _DPLinearModel(BaseEstimator):
                                                            allow_inf=True)
         if step is not None and clip is not None:
             return [grids.Candidate(step, clip)], (), None
-        rho = self._rms_row_norm()
+        rho = self._rms_row_norm(problem)
         if rho is not None:
             s = float(self.intercept_scaling) if self.fit_intercept else 0.0
             if problem.loss.kind not in _CLASSIFICATION_KINDS and (
@@ -704,7 +736,7 @@ class _DPLinearModel(BaseEstimator):
         self.solver_ = self._solver_ran
         self.n_iter_ = self._n_iter(result)
         self.selection_ = getattr(result, "selection", None)
-        self.rms_row_norm_ = self._rms_row_norm()
+        self.rms_row_norm_ = self._rms_row_norm(problem)
         self._keep(report, result.history, diagnostics)
         return self
 
@@ -901,34 +933,48 @@ _COMMON_DOC = r"""
     row_norm : float, optional
         Public bound on every row's l2 norm (diffprivlib's ``data_norm``); rows are scaled
         down to it (before the intercept's column is appended).
-    rms_row_norm : float, optional
-        A public root-mean-square row norm :math:`\rho`, a value of
-        :math:`\sqrt{\frac1n\sum_i \|x_i\|^2}` known without reading the data
-        (``sqrt(n_features)`` for standardized features; not the intercept's column). With
-        DP-CD and DP-SGD it replaces the private selection: a missing ``step`` / ``clip`` comes
-        from the noise-level rule (:func:`dpsco_core.tuning.grids.default_hyperparameters`,
-        with :math:`\sqrt{\rho^2 + s^2}` for the intercept's column, at this fit's epsilon,
+    rms_row_norm : float, "auto", "private" or None, default="auto"
+        The root-mean-square row norm :math:`\rho = \sqrt{\frac1n\sum_i \|x_i\|^2}` of the
+        features (not the intercept's column) that sets DP-CD's and DP-SGD's step and clip by
+        the noise-level rule instead of a private selection. A number: a public value, known
+        without reading the data (``sqrt(n_features)`` for standardized features).
+        ``"private"``: released by the fit itself, as the 0.75-quantile
+        (``RMS_QUANTILE``) of the row norms chosen by the exponential mechanism
+        (:func:`dpsco_core.mechanisms.grid_quantile`) on ``dp_ssp``'s public grid of 37
+        points from 1/64 of the features' public row bound to the bound, at a pure
+        :math:`\varepsilon_q` of 10% of the fit's zCDP budget
+        (:func:`dpsco_core.privacy.pure_share_epsilon`, ``RMS_QUANTILE_SHARE``; 0.051 at
+        epsilon = 1, delta = 1e-8), once for all one-vs-rest classes; the fits then get the
+        largest epsilon whose composition with the quantile the accountant puts at epsilon
+        (``privacy_`` is that composition; needs ``bounds`` or ``row_norm``). ``"auto"``
+        (default): ``"private"`` when the problem has a public row bound, the features
+        share one public scale (equal ``bounds``, or ``row_norm`` alone: the standardized
+        case) and, for the regressors, ``label_bound`` is given; else None. None: the private selection
+        (``n_trials``, ``selection_share``).
+        With :math:`\rho`, a missing ``step`` / ``clip`` comes from the noise-level rule
+        (:func:`dpsco_core.tuning.grids.default_hyperparameters`, with
+        :math:`\sqrt{\rho^2 + s^2}` for the intercept's column, at this fit's epsilon,
         delta and passes; DP-SGD's step from
         :func:`dpsco_core.tuning.grids.prediction_sgd_step`, which grows as the number of
-        steps falls), and the whole budget pays one fit; the solvers' smoothness
-        constants come from :math:`\rho` (:func:`dpsco_core.public_bounds.rms_smoothness`:
-        DP-CD's :math:`M_j` from equal second moments :math:`\rho^2 / p` when the features
-        share one public scale, the standardized case, and from the upper bounds
-        :math:`\min(B_j^2, \rho^2)` when their bounds differ; DP-SGD's :math:`\beta` the
-        trace bound) instead of the bounds' worst cases, so step 1 is the theory's step for
-        typical rows. Meant for standardized features: equal bounds declare one scale, and
-        features whose second moments differ widely under one bound make DP-CD's steps too
-        long for the widest.
-        A function of public numbers: the guarantee is unchanged and stays unconditional.
-        Regressors need ``label_bound``. SSP ignores it; ``solver="auto"`` runs DP-CD with
-        the rule when it is given (:func:`auto_solver`, session 14). Measured at epsilon = 1 on standardized California and Electricity
-        (``reproduce tuning``, 10 seeds, README): held-out R^2 0.617 (DP-CD) and 0.636
-        (DP-SGD) on California against 0.536 and 0.579 with the selection (non-private
-        0.638), accuracy 0.753 on Electricity (non-private 0.753). Out of sample
-        (``docs/tuning/estimator_rms_holdout.py``) both rules beat their selections on
-        scikit-learn's diabetes data (R^2 0.414 with DP-CD, 0.476 with DP-SGD and
-        ``batch_size="auto"``; non-private 0.499), breast cancer and a synthetic logistic
-        regression.
+        steps falls), and the budget pays one fit (after the quantile); the solvers'
+        smoothness constants come from :math:`\rho`
+        (:func:`dpsco_core.public_bounds.rms_smoothness`: DP-CD's :math:`M_j` from equal
+        second moments :math:`\rho^2 / p` when the features share one public scale, the
+        standardized case, and from the upper bounds :math:`\min(B_j^2, \rho^2)` when
+        their bounds differ; DP-SGD's :math:`\beta` the trace bound) instead of the bounds'
+        worst cases, so step 1 is the theory's step for typical rows. Meant for
+        standardized features: equal bounds declare one scale, and features whose second
+        moments differ widely under one bound make DP-CD's steps too long for the widest.
+        Regressors need ``label_bound`` (a number or ``"private"``: ValueError without).
+        SSP ignores it; ``solver="auto"`` runs DP-CD with the rule when :math:`\rho` is
+        given or released (:func:`auto_solver`). Measured at epsilon = 1, held-out, 5 splits
+        (``docs/tuning/private_rms_holdout.txt``, session 15): the private :math:`\rho`
+        scores within 0.015 of the declared ``sqrt(p)`` on 9 of 11 tasks (wine, 143
+        records: 0.857 against 0.891 with DP-CD; diabetes 0.347 against 0.415) and the
+        default (``"auto"``) beats the former default (None: SSP or the selection) on all
+        11: standardized California R^2 0.616 against SSP's 0.604, scikit-learn's digits 0.607
+        against 0.155, wine 0.857 against 0.486, diabetes 0.347 against 0.192; with
+        ``solver="sgd"`` 0.633, 0.826, 0.960 and 0.421 (README).
     diagnostics : bool, default=False
         Keep ``history_``, the exact training objective along the run. It is **not private**
         (knowing every other row, one value gives back the remaining one), so ``fit`` then
@@ -970,6 +1016,11 @@ _SELECTION_DOC = """    selection_ : dict or None
         ``score`` (the selected trial's private score), ``trial_epsilon`` (each trial's
         solver epsilon) and ``zero_fallback`` (True when the selected model was certified
         worse than w = 0 and the zero model was released instead). Covered by ``privacy_``.
+    rms_row_norm_ : float or None
+        The rho the noise-level rule used: the public ``rms_row_norm``, or the value
+        released privately (``"private"``, and ``"auto"`` where it applies; a point of the
+        public grid, covered by ``privacy_``); None when no rule ran (SSP, a selection, or
+        ``step`` and ``clip`` both given).
 """
 
 _INTERCEPT_NOTES = r"""
@@ -1052,7 +1103,7 @@ class DPLasso(RegressorMixin, _DPLinearModel):
                  batch_size: int | str = "auto", sampling: str = "poisson",
                  average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
-                 row_norm: float | None = None, rms_row_norm: float | None = None,
+                 row_norm: float | None = None, rms_row_norm: float | str | None = "auto",
                  diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 80.0,
                  selection_share: float = 1.0, label_bound: Any = None) -> None:
@@ -1205,7 +1256,7 @@ class DPElasticNet(DPLasso):
                  batch_size: int | str = "auto",
                  sampling: str = "poisson", average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
-                 row_norm: float | None = None, rms_row_norm: float | None = None,
+                 row_norm: float | None = None, rms_row_norm: float | str | None = "auto",
                  diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 80.0,
                  selection_share: float = 1.0, label_bound: Any = None) -> None:
@@ -1520,7 +1571,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                  batch_size: int | str = "auto",
                  sampling: str = "poisson", average: bool = False,
                  random_state: RandomStateLike = None, bounds: Any = None,
-                 row_norm: float | None = None, rms_row_norm: float | None = None,
+                 row_norm: float | None = None, rms_row_norm: float | str | None = "auto",
                  diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 80.0,
                  selection_share: float = 1.0) -> None:
@@ -1634,7 +1685,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         selections = [getattr(r, "selection", None) for r in results]
         self.selection_ = selections[0] if K == 1 else (
             None if selections[0] is None else selections)
-        self.rms_row_norm_ = self._rms_row_norm()
+        self.rms_row_norm_ = self._rms_row_norm(first)
         self._keep(report, history, diagnostics)
         self.classes_ = classes
         return self

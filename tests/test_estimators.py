@@ -555,7 +555,8 @@ def test_one_vs_rest_iterative_fits_spend_the_whole_budget(solver, sampling, giv
     X2[0], labels2[0] = [5.0, -5.0], 2
     K, delta = 3, 1e-6
     kw = dict(classes=[0, 1, 2], epsilon=1.0, delta=delta, bounds=(-5.0, 5.0), passes=2,
-              solver=solver, sampling=sampling, random_state=0, n_trials=5.0)
+              solver=solver, sampling=sampling, random_state=0, n_trials=5.0,
+              rms_row_norm=None)            # the selection, not the private rho's rule
     if given:
         kw |= dict(step=0.5, clip=1.0)
     X3 = X.copy()
@@ -694,7 +695,7 @@ def test_default_fit_selects_hyperparameters_inside_the_budget():
 
     X, y = _standardized_regression()
     kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-4.0, 4.0), label_bound=10.0, passes=5,
-              solver="cd", random_state=0)
+              solver="cd", random_state=0, rms_row_norm=None)
     model = DPLasso(**kw).fit(X, y)
     report = model.privacy_
     assert isinstance(report.event, RepeatAndSelectDpEvent)
@@ -715,7 +716,7 @@ def test_selection_attribute_reports_the_selected_trial():
 
     X, y = _standardized_regression()
     kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-4.0, 4.0), label_bound=10.0, passes=3,
-              solver="cd", random_state=0)
+              solver="cd", random_state=0, rms_row_norm=None)
     model = DPLasso(**kw).fit(X, y)
     sel = model.selection_
     assert set(sel) == {"step", "clip", "score", "trial_epsilon", "zero_fallback"}
@@ -733,7 +734,8 @@ def test_one_vs_rest_selection_attribute_has_one_entry_per_class():
     X, y = _standardized_regression(900)
     labels = np.digitize(y, [-1.0, 1.0])                     # three classes
     model = DPLogisticRegression(epsilon=3.0, bounds=(-4.0, 4.0), passes=2, n_trials=3,
-                                 classes=[0, 1, 2], solver="cd", random_state=0).fit(X, labels)
+                                 classes=[0, 1, 2], solver="cd", random_state=0,
+                                 rms_row_norm=None).fit(X, labels)
     assert isinstance(model.selection_, list) and len(model.selection_) == 3
     assert all(set(s) >= {"step", "clip", "zero_fallback"} for s in model.selection_)
 
@@ -754,7 +756,7 @@ def test_selection_with_refit_composes_both():
     budget = dp.privacy.Budget(1.0, 1e-6)
     model = DPLogisticRegression(epsilon=1.0, delta=1e-6, bounds=(-4.0, 4.0), passes=3,
                                  selection_share=0.3, n_trials=5, random_state=0, solver="cd",
-                                 budget=budget).fit(X, np.where(y > 0, 1, 0))
+                                 budget=budget, rms_row_norm=None).fit(X, np.where(y > 0, 1, 0))
     event = model.privacy_.event
     assert isinstance(event, ComposedDpEvent)
     assert isinstance(event.events[0], RepeatAndSelectDpEvent)

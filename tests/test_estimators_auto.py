@@ -58,7 +58,7 @@ def test_label_range_needs_the_intercept():
 def test_auto_runs_ssp_when_the_ridge_is_small_and_the_bounds_public():
     X, y = _regression()
     model = DPLasso(alpha=1e-4, epsilon=1.0, bounds=(-4, 4), label_bound=(0.0, 6.0),
-                    random_state=0).fit(X, y)
+                    random_state=0, rms_row_norm=None).fit(X, y)
     assert model.solver_ == "ssp" and model.n_iter_ == 1.0
     assert model.privacy_.epsilon <= 1.0 and model.privacy_.unconditional
     # the estimator's release is dp_ssp's on the estimator's problem, bitwise
@@ -161,7 +161,7 @@ def test_logistic_ssp_is_the_surrogate_then_a_newton_step():
 
     X, y = _regression(3000)
     labels = (y > 3).astype(int)
-    kw = dict(C=0.5, bounds=(-4, 4), random_state=0)
+    kw = dict(C=0.5, bounds=(-4, 4), random_state=0, rms_row_norm=None)
     clf = DPLogisticRegression(epsilon=1.0, **kw).fit(X, labels)
     assert clf.solver_ == "ssp" and clf.privacy_.epsilon <= 1.0
     problem = clf._problem(X, np.where(labels == 1, 1.0, -1.0), "logistic",
@@ -201,7 +201,8 @@ def test_ssp_sparse_input_and_one_vs_rest():
     import scipy.sparse as sp
 
     X, y = _regression(1500)
-    kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-4, 4), label_bound=(0.0, 6.0), random_state=2)
+    kw = dict(alpha=1e-3, epsilon=1.0, bounds=(-4, 4), label_bound=(0.0, 6.0), random_state=2,
+              rms_row_norm=None)
     dense = DPLasso(**kw).fit(X, y)
     sparse = DPLasso(**kw).fit(sp.csr_matrix(X), y)
     assert dense.solver_ == sparse.solver_ == "ssp"
@@ -249,7 +250,10 @@ def test_auto_with_rms_row_norm_runs_the_rule():
     assert rule.solver_ == "cd" and rule.selection_ is None
     assert rule.privacy_.neighboring_relation.value == "replace_one"
     assert rule.privacy_.epsilon <= 1.0
-    assert DPLasso(**kw).fit(X, y).solver_ == "ssp"
+    assert DPLasso(**kw, rms_row_norm=None).fit(X, y).solver_ == "ssp"
+    # the default rms_row_norm="auto" releases rho privately here: the rule's DP-CD too
+    default = DPLasso(**kw).fit(X, y)
+    assert default.solver_ == "cd" and default.rms_row_norm_ > 0
     clf = DPLogisticRegression(epsilon=1.0, bounds=(-4, 4), rms_row_norm=2.0,
                                random_state=0).fit(X, np.where(y > 3.0, 1, 0))
     assert clf.solver_ == "cd" and clf.selection_ is None

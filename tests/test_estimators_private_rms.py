@@ -216,3 +216,27 @@ def test_private_rho_is_close_to_the_declared_one_on_standardized_data():
                        passes=3, random_state=0, solver="cd", rms_row_norm=math.sqrt(8))
     declared.fit(X[:3000], y[:3000])
     assert m.score(X[3000:], y[3000:]) >= declared.score(X[3000:], y[3000:]) - 0.05
+
+
+def test_auto_default_releases_rho_only_where_the_public_bounds_allow(monkeypatch):
+    """The default rms_row_norm="auto" is "private" with a row bound, one public feature
+    scale and (regressors) a label bound; otherwise the private selection, as before."""
+    X, y = _data(1500)
+    q_calls = _spy_quantile(monkeypatch)
+    kw = dict(alpha=1e-3, epsilon=1.0, passes=2, n_trials=3, random_state=0, solver="cd")
+    model = DPLasso(bounds=(-BOUND, BOUND), label_bound=10.0, **kw).fit(X, y)
+    assert model.get_params()["rms_row_norm"] == "auto"
+    assert model.solver_ == "cd" and model.selection_ is None and len(q_calls) == 1
+    model = DPLasso(row_norm=BOUND * 2, label_bound=10.0, **kw).fit(X, y)
+    assert model.rms_row_norm_ is not None and len(q_calls) == 2
+    upper = np.array([BOUND, BOUND, BOUND, 2 * BOUND])          # two public scales
+    model = DPLasso(bounds=(-upper, upper), label_bound=10.0, **kw).fit(X, y)
+    assert model.rms_row_norm_ is None and model.selection_ is not None
+    with pytest.warns(dp.exceptions.PrivacyLeakWarning):          # no label bound
+        model = DPLasso(bounds=(-BOUND, BOUND), **kw).fit(X, y)
+    assert model.rms_row_norm_ is None and model.selection_ is not None
+    assert len(q_calls) == 2
+    # explicit "private" with bounds that differ: the user's choice, honoured
+    model = DPLasso(bounds=(-upper, upper), label_bound=10.0, rms_row_norm="private",
+                    **kw).fit(X, y)
+    assert model.rms_row_norm_ is not None and len(q_calls) == 3

@@ -6,7 +6,8 @@
 # the estimator with solver="cd" and rms_row_norm = that value at epsilon 0.95 (total 1 by
 # basic composition; the one quantile serves every one-vs-rest class). Against the declared
 # rms_row_norm = sqrt(p) at epsilon 1. The tasks of selection_vs_fixed.py, 5 splits.
-# Not in the library: a sketch of the measurement, to be built with its accounting and tests.
+# A sketch of the measurement; built in session 15 as the estimators' rms_row_norm="private"
+# (diagnosis.md, section 16; private_rms_holdout.py measures the built option).
 #   PYTHONPATH=. python docs/tuning/private_rms_feasibility.py > docs/tuning/private_rms_feasibility.txt
 import math, warnings, types, sys
 import numpy as np

@@ -2,7 +2,8 @@
 # (rho = the exponential mechanism's 0.75-quantile of the feature rows' norms on dp_ssp's
 # public grid, pure epsilon_q = pure_share_epsilon(epsilon, delta, 0.1), about 0.05; the fits
 # at the rest, calibrated by the accountant with the quantile in the composition) against the
-# present default (rms_row_norm=None, solver="auto": SSP or the private selection) and a
+# former default (rms_row_norm=None, solver="auto": SSP or the private selection; the run was
+# made before "private auto" became the default, rms_row_norm="auto") and a
 # declared rms_row_norm = sqrt(p). Held-out score at epsilon = 1, 20 passes, 5 splits, the
 # tasks of selection_vs_fixed.py (nan: a refused fit).
 #   PYTHONPATH=. python docs/tuning/private_rms_holdout.py > docs/tuning/private_rms_holdout.txt
@@ -16,7 +17,7 @@ orig = grids.candidate_grid
 src = open("docs/tuning/selection_vs_fixed.py").read().split("only = sys.argv")[0]
 M = types.ModuleType("m"); exec(src, M.__dict__)
 grids.candidate_grid = orig
-columns = {"default auto": dict(solver="auto"),
+columns = {"former default auto": dict(solver="auto", rms_row_norm=None),
            "private auto": dict(solver="auto", rms_row_norm="private"),
            "private cd": dict(solver="cd", rms_row_norm="private"),
            "private sgd": dict(solver="sgd", rms_row_norm="private"),

@@ -286,30 +286,29 @@ def estimator_rows(seeds, passes=20, progress=print, data=None):
                 score = float(ours.score(Xte, yte))
                 rows.append(dict(data=name, model="dpsco-core", seed=seed, score=score,
                                  solver=ours.solver_))
-                # DP-CD explicitly (the default before solver="auto"; the same fit when auto
-                # chose it), and solver="sgd": Poisson batches (zero-out, DP-SGD's amplified
-                # guarantee) and shuffled batches (replace-one, the default DP-CD's relation:
-                # sensitivity 2 clip, no amplification).
-                if ours.solver_ == "cd":
-                    rows.append(dict(data=name, model="dpsco-core (cd)", seed=seed, score=score))
-                else:
-                    cd = clone(ours).set_params(solver="cd").fit(Xtr, ytr)
-                    assert cd.privacy_.epsilon <= 1.0
-                    rows.append(dict(data=name, model="dpsco-core (cd)", seed=seed,
-                                     score=float(cd.score(Xte, yte))))
-                for label, sampling in [("dpsco-core (sgd)", "poisson"),
-                                        ("dpsco-core (sgd, shuffle)", "shuffle")]:
-                    sgd = clone(ours).set_params(solver="sgd", sampling=sampling).fit(Xtr, ytr)
-                    assert sgd.privacy_.epsilon <= 1.0
+                # The private selection (rms_row_norm=None: the default before session 15)
+                # with DP-CD, and with DP-SGD on Poisson batches (zero-out, DP-SGD's amplified
+                # guarantee) and shuffled batches (replace-one, DP-CD's relation: sensitivity
+                # 2 clip, no amplification); SSP (solver="auto"'s choice without rho).
+                for label, kw in [("dpsco-core (cd)", dict(solver="cd")),
+                                  ("dpsco-core (sgd)", dict(solver="sgd", sampling="poisson")),
+                                  ("dpsco-core (sgd, shuffle)",
+                                   dict(solver="sgd", sampling="shuffle")),
+                                  ("dpsco-core (ssp)", dict(solver="ssp"))]:
+                    other = clone(ours).set_params(rms_row_norm=None, **kw).fit(Xtr, ytr)
+                    assert other.privacy_.epsilon <= 1.0
                     rows.append(dict(data=name, model=label, seed=seed,
-                                     score=float(sgd.score(Xte, yte))))
-                # The noise-level rule instead of a selection: the features are standardized,
-                # so sqrt(p) is their public root-mean-square row norm (clipping onto the
-                # bounds only lowers it).
-                for label, solver in [("dpsco-core (cd, rms)", "cd"),
-                                      ("dpsco-core (sgd, rms)", "sgd")]:
+                                     score=float(other.score(Xte, yte))))
+                # The noise-level rule instead of a selection, with rho released privately
+                # (rms_row_norm="private", the default's choice here, session 15) and declared:
+                # the features are standardized, so sqrt(p) is their public root-mean-square
+                # row norm (clipping onto the bounds only lowers it).
+                for label, solver, rho in [
+                        ("dpsco-core (sgd, private rho)", "sgd", "private"),
+                        ("dpsco-core (cd, rms)", "cd", math.sqrt(Xtr.shape[1])),
+                        ("dpsco-core (sgd, rms)", "sgd", math.sqrt(Xtr.shape[1]))]:
                     rule = clone(ours).set_params(solver=solver, sampling="poisson",
-                                                  rms_row_norm=math.sqrt(Xtr.shape[1]))
+                                                  rms_row_norm=rho)
                     rule.fit(Xtr, ytr)
                     assert rule.privacy_.epsilon <= 1.0 and rule.selection_ is None
                     rows.append(dict(data=name, model=label, seed=seed,
@@ -371,21 +370,27 @@ def markdown(rows, est_rows, dpl_ok, passes, n_seeds):
             "-" if c is None else f"{c[0]:.4f} ± {c[1]:.1e}" for c in cell.values()) +
             f" | {ratio('defaults')} | {ratio('private')} | {ratio('private_centred')} | "
             f"{beats('private')}; {beats('private_centred')} |")
+    models = {"dpsco-core": "dpsco-core defaults (solver=\"auto\", rms_row_norm=\"auto\": "
+                            "the solver it ran)",
+              "dpsco-core (sgd, private rho)": "solver=\"sgd\", rms_row_norm=\"private\"",
+              "dpsco-core (cd, rms)": "solver=\"cd\", rms_row_norm=sqrt(p) (declared)",
+              "dpsco-core (sgd, rms)": "solver=\"sgd\", rms_row_norm=sqrt(p)",
+              "dpsco-core (ssp)": "solver=\"ssp\"",
+              "dpsco-core (cd)": "solver=\"cd\", rms_row_norm=None (private selection, "
+                                 "replace-one)",
+              "dpsco-core (sgd)": "solver=\"sgd\", rms_row_norm=None (Poisson, zero-out)",
+              "dpsco-core (sgd, shuffle)": "solver=\"sgd\", sampling=\"shuffle\", "
+                                           "rms_row_norm=None (replace-one)"}
+    short = "defaults; sgd private rho; cd rms; sgd rms; ssp; cd; sgd; sgd shuffle"
     lines += ["", "## Estimators: held-out score at epsilon = 1 (mean ± std over seeds)", "",
-              "| data | dpsco-core defaults (solver=\"auto\": the solver it ran) | "
-              "solver=\"cd\" (replace-one) | solver=\"sgd\" (Poisson, zero-out) | "
-              "solver=\"sgd\", sampling=\"shuffle\" (replace-one) | solver=\"cd\", "
-              "rms_row_norm=sqrt(p) (the noise-level rule, no selection) | solver=\"sgd\", "
-              "rms_row_norm=sqrt(p) | diffprivlib | non-private | ours / non-private "
-              "(defaults; cd; sgd; sgd shuffle; cd rms; sgd rms) |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    models = ("dpsco-core", "dpsco-core (cd)", "dpsco-core (sgd)", "dpsco-core (sgd, shuffle)",
-              "dpsco-core (cd, rms)", "dpsco-core (sgd, rms)")
+              "| data | " + " | ".join(models.values()) + " | diffprivlib | non-private | "
+              f"ours / non-private ({short}) |",
+              "|---|" + "---|" * (len(models) + 3)]
     for data in sorted({r["data"] for r in est_rows}):
         cell = {m: _stats([r["score"] for r in est_rows if r["data"] == data
                            and r["model"] == m])
-                for m in models + ("non-private",)}
-        # older JSON files have no rms rows: their cells print as "-"
+                for m in tuple(models) + ("non-private",)}
+        # older JSON files have no rms (or ssp, private rho) rows: their cells print as "-"
         cell = {m: None if np.isnan(c[0]) else c for m, c in cell.items()}
         ran = sorted({r.get("solver", "cd") for r in est_rows if r["data"] == data
                       and r["model"] == "dpsco-core"})

@@ -1,25 +1,30 @@
 """
-Private LASSO estimators: a public rms row norm, SSP, or a private selection
-============================================================================
+Private LASSO estimators: the default's private rms row norm, a public one, SSP, a selection
+=============================================================================================
 
-``DPLasso`` on standardized California at several budgets, three ways to set what the data
+``DPLasso`` on standardized California at several budgets, the ways to set what the data
 cannot tell privately for free:
 
-- ``solver="auto"`` with public bounds: sufficient statistics perturbation (SSP), nothing to
-  tune but its row clip, chosen privately inside the budget;
-- ``solver="cd"`` alone: DP-CD whose step and clip come from a private random-stopping
-  selection inside the same budget (about 80 trials, each at a third of epsilon);
-- ``solver="cd", rms_row_norm=sqrt(p)``: the features are standardized, so their
-  root-mean-square row norm is public; the noise-level rule gives step and clip and the whole
-  budget pays one DP-CD fit (what ``solver="auto"`` runs when given ``rms_row_norm``);
-- ``solver="sgd", rms_row_norm=sqrt(p)``: the same for DP-SGD with Poisson batches, whose
-  step (``tuning.grids.prediction_sgd_step``) grows as its number of steps falls.
+- the defaults (``solver="auto"``, ``rms_row_norm="auto"``) with public bounds: the fit
+  releases the features' root-mean-square row norm rho privately (the exponential
+  mechanism's 0.75-quantile of the row norms on a public grid, about 5% of the budget), and
+  the noise-level rule gives DP-CD's step and clip from it; the rest of the budget pays one
+  DP-CD fit (at epsilon = 4, where SSP's noise is negligible, ``"auto"`` runs SSP);
+- ``solver="sgd", rms_row_norm="private"``: the same for DP-SGD with Poisson batches, whose
+  step (``tuning.grids.prediction_sgd_step``) grows as its number of steps falls;
+- ``solver="cd", rms_row_norm=sqrt(p)``: the features are standardized, so rho is public and
+  costs nothing;
+- ``solver="ssp"``: sufficient statistics perturbation, nothing to tune but its row clip,
+  chosen privately inside the budget (``solver="auto"``'s choice without rho);
+- ``solver="cd", rms_row_norm=None``: DP-CD whose step and clip come from a private
+  random-stopping selection inside the same budget (about 80 trials, each at a third of
+  epsilon).
 
 Every fit is (epsilon, 1/n^2)-DP under replace-one neighbours (DP-SGD's Poisson batches:
-zero-out, one record replaced by the null record), with an unconditional report:
-the bounds [-5, 5], the label range [0, 5] and rho are public numbers, not read from the data.
-The standardization uses the training split's statistics, which a real release must take from
-public sources too.
+zero-out, one record replaced by the null record), with an unconditional report that
+composes every release (the quantile's included): the bounds [-5, 5] and the label range
+[0, 5] are public numbers, not read from the data. The standardization uses the training
+split's statistics, which a real release must take from public sources too.
 """
 
 import math
@@ -39,10 +44,11 @@ Z = np.clip((X - mu) / sd, -5.0, 5.0)
 Xtr, ytr, Xte, yte = Z[train], y[train], Z[test], y[test]
 p = Xtr.shape[1]
 
-ways = {"SSP (solver='auto')": dict(),
-        "DP-CD, private selection": dict(solver="cd"),
+ways = {"defaults (auto: DP-CD, private rho)": dict(),
+        "DP-SGD, private rho": dict(solver="sgd", rms_row_norm="private"),
         "DP-CD, rms_row_norm=sqrt(p)": dict(solver="cd", rms_row_norm=math.sqrt(p)),
-        "DP-SGD, rms_row_norm=sqrt(p)": dict(solver="sgd", rms_row_norm=math.sqrt(p))}
+        "SSP": dict(solver="ssp"),
+        "DP-CD, private selection": dict(solver="cd", rms_row_norm=None)}
 epsilons = [0.25, 1.0, 4.0]
 scores = {name: [] for name in ways}
 for eps in epsilons:
@@ -52,7 +58,8 @@ for eps in epsilons:
         assert model.privacy_.unconditional and model.privacy_.epsilon <= eps
         scores[name].append(model.score(Xte, yte))
         print(f"epsilon {eps:>4}: {name:<30} R^2 {scores[name][-1]:.3f} "
-              f"(solver {model.solver_}, selection {model.selection_ is not None})")
+              f"(solver {model.solver_}, rho {model.rms_row_norm_}, "
+              f"selection {model.selection_ is not None})")
 reference = LinearRegression().fit(Xtr, ytr).score(Xte, yte)
 
 # %%
