@@ -33,11 +33,11 @@ none to select: its row clip is a private quantile inside the budget (or ``clip=
 DP-SGD with ``step`` and ``clip`` left at None (default) take them from the noise-level rule
 of :func:`dpsco_core.tuning.grids.default_hyperparameters` given a root-mean-square row norm
 :math:`\rho` (``rms_row_norm``): by default (``rms_row_norm="auto"``, session 15) the fit
-releases :math:`\rho` itself, as a private quantile of the row norms at about 5% of the
-budget, wherever the public bounds allow (a row bound, and a label bound for the
-regressors), and the rest pays one fit; a public value (``sqrt(n_features)`` for
-standardized features) costs nothing. With ``rms_row_norm=None`` (the default where the
-bounds are missing) ``fit`` selects step and clip privately inside the same (epsilon,
+releases :math:`\rho` itself, as a private quantile of the row norms at 2% to 25% of the
+zCDP budget (:func:`rms_quantile_epsilon`), wherever the public bounds allow (a row bound,
+one scale for all features, and a label bound for the regressors), and the rest pays one
+fit; a public value (``sqrt(n_features)`` for standardized features) costs nothing. With
+``rms_row_norm=None`` (the default where the bounds do not allow it) ``fit`` selects step and clip privately inside the same (epsilon,
 delta): by default (``selection_share=1``) the whole budget pays a random-stopping
 selection over a public grid (:func:`dpsco_core.tuning.search.tune_solver`: on average
 ``n_trials`` = 80 trials on all the records, each scored by its noisy clipped training
@@ -45,11 +45,12 @@ objective) whose selected trial's model is released; with ``selection_share < 1`
 share pays the selection and the rest one refit on all the records with the selected
 values, ``privacy_`` being the RDP composition of both. Give ``step`` and ``clip`` to spend
 the whole budget on one fit. The rule is better than the selection on every data set
-measured, by far on small and many-class data (scikit-learn's digits, 10 classes: 0.607
+measured, by far on small and many-class data (scikit-learn's digits, 10 classes: 0.609
 with DP-CD's rule and the private :math:`\rho`, 0.826 with DP-SGD's, against 0.155 with the
-selection; ``docs/tuning/private_rms_holdout.txt``, ``docs/tuning/rules_holdout_s14.txt``, README). ``GridSearchCV`` (or any
-cross-validation) over these estimators is **not** private as a whole: every ``fit`` it makes
-is one release of (epsilon, delta) on (a fold of) the private data, the releases compose
+selection; ``docs/tuning/private_rms_holdout.txt``, ``docs/tuning/rules_holdout_s14.txt``,
+README). ``GridSearchCV`` (or any cross-validation) over these estimators is **not**
+private as a whole: every ``fit`` it makes is one release of (epsilon, delta) on (a fold of)
+the private data, the releases compose
 (with ``budget=`` the total is charged and enforced: a grid of G values and k folds costs
 G k + 1 fits, about ``sqrt(G k)`` to ``G k`` times epsilon under RDP composition), and the
 choice of the best is made on exact, non-private scores. Use it on public data, or pass a
@@ -119,7 +120,7 @@ if TYPE_CHECKING:
     from .result import Result
 
 __all__ = ["DPLasso", "DPElasticNet", "DPLogisticRegression", "auto_solver",
-           "logistic_quadratic_surrogate"]
+           "rms_quantile_epsilon", "logistic_quadratic_surrogate"]
 
 
 def _structure_checked(X):
@@ -245,10 +246,48 @@ SSP_MAX_BOUND_SPREAD = 100.0
 #: 9, and above the median on the two smallest, wine and iris, 150 records).
 RMS_QUANTILE = 0.75
 
-#: ... and its share of the fit's zCDP budget (its pure epsilon:
-#: :func:`dpsco_core.privacy.pure_share_epsilon`, 0.051 at epsilon = 1, delta = 1e-8): the
-#: share of ``dp_ssp``'s private row clip.
-RMS_QUANTILE_SHARE = 0.1
+#: ... and its pure epsilon_q (:func:`rms_quantile_epsilon`): the one whose rank error
+#: ``2 log(G) / epsilon_q`` (G = 37 grid points) is this fraction of the n records, kept
+#: between these shares of the fit's zCDP budget (:func:`dpsco_core.privacy.pure_share_epsilon`;
+#: at epsilon = 1: 0.25 gives 0.08 at delta = 1e-8, 0.02 gives 0.023).
+RMS_QUANTILE_RANK_FRACTION = 0.1
+RMS_QUANTILE_MIN_SHARE = 0.02
+RMS_QUANTILE_MAX_SHARE = 0.25
+
+
+def rms_quantile_epsilon(epsilon: float, delta: float, n_samples: int) -> float:
+    """The pure epsilon_q of ``rms_row_norm="private"``'s quantile: a function of public
+    numbers.
+
+    The exponential mechanism's quantile over G grid points misses the target rank by more
+    than ``2 (log G + t) / epsilon_q`` records with probability at most ``exp(-t)``. The
+    quantile is asked for a rank error of ``RMS_QUANTILE_RANK_FRACTION`` = 0.1 of the n
+    records, ``epsilon_q = 2 log(G) / (0.1 n)``, within ``RMS_QUANTILE_MIN_SHARE`` = 0.02 and
+    ``RMS_QUANTILE_MAX_SHARE`` = 0.25 of the fit's zCDP budget: small data get up to a
+    quarter of it (wine, 143 records, held-out accuracy 0.857 with a tenth and 0.886 with a
+    quarter; the declared rho 0.891), large data almost none (California, 16,512 records:
+    R^2 unchanged between a tenth and a quarter, so the fit keeps the rest); measured in
+    ``docs/tuning/private_rms_holdout.txt`` (issue 19, session 15).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The fit's budget.
+    n_samples : int
+        The public record count n.
+
+    Returns
+    -------
+    float
+    """
+    from .privacy.calibration import pure_share_epsilon
+    from .solvers.ssp import CLIP_GRID_POINTS
+
+    n = check_int(n_samples, "n_samples", low=1)
+    target = 2.0 * math.log(CLIP_GRID_POINTS) / (RMS_QUANTILE_RANK_FRACTION * n)
+    low = pure_share_epsilon(epsilon, delta, RMS_QUANTILE_MIN_SHARE)
+    high = pure_share_epsilon(epsilon, delta, RMS_QUANTILE_MAX_SHARE)
+    return min(max(target, low), high)
 
 
 def auto_solver(problem: Problem, *, epsilon: float, delta: float,
@@ -556,7 +595,6 @@ class _DPLinearModel(BaseEstimator):
         events (their own, or a private selection's) come from public arguments: the
         schedule, ``n``, ``p`` and the hyperparameters' count (one pair, or the grid). Where
         no share applies (an infinite epsilon), ``epsilon / K``."""
-        from .privacy.calibration import pure_share_epsilon
         from .privacy.events import EpsilonDeltaDpEvent
         from .tuning.search import DEFAULT_TRIALS_SHAPE, _default_relation
 
@@ -578,7 +616,7 @@ class _DPLinearModel(BaseEstimator):
                     not (self.step is not None and self.clip is not None))
         if K == 1 and not quantile:
             return _FitPlan(self.epsilon, solver)
-        eps_q = (pure_share_epsilon(self.epsilon, delta, RMS_QUANTILE_SHARE) if quantile
+        eps_q = (rms_quantile_epsilon(self.epsilon, delta, problem.n_samples) if quantile
                  else 0.0)
         n = problem.n_samples
         if rule:       # one fit, no selection
@@ -798,6 +836,7 @@ class _DPLinearModel(BaseEstimator):
         """The fit's report: the solver's own for one fit without quantile, else the RDP
         composition of the quantile's event (if any) and the K fits' events (the
         accountant's, never a sum by hand), checked against ``epsilon``."""
+        from .privacy.calibration import _zcdp_rho
         from .privacy.events import ComposedDpEvent
         from .solvers._common import report_from_event
 
@@ -808,9 +847,11 @@ class _DPLinearModel(BaseEstimator):
         extra_orders = sorted({a for r in results for a in (r.privacy.orders or ())} |
                               set(() if plan.quantile is None else
                                   _quantile_extra_orders(float(self.epsilon), float(delta))))
-        split = {} if plan.quantile is None else {
-            "rms_row_norm quantile (share of rho)": RMS_QUANTILE_SHARE,
-            "fits (share of rho)": 1.0 - RMS_QUANTILE_SHARE}
+        split = {}
+        if plan.quantile is not None:
+            share = plan.quantile.epsilon ** 2 / (2.0 * _zcdp_rho(self.epsilon, delta))
+            split = {"rms_row_norm quantile (share of rho)": share,
+                     "fits (share of rho)": 1.0 - share}
         assumptions = tuple(dict.fromkeys(a for r in results for a in r.privacy.assumptions))
         if plan.quantile is not None:
             assumptions += (f"rms_row_norm: the {RMS_QUANTILE}-quantile of the feature rows' "
@@ -941,10 +982,10 @@ _COMMON_DOC = r"""
         ``"private"``: released by the fit itself, as the 0.75-quantile
         (``RMS_QUANTILE``) of the row norms chosen by the exponential mechanism
         (:func:`dpsco_core.mechanisms.grid_quantile`) on ``dp_ssp``'s public grid of 37
-        points from 1/64 of the features' public row bound to the bound, at a pure
-        :math:`\varepsilon_q` of 10% of the fit's zCDP budget
-        (:func:`dpsco_core.privacy.pure_share_epsilon`, ``RMS_QUANTILE_SHARE``; 0.051 at
-        epsilon = 1, delta = 1e-8), once for all one-vs-rest classes; the fits then get the
+        points from 1/64 of the features' public row bound to the bound, at the pure
+        :math:`\varepsilon_q` of :func:`rms_quantile_epsilon` (a rank error of a tenth of
+        the records, within 2% and 25% of the fit's zCDP budget: at epsilon = 1, 0.08 up to
+        about 900 records, 0.023 from about 3,100 on), once for all one-vs-rest classes; the fits then get the
         largest epsilon whose composition with the quantile the accountant puts at epsilon
         (``privacy_`` is that composition; needs ``bounds`` or ``row_norm``). ``"auto"``
         (default): ``"private"`` when the problem has a public row bound, the features
@@ -969,12 +1010,12 @@ _COMMON_DOC = r"""
         SSP ignores it; ``solver="auto"`` runs DP-CD with the rule when :math:`\rho` is
         given or released (:func:`auto_solver`). Measured at epsilon = 1, held-out, 5 splits
         (``docs/tuning/private_rms_holdout.txt``, session 15): the private :math:`\rho`
-        scores within 0.015 of the declared ``sqrt(p)`` on 9 of 11 tasks (wine, 143
-        records: 0.857 against 0.891 with DP-CD; diabetes 0.347 against 0.415) and the
+        scores within 0.015 of the declared ``sqrt(p)`` on 10 of 11 tasks (diabetes, 354
+        records: 0.371 against 0.415 with DP-CD) and the
         default (``"auto"``) beats the former default (None: SSP or the selection) on all
-        11: standardized California R^2 0.616 against SSP's 0.604, scikit-learn's digits 0.607
-        against 0.155, wine 0.857 against 0.486, diabetes 0.347 against 0.192; with
-        ``solver="sgd"`` 0.633, 0.826, 0.960 and 0.421 (README).
+        11: standardized California R^2 0.616 against SSP's 0.604, scikit-learn's digits 0.609
+        against 0.155, wine 0.886 against 0.486, diabetes 0.371 against 0.192; with
+        ``solver="sgd"`` 0.633, 0.826, 0.960 and 0.461 (README).
     diagnostics : bool, default=False
         Keep ``history_``, the exact training objective along the run. It is **not private**
         (knowing every other row, one value gives back the remaining one), so ``fit`` then

@@ -54,7 +54,7 @@ def test_the_report_composes_the_quantile_and_the_fit(monkeypatch, solver):
     model = _lasso(solver=solver).fit(X, y)
     n, p = X.shape
     delta = 1.0 / n**2
-    eps_q = pure_share_epsilon(1.0, delta, est.RMS_QUANTILE_SHARE)
+    eps_q = est.rms_quantile_epsilon(1.0, delta, n)
     assert len(q_calls) == 1 and len(fits) == 1 and model.solver_ == solver
     values, grid, kwargs = q_calls[0]
     # the features' norms (the intercept's public column excluded), on the public grid below
@@ -136,7 +136,7 @@ def test_one_vs_rest_releases_one_quantile_for_all_classes(monkeypatch):
     assert len(q_calls) == 1 and len(fits) == 3
     report = clf.privacy_
     delta = 1.0 / 1500**2
-    eps_q = pure_share_epsilon(1.0, delta, est.RMS_QUANTILE_SHARE)
+    eps_q = est.rms_quantile_epsilon(1.0, delta, 1500)
     events = report.event.events
     assert events[0] == EpsilonDeltaDpEvent(eps_q, 0.0) and len(events) == 4
     assert len(set(events[1:])) == 1
@@ -169,6 +169,22 @@ def test_reproducible_and_seed_dependent():
     assert a.rms_row_norm_ == b.rms_row_norm_
     c = _lasso(solver="cd", ).set_params(random_state=1).fit(X, y)
     assert not np.array_equal(a.coef_, c.coef_)
+
+
+def test_quantile_epsilon_targets_a_tenth_of_the_records_within_its_shares():
+    for n in (50, 150, 1000, 2000, 5000, 10**6):
+        delta = 1.0 / n**2
+        eps_q = est.rms_quantile_epsilon(1.0, delta, n)
+        low = pure_share_epsilon(1.0, delta, est.RMS_QUANTILE_MIN_SHARE)
+        high = pure_share_epsilon(1.0, delta, est.RMS_QUANTILE_MAX_SHARE)
+        target = 2 * math.log(37) / (0.1 * n)
+        assert eps_q == pytest.approx(min(max(target, low), high), rel=1e-12)
+    assert est.rms_quantile_epsilon(1.0, 1e-6, 150) == pytest.approx(
+        pure_share_epsilon(1.0, 1e-6, 0.25))
+    assert est.rms_quantile_epsilon(1.0, 1e-6, 10**6) == pytest.approx(
+        pure_share_epsilon(1.0, 1e-6, 0.02))
+    assert est.rms_quantile_epsilon(1.0, 1e-6, 2000) == pytest.approx(
+        2 * math.log(37) / 200)
 
 
 def test_needs_a_public_row_bound_and_a_valid_value():

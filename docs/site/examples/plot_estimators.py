@@ -7,7 +7,7 @@ cannot tell privately for free:
 
 - the defaults (``solver="auto"``, ``rms_row_norm="auto"``) with public bounds: the fit
   releases the features' root-mean-square row norm rho privately (the exponential
-  mechanism's 0.75-quantile of the row norms on a public grid, about 5% of the budget), and
+  mechanism's 0.75-quantile of the row norms on a public grid, 2% of the zCDP budget here), and
   the noise-level rule gives DP-CD's step and clip from it; the rest of the budget pays one
   DP-CD fit (at epsilon = 4, where SSP's noise is negligible, ``"auto"`` runs SSP);
 - ``solver="sgd", rms_row_norm="private"``: the same for DP-SGD with Poisson batches, whose
