@@ -44,6 +44,8 @@ SELECTION = (
     "tests/privacy/test_noise_first_principles.py",
     "tests/privacy/test_noise_first_principles_modes.py",
     "tests/mechanisms/test_mechanisms.py",
+    "tests/mechanisms/test_grid_quantile.py",
+    "tests/test_estimators_private_rms.py",
 )
 
 
@@ -216,6 +218,21 @@ MUTANTS = (
            "    return gram / 4.0, factor * C\n",
            "    return gram / 4.0, C\n",
            "dp_ssp_logistic: Newton gradient sensitivity C instead of 2 C under replace-one"),
+    # -- the estimators' private rho (issue 19, session 15) --------------------------------
+    Mutant("grid-quantile-sensitivity-1/2", "dpsco_core/mechanisms.py",
+           "q * m), sensitivity=1.0, epsilon=epsilon,",
+           "q * m), sensitivity=0.5, epsilon=epsilon,",
+           "grid_quantile: the counts' sensitivity 1/2 instead of 1 (twice the claimed epsilon)"),
+    Mutant("rms-quantile-left-out-of-the-report", "dpsco_core/estimators.py",
+           "        fixed = () if plan.quantile is None else (plan.quantile,)\n"
+           "        extra_orders",
+           "        fixed = ()\n"
+           "        extra_orders",
+           "estimators: the private rho's quantile missing from the composed privacy report"),
+    Mutant("rms-quantile-left-out-of-the-share", "dpsco_core/estimators.py",
+           "    fixed = _quantile_events(quantile_epsilon)\n",
+           "    fixed = ()\n",
+           "estimators: the fits' epsilon calibrated without the private rho's quantile"),
 )
 
 
