@@ -783,7 +783,8 @@ def grid_quantile(values, grid, *, q, n_public, epsilon, random_state=None, budg
     epsilon = check_epsilon(epsilon)
     spend(budget, EpsilonDeltaDpEvent(epsilon), neighboring_relation=neighboring_relation)
     values = check_vector(values, "values", allow_empty=True)
-    index = exponential_mechanism(-np.abs(_grid_counts(values, grid) - q * m), sensitivity=1.0, epsilon=epsilon,
+    scores = -np.abs(_grid_counts(values, grid) - q * m)
+    index = exponential_mechanism(scores, sensitivity=1.0, epsilon=epsilon,
                                   random_state=random_state)
     return float(grid[index])
 

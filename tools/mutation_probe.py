@@ -220,8 +220,8 @@ MUTANTS = (
            "dp_ssp_logistic: Newton gradient sensitivity C instead of 2 C under replace-one"),
     # -- the estimators' private rho (issue 19, session 15) --------------------------------
     Mutant("grid-quantile-sensitivity-1/2", "dpsco_core/mechanisms.py",
-           "q * m), sensitivity=1.0, epsilon=epsilon,",
-           "q * m), sensitivity=0.5, epsilon=epsilon,",
+           "index = exponential_mechanism(scores, sensitivity=1.0, epsilon=epsilon,",
+           "index = exponential_mechanism(scores, sensitivity=0.5, epsilon=epsilon,",
            "grid_quantile: the counts' sensitivity 1/2 instead of 1 (twice the claimed epsilon)"),
     Mutant("rms-quantile-left-out-of-the-report", "dpsco_core/estimators.py",
            "        fixed = () if plan.quantile is None else (plan.quantile,)\n"

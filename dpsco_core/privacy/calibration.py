@@ -179,6 +179,9 @@ def pure_share_epsilon(epsilon, delta, share):
     -------
     float
     """
+    share = check_positive(share, "share")
+    if share >= 1.0:
+        raise ValueError(f"share must be in (0, 1); got {share!r}.")
     return math.sqrt(2.0 * share * _zcdp_rho(check_epsilon(epsilon), check_delta(delta)))
 
 

@@ -110,3 +110,18 @@ def test_black_box_audit_passes_and_catches_a_doubled_epsilon(monkeypatch):
                                                                       4 * kw["epsilon"]})))
     broken = audit(_sampler(1.0), *PAIR, n_trials=4000, random_state=0)
     assert broken.eps_lower > 1.0
+
+
+def test_pure_share_epsilon_is_a_share_of_the_runs_zcdp_budget():
+    from dpsco_core.privacy import pure_share_epsilon
+
+    for eps, delta in [(1.0, 1e-8), (0.25, 1e-6), (4.0, 1e-10)]:
+        # eps_q^2 / 2 = share * rho_total, so at share 1/2 eps_q^2 is the run's rho, whose
+        # Bun-Steinke conversion is exactly (eps, delta)
+        total = pure_share_epsilon(eps, delta, 0.5) ** 2
+        assert total + 2 * math.sqrt(total * math.log(1 / delta)) == pytest.approx(eps,
+                                                                                  rel=1e-12)
+    assert pure_share_epsilon(1.0, 1e-8, 0.1) == pytest.approx(0.0514, abs=1e-4)
+    for share in (0.0, 1.0, -0.1, math.nan):
+        with pytest.raises(ValueError, match="share"):
+            pure_share_epsilon(1.0, 1e-8, share)
