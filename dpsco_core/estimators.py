@@ -364,6 +364,20 @@ def auto_solver(problem: Problem, *, epsilon: float, delta: float,
     return "ssp" if ratio <= limit else "cd"
 
 
+def _feature_row_norms(problem: Problem, p: int) -> FloatArray:
+    """The l2 norms of the rows' first ``p`` columns (the features, without the intercept's
+    column), after the problem's public bounds were enforced."""
+    import scipy.sparse as sp
+
+    X = problem.X
+    if p == problem.n_features:
+        return problem.row_norms()
+    X = X[:, :p]
+    if sp.issparse(X):
+        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel())
+    return np.sqrt(np.einsum("ij,ij->i", X, X))
+
+
 def _private_rho_applies(problem: Problem, constant_column: bool) -> bool:
     """``rms_row_norm="auto"`` releases rho privately (as ``"private"``) when the problem
     has a finite public row bound (the quantile's grid lies below it), the features share
@@ -791,6 +805,7 @@ class _DPLinearModel(BaseEstimator):
         from .mechanisms import grid_quantile
         from .privacy.budget import Budget
         from .privacy.events import ComposedDpEvent
+        from .public_bounds import check_public_bounds
         from .solvers.ssp import clip_grid
 
         self._rho_released = None
@@ -801,10 +816,11 @@ class _DPLinearModel(BaseEstimator):
             # same noise to every fit, and differences of the K models would cancel it (the
             # composition of the report assumes independent noise).
             return child_seed_sequences(check_random_state(self.random_state), K)
-        bounds = problem.public_bounds
-        s = float(self.intercept_scaling) if self.fit_intercept else 0.0
-        R = math.inf if bounds is None else bounds.row_bound(problem.n_features)
-        R = math.sqrt(max(R * R - s * s, 0.0))
+        # the features' own public bounds and rows: the intercept's public column is not
+        # part of rho (subtracting s^2 from the rows' squared norms would cancel for large s)
+        p = problem.n_features - (1 if self.fit_intercept else 0)
+        public = check_public_bounds(self.bounds, self.row_norm, None)
+        R = math.inf if public is None else public.row_bound(p)
         if not (math.isfinite(R) and R > 0):
             raise ValueError("rms_row_norm='private' releases a quantile of the row norms on "
                              "a public grid below the row bound: pass bounds=(lower, upper) "
@@ -815,10 +831,9 @@ class _DPLinearModel(BaseEstimator):
             fit = self._fit_event(problem, plan, K, delta)
             self.budget.check(ComposedDpEvent((plan.quantile,) + (fit,) * K),
                               neighboring_relation=plan.relation, delta=delta)
-        norms = problem.row_norms()
-        norms = np.sqrt(np.maximum(norms * norms - s * s, 0.0)) if s else norms
         self._rho_released = grid_quantile(
-            norms, clip_grid(R), q=RMS_QUANTILE, n_public=problem.n_samples,
+            _feature_row_norms(problem, p), clip_grid(R), q=RMS_QUANTILE,
+            n_public=problem.n_samples,
             epsilon=plan.quantile.epsilon, random_state=seeds[K], budget=self.budget,
             neighboring_relation=plan.relation)
         return seeds[:K]

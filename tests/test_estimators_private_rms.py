@@ -207,6 +207,10 @@ def test_sparse_input_and_no_intercept(monkeypatch):
     np.testing.assert_allclose(q_calls[0][0], q_calls[1][0], rtol=1e-12)
     assert dense.rms_row_norm_ == sparse.rms_row_norm_
     np.testing.assert_allclose(dense.coef_, sparse.coef_, rtol=1e-9, atol=1e-12)
+    # with the intercept's column, CSR and CSC: the features' norms, sliced off the column
+    for fmt in (sp.csr_matrix, sp.csc_matrix):
+        _lasso(solver="cd").fit(fmt(X), y)
+        np.testing.assert_allclose(q_calls[-1][0], np.linalg.norm(X, axis=1), rtol=1e-12)
 
 
 def test_auto_and_given_pairs_release_no_quantile(monkeypatch):
@@ -256,3 +260,15 @@ def test_auto_default_releases_rho_only_where_the_public_bounds_allow(monkeypatc
     model = DPLasso(bounds=(-upper, upper), label_bound=10.0, rms_row_norm="private",
                     **kw).fit(X, y)
     assert model.rms_row_norm_ is not None and len(q_calls) == 3
+
+
+def test_a_large_intercept_scaling_leaves_the_feature_norms_exact(monkeypatch):
+    """rho is a function of the features alone: the norms passed to the quantile are the
+    features' whatever the intercept's public constant (no cancellation from s^2)."""
+    X, y = _data(400)
+    q_calls = _spy_quantile(monkeypatch)
+    for s in (1.0, 1e9):
+        _lasso(solver="cd", intercept_scaling=s).fit(X, y)
+    np.testing.assert_allclose(q_calls[1][0], np.linalg.norm(X, axis=1), rtol=1e-12)
+    np.testing.assert_array_equal(q_calls[0][0], q_calls[1][0])
+    np.testing.assert_array_equal(q_calls[0][1], q_calls[1][1])
