@@ -41,3 +41,20 @@ def all_tasks():
         tasks[f"synthetic regression n={n} p={p} (R^2)"] = (
             *synthetic(n, p), "regression", dict(label_bound=3.0), holdout.split)
     return tasks
+
+
+def held_out_tasks():
+    """The eleven held-out tasks of selection_vs_fixed.py (session 14): {name: (X, y, "r" or
+    "c", label bound, split)}, read from that script with its grid patch undone. Shared by
+    session 15's private_rms_*.py."""
+    import sys as _sys
+
+    from dpsco_core.tuning import grids
+
+    original = grids.candidate_grid
+    src = open("docs/tuning/selection_vs_fixed.py").read().split("only = sys.argv")[0]
+    module = types.ModuleType("selection_vs_fixed")
+    _sys.path.insert(0, "docs/tuning")
+    exec(src, module.__dict__)
+    grids.candidate_grid = original
+    return module.tasks

@@ -8,11 +8,8 @@ import numpy as np
 warnings.simplefilter("ignore")
 sys.path.insert(0, "docs/tuning")
 from dpsco_core.estimators import DPLasso, DPLogisticRegression, rms_quantile_epsilon
-from dpsco_core.tuning import grids
-orig = grids.candidate_grid
-src = open("docs/tuning/selection_vs_fixed.py").read().split("only = sys.argv")[0]
-M = types.ModuleType("m"); exec(src, M.__dict__)
-grids.candidate_grid = orig
+from _estimator_tasks import held_out_tasks
+M = types.SimpleNamespace(tasks=held_out_tasks())
 names = ["california, 2,500 records", "digits", "wine", "iris", "diabetes", "multi K10 n5000 p20"]
 for name in names:
     X, y, kind, lb, split = M.tasks[name]

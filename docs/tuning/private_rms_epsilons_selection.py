@@ -7,11 +7,8 @@ import numpy as np
 warnings.simplefilter("ignore")
 sys.path.insert(0, "docs/tuning")
 from dpsco_core.estimators import DPLasso, DPLogisticRegression
-from dpsco_core.tuning import grids
-orig = grids.candidate_grid
-src = open("docs/tuning/selection_vs_fixed.py").read().split("only = sys.argv")[0]
-M = types.ModuleType("m"); exec(src, M.__dict__)
-grids.candidate_grid = orig
+from _estimator_tasks import held_out_tasks
+M = types.SimpleNamespace(tasks=held_out_tasks())
 for name in ["wine", "iris", "diabetes", "multi K10 n5000 p20"]:
     X, y, kind, lb, split = M.tasks[name]
     out = {}
