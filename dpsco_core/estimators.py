@@ -804,7 +804,6 @@ class _DPLinearModel(BaseEstimator):
         from ._random import check_random_state, child_seed_sequences
         from .mechanisms import grid_quantile
         from .privacy.budget import Budget
-        from .privacy.events import ComposedDpEvent
         from .public_bounds import check_public_bounds
         from .solvers.ssp import clip_grid
 
@@ -827,10 +826,11 @@ class _DPLinearModel(BaseEstimator):
                              "or row_norm=R.")
         seeds = child_seed_sequences(check_random_state(self.random_state), K + 1)
         if isinstance(self.budget, Budget):
-            # the quantile and the K fits, refused together before any record is read
+            # the quantile and the K fits, refused together before any record is read (each
+            # its own release, as they will be charged: at delta / K each)
             fit = self._fit_event(problem, plan, K, delta)
-            self.budget.check(ComposedDpEvent((plan.quantile,) + (fit,) * K),
-                              neighboring_relation=plan.relation, delta=delta)
+            self.budget.check_releases([(plan.quantile, None)] + [(fit, delta / K)] * K,
+                                       neighboring_relation=plan.relation)
         self._rho_released = grid_quantile(
             _feature_row_norms(problem, p), clip_grid(R), q=RMS_QUANTILE,
             n_public=problem.n_samples,
@@ -909,9 +909,17 @@ class _DPLinearModel(BaseEstimator):
                 del self.history_      # a refit must not keep an earlier diagnostic
 
     def _validated(self, X: MatrixLike) -> Any:
+        """``X`` checked against the fit and mapped onto the public bounds as ``fit`` maps
+        its records (clipped onto ``bounds``, rows scaled onto ``row_norm``): the model is a
+        function of the mapped record, and a raw outlier far outside the bounds would
+        otherwise extrapolate it (California's occupancy of 1,243 against the bound 10)."""
+        from .public_bounds import check_public_bounds
+
         check_is_fitted(self)
-        return validate_data(self, _structure_checked(X), accept_sparse=["csr", "csc"],
-                             reset=False, dtype=np.float64)
+        X = validate_data(self, _structure_checked(X), accept_sparse=["csr", "csc"],
+                          reset=False, dtype=np.float64)
+        public = check_public_bounds(self.bounds, self.row_norm, None)
+        return X if public is None else public.enforce_features(X)
 
 
 _COMMON_DOC = r"""
@@ -945,7 +953,9 @@ _COMMON_DOC = r"""
         from DP-CD's 0.48 to 0.58-0.61 (non-private 0.63) and Electricity's accuracy from
         0.730 to 0.751 (non-private 0.753).
     passes : float, default=20
-        Data passes.
+        Data passes. DP-CD makes ``passes * (n_features + 1)`` coordinate updates with
+        ``fit_intercept`` (the intercept's coordinate), ``passes * n_features`` without:
+        a whole number (any ``passes`` that is one).
     step : float or None, default=None
         Step scale (DP-CD: gamma_j = step / M_j; DP-SGD: step / beta). None: selected
         privately (see ``n_trials``; DP-CD's grid: 1, 5 and 25 with public bounds, whose
@@ -1000,9 +1010,10 @@ _COMMON_DOC = r"""
         (:func:`dpsco_core.mechanisms.grid_quantile`) on ``dp_ssp``'s public grid of 37
         points from 1/64 of the features' public row bound to the bound, at the pure
         :math:`\varepsilon_q` of :func:`rms_quantile_epsilon` (a rank error of a tenth of
-        the records, within 2% and 25% of the fit's zCDP budget: at epsilon = 1, 0.08 up to
-        about 900 records, 0.023 from about 3,100 on), once for all one-vs-rest classes; the fits then get the
-        largest epsilon whose composition with the quantile the accountant puts at epsilon
+        the records, within 2% and 25% of the fit's zCDP budget: at epsilon = 1 and the
+        default delta = 1/n^2, 0.11 to 0.08 up to about 900 records, 0.05 at 1,438, 0.022
+        to 0.025 from about 3,100 on), once for all one-vs-rest classes; the fits then get
+        the largest epsilon whose composition with the quantile the accountant puts at epsilon
         (``privacy_`` is that composition; needs ``bounds`` or ``row_norm``). ``"auto"``
         (default): ``"private"`` when the problem has a public row bound, the features
         share one public scale (equal ``bounds``, or ``row_norm`` alone: the standardized
@@ -1022,7 +1033,7 @@ _COMMON_DOC = r"""
         worst cases, so step 1 is the theory's step for typical rows. Meant for
         standardized features: equal bounds declare one scale, and features whose second
         moments differ widely under one bound make DP-CD's steps too long for the widest.
-        Regressors need ``label_bound`` (a number or ``"private"``: ValueError without).
+        Regressors need ``label_bound`` (a number or a pair ``(lo, hi)``: ValueError without).
         SSP ignores it; ``solver="auto"`` runs DP-CD with the rule when :math:`\rho` is
         given or released (:func:`auto_solver`). Measured at epsilon = 1, held-out, 5 splits
         (``docs/tuning/private_rms_holdout.txt``, session 15): the private :math:`\rho`
@@ -1237,6 +1248,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     def predict(self, X: MatrixLike) -> np.ndarray:
         """Predicted targets :math:`Xw + b` (post-processing of the private model).
 
+        ``X`` is first mapped onto the public ``bounds`` / ``row_norm`` as in ``fit``.
+
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
@@ -1443,12 +1456,10 @@ def _composition_orders(epsilon: float, delta: float, quantile_epsilon: float) -
     return _report_orders(_quantile_extra_orders(float(epsilon), float(delta)))
 
 
-@functools.lru_cache(maxsize=64)
 def _quantile_extra_orders(epsilon: float, delta: float) -> tuple:
-    from .privacy.calibration import _zcdp_rho
+    from .privacy.calibration import zcdp_centred_orders
 
-    half = math.sqrt(-math.log(delta) / _zcdp_rho(epsilon, delta))
-    return tuple(float(1.0 + half * f) for f in np.geomspace(0.25, 4.0, 49))
+    return zcdp_centred_orders(epsilon, delta)
 
 
 def _composition_conversion(quantile_epsilon: float, solver: str) -> str:
@@ -1687,7 +1698,6 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             Without public ``bounds`` / ``row_norm``, and with ``diagnostics=True``.
         """
         from .privacy.budget import Budget
-        from .privacy.events import ComposedDpEvent
 
         X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
                              dtype=np.float64)
@@ -1726,9 +1736,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             if K > 1 and len(results) == 0 and isinstance(self.budget, Budget):
                 # The other K - 1 fits have the same event (same public arguments): refuse
                 # now rather than after more of the data were used.
-                self.budget.check(ComposedDpEvent((_event(result),) * (K - 1)),
-                                  neighboring_relation=result.privacy.neighboring_relation,
-                                  delta=delta / K)
+                self.budget.check_releases(
+                    [(_event(result), delta / K)] * (K - 1),
+                    neighboring_relation=result.privacy.neighboring_relation)
             coef, intercept = self._split(result.coef)
             coefs.append(coef)
             intercepts.append(intercept)
@@ -1755,11 +1765,16 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         sklearn.utils.Tags
         """
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = self.classes is not None and len(self.classes) > 2
+        # np.ndim: a scalar `classes` (invalid) must reach fit's clear error, not fail here
+        tags.classifier_tags.multi_class = (self.classes is not None
+                                            and np.ndim(self.classes) == 1
+                                            and len(self.classes) > 2)
         return tags
 
     def decision_function(self, X: MatrixLike) -> FloatArray:
         """Margins :math:`Xw + b`: of the positive class (binary), or one per class (K > 2).
+
+        ``X`` is first mapped onto the public ``bounds`` / ``row_norm`` as in ``fit``.
 
         Parameters
         ----------

@@ -157,17 +157,33 @@ class PublicBounds:
         X, y
             The clipped data. A function of each record alone: it does not weaken any guarantee.
         """
-        if sp.issparse(X) and not X.has_canonical_format:
-            # Duplicate entries add up to one x_ij: clip their sum, not each part.
-            X = X.copy()
-            X.sum_duplicates()
-        X = self._clip_features(X)
-        X = self._scale_rows(X)
+        X = self.enforce_features(X)
         if self.label_bound is not None:
             b = self.label_bound
             if np.any(np.abs(y) > b):
                 y = np.clip(y, -b, b)
         return X, y
+
+    def enforce_features(self, X: Any) -> Any:
+        """The features mapped record by record onto the bounds: clipped onto ``bounds``,
+        then rows scaled down onto ``row_norm``; :meth:`enforce` without the targets (the
+        estimators apply it to the records they predict on, as to those they fit).
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse matrix of shape (n_samples, n_features)
+            The features (float64); never written to.
+
+        Returns
+        -------
+        ndarray or scipy.sparse matrix
+            A new array whenever an entry changes, else ``X`` itself.
+        """
+        if sp.issparse(X) and not X.has_canonical_format:
+            # Duplicate entries add up to one x_ij: clip their sum, not each part.
+            X = X.copy()
+            X.sum_duplicates()
+        return self._scale_rows(self._clip_features(X))
 
     def _clip_features(self, X):
         if self.bounds is None:

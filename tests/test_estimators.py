@@ -264,6 +264,9 @@ def test_explicit_classes_and_labels_outside():
         DPLogisticRegression(classes=(1, 1)).fit(Xc, yc)
     with pytest.raises(ValueError, match="classes"):
         DPLogisticRegression(classes=(0, 1, 2)).fit(Xc, yc)
+    for scalar in (1, "yes"):     # a ValueError from the check, not a TypeError from the tags
+        with pytest.raises(ValueError, match="classes must be"):
+            DPLogisticRegression(classes=scalar).fit(Xc, yc)
 
 
 def test_default_convention_accepts_both_encodings():
@@ -822,3 +825,33 @@ def test_one_vs_rest_share_steps_over_per_fit_budgets_too_small_to_calibrate():
     acc = dp.privacy.RdpAccountant(None, relation, conversion="mironov")
     composed = dp.privacy.events.ComposedDpEvent((event_of(plain),) * 4)
     assert acc.compose(composed).get_epsilon(1e-6) <= 1.0
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_predict_maps_records_onto_the_public_bounds_as_fit_does(sparse):
+    # The model is trained on records clipped onto the bounds (rows scaled onto row_norm):
+    # predicting a raw outlier applies the same public map instead of extrapolating (session
+    # 16: the README quickstart's model scored R^2 -0.26 on California's raw records, whose
+    # occupancy reaches 1,243 against the bound 10; 0.29 with the map).
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 3))
+    y = X @ np.array([1.0, -1.0, 0.5])
+    reg = DPLasso(alpha=1e-3, epsilon=2.0, bounds=(-1, 1), label_bound=3.0, rms_row_norm=1.0,
+                  random_state=0).fit(X, y)
+    raw = np.array([[50.0, -0.5, 0.2], [0.3, 0.1, -0.7]])
+    clipped = np.clip(raw, -1, 1)
+    as_input = sp.csr_matrix(raw) if sparse else raw
+    np.testing.assert_array_equal(reg.predict(as_input), reg.predict(clipped))
+    assert reg.predict(raw)[0] == pytest.approx(clipped[0] @ reg.coef_ + reg.intercept_)
+    clf = DPLogisticRegression(epsilon=2.0, row_norm=1.0, rms_row_norm=0.8,
+                               random_state=0).fit(X / 2, (y > 0).astype(int))
+    scaled = raw / np.maximum(1.0, np.linalg.norm(raw, axis=1))[:, None]
+    np.testing.assert_allclose(clf.decision_function(as_input), clf.decision_function(scaled),
+                               rtol=1e-12)
+    np.testing.assert_allclose(clf.predict_proba(as_input), clf.predict_proba(scaled),
+                               rtol=1e-12)
+    # Without public bounds nothing is mapped (the fit read its constants from the data).
+    free = DPLasso(alpha=1e-3, epsilon=np.inf, clip=np.inf, passes=5).fit(X, y)
+    assert free.predict(raw)[0] == pytest.approx(raw[0] @ free.coef_ + free.intercept_)

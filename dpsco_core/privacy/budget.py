@@ -12,7 +12,12 @@ a release that fails after the check has already read the data and stays charged
 Composition (``accountant=``):
 
 * ``"rdp"`` (default): the events' RDP curves add up (:class:`RdpAccountant`); the spent epsilon
-  is the composed curve converted at the budget's delta. Supports Gaussian, Poisson-sampled
+  is the composed curve converted at the budget's delta, over dp-accounting's order grid and
+  the 49 orders around the zCDP optimum of the budget's own (epsilon, delta)
+  (:func:`~dpsco_core.privacy.calibration.zcdp_centred_orders`, the grid the estimators'
+  reports add: a fit given the budget's whole (epsilon, delta) fits in it). A ledger of
+  pure-DP releases alone costs the smaller of that and the sum of their epsilons (basic
+  composition). Supports Gaussian, Poisson-sampled
   Gaussian, Laplace, pure-DP, zCDP and tree-aggregation events (the last under zero-out and
   replace-one only).
 * ``"gdp"``: exact Gaussian-DP composition (:class:`GdpAccountant`): unsampled Gaussian and
@@ -38,12 +43,14 @@ not compose into one.
 import copy
 import math
 import threading
+import warnings
+from collections.abc import Iterable
 from typing import Any
 
 from .._validation import check_delta, check_scalar
-from ..exceptions import PrivacyBudgetError, UnsupportedEventError
+from ..exceptions import OrderGridWarning, PrivacyBudgetError, UnsupportedEventError
 from .accountants import (DEFAULT_PLD_DISCRETIZATION, GdpAccountant, PldAccountant,
-                          PureDpAccountant, RdpAccountant)
+                          PureDpAccountant, RdpAccountant, _pure_epsilon)
 from .events import DpEvent, EpsilonDeltaDpEvent, NeighboringRelation
 
 __all__ = ["Budget", "spend", "BUDGET_ACCOUNTANTS"]
@@ -106,7 +113,8 @@ class Budget:
         ``"zero_out"``. None: set by the first charged release; every later release must use
         the same one.
     orders : array_like of float, optional
-        Renyi orders of the ``"rdp"`` mode (default: dp-accounting's grid).
+        Renyi orders of the ``"rdp"`` mode (default: dp-accounting's grid and
+        :func:`~dpsco_core.privacy.calibration.zcdp_centred_orders` of ``(epsilon, delta)``).
     conversion : {"improved", "mironov"}, default="improved"
         RDP -> (epsilon, delta) conversion of the ``"rdp"`` mode.
     value_discretization_interval : float, default=1e-4
@@ -125,6 +133,8 @@ class Budget:
         The charged events, in order (``"basic-composition"``: as charged, each an
         ``EpsilonDeltaDpEvent`` or a pure event).
     neighboring_relation : NeighboringRelation or None
+    orders : array or None
+        The Renyi orders of the ``"rdp"`` mode.
 
     Notes
     -----
@@ -154,6 +164,10 @@ class Budget:
         self._epsilon = check_scalar(epsilon, "epsilon", low=0.0)
         self._delta = check_delta(delta, allow_zero=accountant == "basic-composition")
         self._mode = accountant
+        if orders is None and accountant == "rdp":
+            from .calibration import _report_orders, zcdp_centred_orders
+
+            orders = _report_orders(zcdp_centred_orders(self._epsilon, self._delta))
         self._orders = orders
         self._conversion = conversion
         self._interval = value_discretization_interval
@@ -212,6 +226,12 @@ class Budget:
         return self._mode
 
     @property
+    def orders(self):
+        """The Renyi orders of the ``"rdp"`` mode, as given or the default grid (None in the
+        other modes)."""
+        return self._orders if self._mode == "rdp" else None
+
+    @property
     def neighboring_relation(self):
         """NeighboringRelation or None: the guarantee's relation (None until a release)."""
         return self._relation
@@ -230,6 +250,15 @@ class Budget:
             return 0.0, 0.0
         if mode == "basic-composition":
             return accountant.epsilon, accountant.delta
+        if mode == "rdp":
+            pure = _pure_epsilon(accountant.ledger, accountant.neighboring_relation)
+            if pure is not None:
+                # Pure releases alone (a private quantile charged before its fit): their
+                # RDP curve is flat at large orders, so its optimum is the grid's top edge
+                # (a warning the user cannot act on), and basic composition is the limit.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", OrderGridWarning)
+                    return min(pure, accountant.get_epsilon(delta)), delta
         return accountant.get_epsilon(delta), delta
 
     @property
@@ -272,9 +301,13 @@ class Budget:
         delta = check_delta(delta)
         return EpsilonDeltaDpEvent(_release_epsilon(event, relation, delta), delta)
 
-    def _attempt(self, event, neighboring_relation, delta, commit):
-        if not isinstance(event, DpEvent):
-            raise TypeError(f"event must be a DpEvent; got {type(event).__name__} {event!r}.")
+    def _attempt(self, releases, neighboring_relation, commit):
+        """Charge (``commit``) or check the ``(event, delta)`` pairs of ``releases``, each
+        as its own release, in order; all or nothing."""
+        for event, _ in releases:
+            if not isinstance(event, DpEvent):
+                raise TypeError(f"event must be a DpEvent; got {type(event).__name__} "
+                                f"{event!r}.")
         if neighboring_relation is None:
             # A standalone mechanism states its sensitivity under the budget's relation.
             if self._relation is None:
@@ -290,21 +323,24 @@ class Budget:
                     f"under {relation.value} cannot be composed with them (guarantees under "
                     "different neighbouring relations do not add up). Use one relation per "
                     "budget.")
-            charged = self._charged_event(event, relation, delta)
             trial = (copy.deepcopy(self._accountant) if self._accountant is not None
                      else self._new_accountant(relation))
-            if not trial.supports(charged):
-                raise UnsupportedEventError(
-                    f"Budget(accountant={self._mode!r}) cannot compose {charged!r} under "
-                    f"{relation.value}. Use accountant='basic-composition' (each release "
-                    "charged its own (epsilon, delta)) or another relation.")
-            trial.compose(charged)
+            for event, delta in releases:
+                charged = self._charged_event(event, relation, delta)
+                if not trial.supports(charged):
+                    raise UnsupportedEventError(
+                        f"Budget(accountant={self._mode!r}) cannot compose {charged!r} under "
+                        f"{relation.value}. Use accountant='basic-composition' (each release "
+                        "charged its own (epsilon, delta)) or another relation.")
+                trial.compose(charged)
             spent_eps, spent_delta = self._spent_of(trial, self._mode, self._delta)
             slack = 1.0 + ROUNDING_TOLERANCE
             if not (spent_eps <= self._epsilon * slack and spent_delta <= self._delta * slack):
                 before = self._spent_of(self._accountant, self._mode, self._delta)
+                what = ("this release" if len(releases) == 1
+                        else f"these {len(releases)} releases")
                 raise PrivacyBudgetError(
-                    f"privacy budget exceeded: this release would bring the spent budget to "
+                    f"privacy budget exceeded: {what} would bring the spent budget to "
                     f"(epsilon={spent_eps:.6g}, delta={spent_delta:.3g}) > budget (epsilon="
                     f"{self._epsilon:.6g}, delta={self._delta:.3g}); spent so far (epsilon="
                     f"{before[0]:.6g}, delta={before[1]:.3g}) over {self._n_releases()}"
@@ -337,7 +373,35 @@ class Budget:
         float
             The spent epsilon after the release.
         """
-        return self._attempt(event, neighboring_relation, delta, commit=False)
+        return self._attempt([(event, delta)], neighboring_relation, commit=False)
+
+    def check_releases(self, releases: Iterable[tuple[DpEvent, float | None]], *,
+                       neighboring_relation: Any) -> float:
+        """Return the spent epsilon if the releases were charged one after the other; raise
+        if they would not all fit. Nothing is charged.
+
+        For a caller that will make several releases and must refuse before the first reads
+        the data (the estimators' row-norm quantile and their K fits). Unlike :meth:`check`
+        of their composition, each is charged as its own release: under
+        ``"basic-composition"`` K releases at delta each cost K conversions, more than one
+        conversion of the composed event at one delta.
+
+        Parameters
+        ----------
+        releases : sequence of (DpEvent, float or None)
+            Each release's event and its own delta (as :meth:`charge` takes them).
+        neighboring_relation : str or NeighboringRelation
+            The relation of the releases; must match the budget's once it has one.
+
+        Returns
+        -------
+        float
+            The spent epsilon after the releases.
+        """
+        releases = [(event, delta) for event, delta in releases]
+        if not releases:
+            raise ValueError("releases must hold at least one (event, delta) pair.")
+        return self._attempt(releases, neighboring_relation, commit=False)
 
     def charge(self, event: DpEvent, *, neighboring_relation: Any,
                delta: float | None = None) -> float:
@@ -366,7 +430,7 @@ class Budget:
         UnsupportedEventError
             If the budget's accountant cannot compose the event.
         """
-        return self._attempt(event, neighboring_relation, delta, commit=True)
+        return self._attempt([(event, delta)], neighboring_relation, commit=True)
 
 
 def spend(budget, event, *, neighboring_relation=None, delta=None):

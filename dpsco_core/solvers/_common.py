@@ -24,7 +24,6 @@ Laplace) noise calibrated to the sensitivity of that mean. The count must be pub
 :func:`normaliser` is the one implementation of this rule; every solver calls it.
 """
 
-import bisect
 import functools
 import math
 import numbers
@@ -32,6 +31,7 @@ import numbers
 import numpy as np
 
 from .._validation import check_delta, check_scalar
+from ..privacy.calibration import _report_orders  # noqa: F401 (the solvers' order grid)
 from ..privacy.events import NeighboringRelation
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..problems import Problem
@@ -226,39 +226,6 @@ def _memo_report(event, delta, relation, budget_split, assumptions, extra_orders
                                     conversion=conversion, budget_split=dict(budget_split),
                                     assumptions=tuple(DEFAULT_ASSUMPTIONS) + assumptions,
                                     conditions=conditions, mode=mode)
-
-
-def _sorted_default_orders():
-    from ..privacy.accountants import DEFAULT_RDP_ORDERS
-
-    values = sorted(set(DEFAULT_RDP_ORDERS))
-    assert all(a < b for a, b in zip(values, values[1:]))
-    return tuple(values)
-
-
-_SORTED_DEFAULT_ORDERS = _sorted_default_orders()
-
-
-@functools.lru_cache(maxsize=256)
-def _report_orders(extra_orders):
-    """The report's order grid for ``extra_orders`` (a tuple of floats): dp-accounting's
-    default grid and the extra orders, sorted without repeats; built once per tuple, immutable
-    (the accountant then takes it without a copy)."""
-    from ..privacy._checks import immutable_orders, immutable_orders_of_checked
-    from ..privacy.accountants import DEFAULT_RDP_ORDERS
-
-    if all(type(a) is float and 1.0 < a < math.inf for a in extra_orders):
-        # np.unique of the concatenation, without NumPy's set machinery: the same sorted
-        # distinct values (issue 18: building the grid was ~0.2 ms of a first dp_cd call)
-        values = list(_SORTED_DEFAULT_ORDERS)
-        for a in extra_orders:
-            at = bisect.bisect_left(values, a)
-            if at == len(values) or values[at] != a:
-                values.insert(at, a)
-        return immutable_orders_of_checked(values)
-    grid = np.concatenate([np.asarray(DEFAULT_RDP_ORDERS, dtype=float),
-                           np.asarray(extra_orders, dtype=float)])
-    return immutable_orders(np.unique(grid))
 
 
 def objective_or_inf(problem, w):

@@ -21,7 +21,7 @@ from .._random import (check_random_state, child_seed_sequences, descendant_bit_
 from .._validation import check_int, check_real_array, check_scalar, check_vector
 from ..parallel.blocked import resolve_executor
 from ..privacy.budget import Budget, spend
-from ..privacy.calibration import dp_cd_noise_multiplier
+from ..privacy.calibration import _SORTED_DEFAULT_ORDERS, dp_cd_noise_multiplier
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
 from ..result import History, Result, with_objective_condition, with_stats_conditions
@@ -82,8 +82,10 @@ def dp_cd_schedule(n_features, *, passes=None, n_outer=None, n_inner=None, avera
         passes = check_scalar(passes, "passes", low=0.0)
         total = int(round(passes * n_features))
         if total < 1 or not math.isclose(total, passes * n_features, rel_tol=1e-9, abs_tol=1e-9):
-            raise ValueError(f"passes * n_features must be a positive integer; got "
-                             f"{passes!r} * {n_features}.")
+            raise ValueError(f"passes * n_features (DP-CD's coordinate updates; the "
+                             "problem's coordinates, an estimator's intercept column "
+                             f"included) must be a positive integer; got {passes!r} * "
+                             f"{n_features}.")
         if average:
             return 1, total
         if total % n_features:
@@ -372,11 +374,16 @@ def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assum
                                  budget_split=budget_split, assumptions=assumptions,
                                  target_epsilon=math.inf, conditions=conditions)
     # The closed form is the RDP bound at the continuous optimal order; add that order to the
-    # accountant's grid so that it reproduces the calibration exactly.
+    # accountant's grid so that it reproduces the calibration exactly. Above the default
+    # grid's end (small epsilon) one more order keeps it off the grid's top edge: it is the
+    # optimum, not a grid too short to hold it, so no OrderGridWarning.
     optimal_order = 1.0 + math.sqrt(2.0 * -math.log(delta)) * s / math.sqrt(releases)
+    extra = [optimal_order]
+    if optimal_order >= _SORTED_DEFAULT_ORDERS[-1]:
+        extra.append(2.0 * optimal_order - 1.0)
     return report_from_event(event, delta=delta, relation=relation, budget_split=budget_split,
                              assumptions=assumptions, target_epsilon=epsilon,
-                             extra_orders=[optimal_order], conditions=conditions)
+                             extra_orders=extra, conditions=conditions)
 
 
 def _check_options(selection, calibration):

@@ -124,7 +124,7 @@ from ..penalties import (L2, PENALTY_BOX, PENALTY_ELASTIC_NET, PENALTY_L1, PENAL
 from ..problems import Problem
 from ..privacy.accountants import RdpAccountant
 from ..privacy.budget import spend
-from ..privacy.calibration import (MAX_NOISE_MULTIPLIER, _calibrate_decreasing, _zcdp_rho,
+from ..privacy.calibration import (MAX_NOISE_MULTIPLIER, _calibrate_decreasing, _zcdp_order_offset,
                                    pure_share_epsilon)
 from ..privacy.events import (ComposedDpEvent, DpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                               NeighboringRelation, NonPrivateDpEvent, SelfComposedDpEvent)
@@ -261,7 +261,7 @@ def _extra_orders(epsilon, delta):
     (Bun and Steinke's optimum): 1 + (a* - 1) / 2, a*, 1 + 2 (a* - 1). Added to the
     accountant's grid so that budgets whose optimum lies outside the default grid [1.1, 1024]
     (small or very large epsilon) are accounted tightly, with the optimum inside the grid."""
-    half = math.sqrt(-math.log(delta) / _zcdp_rho(epsilon, delta))
+    half = _zcdp_order_offset(epsilon, delta)
     return (1.0 + 0.5 * half, 1.0 + half, 1.0 + 2.0 * half)
 
 

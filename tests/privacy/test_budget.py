@@ -237,7 +237,7 @@ def test_tree_aggregation_charges_the_whole_stream_before_any_leaf():
     tree = TreeAggregation(p, T, noise_scale=sigma, random_state=0, budget=budget,
                            sensitivity=sens)
     assert budget.ledger == (SingleEpochTreeAggregationDpEvent(sigma / sens, T),)
-    ref = RdpAccountant(neighboring_relation=NeighboringRelation.ZERO_OUT)
+    ref = RdpAccountant(budget.orders, neighboring_relation=NeighboringRelation.ZERO_OUT)
     ref.compose(SingleEpochTreeAggregationDpEvent(sigma / sens, T))
     assert budget.spent_epsilon == pytest.approx(ref.get_epsilon(DELTA), rel=1e-12)
     spent = budget.spent_epsilon
@@ -383,3 +383,65 @@ def test_pld_budget_without_dp_accounting_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "dp_accounting", None)
     with pytest.raises(ImportError, match="pip install"):
         Budget(1.0, 1e-5, accountant="pld")
+
+
+def test_pure_releases_alone_cost_their_sum_and_no_grid_warning():
+    # Pure releases alone (an estimator's private quantile, charged before its fit) have a
+    # flat RDP curve at large orders: the optimum is the grid's top edge, and basic
+    # composition is the limit. The budget takes the smaller of the two, silently.
+    import warnings
+
+    from dpsco_core.exceptions import OrderGridWarning
+
+    budget = Budget(1.0, DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OrderGridWarning)
+        spend(budget, EpsilonDeltaDpEvent(0.03), neighboring_relation="replace_one")
+        spend(budget, LaplaceDpEvent(50.0), neighboring_relation="replace_one")
+        assert budget.spent_epsilon == pytest.approx(0.05, rel=1e-12)
+    spend(budget, GaussianDpEvent(20.0), neighboring_relation="replace_one")
+    ref = RdpAccountant(budget.orders, NeighboringRelation.REPLACE_ONE)
+    for event in budget.ledger:
+        ref.compose(event)
+    assert budget.spent_epsilon == ref.get_epsilon(DELTA)
+
+
+def test_default_orders_add_the_zcdp_optimum_of_the_budget():
+    from dpsco_core.privacy.accountants import DEFAULT_RDP_ORDERS
+    from dpsco_core.privacy.calibration import zcdp_centred_orders
+
+    budget = Budget(0.5, 1e-7)
+    assert set(DEFAULT_RDP_ORDERS) | set(zcdp_centred_orders(0.5, 1e-7)) == set(budget.orders)
+    assert np.all(np.diff(budget.orders) > 0)
+    assert Budget(0.5, 1e-7, orders=[2.0, 8.0]).orders == [2.0, 8.0]
+    assert Budget(0.5, 1e-7, accountant="gdp").orders is None
+    # A Gaussian that spends the budget: the tighter grid finds at most dp-accounting's value.
+    g = GaussianDpEvent(12.0)
+    spend(budget, g, neighboring_relation="replace_one")
+    coarse = RdpAccountant(None, NeighboringRelation.REPLACE_ONE).compose(g).get_epsilon(1e-7)
+    assert budget.spent_epsilon <= coarse
+
+
+def test_check_releases_counts_each_release_as_it_will_be_charged():
+    from dpsco_core.privacy import ComposedDpEvent
+
+    g = GaussianDpEvent(3.0)
+    budget = Budget(3.0, 2e-5, accountant="basic-composition",
+                    neighboring_relation="replace_one")
+    composed = budget.check(ComposedDpEvent((g, g)), neighboring_relation="replace_one",
+                            delta=1e-5)
+    each = budget.check_releases([(g, 1e-5), (g, 1e-5)], neighboring_relation="replace_one")
+    assert each > composed and budget.ledger == ()
+    spend(budget, g, neighboring_relation="replace_one", delta=1e-5)
+    spend(budget, g, neighboring_relation="replace_one", delta=1e-5)
+    assert budget.spent_epsilon == pytest.approx(each, rel=1e-12)
+    with pytest.raises(PrivacyBudgetError, match="these 3 releases"):
+        budget.check_releases([(g, 1e-5)] * 3, neighboring_relation="replace_one")
+    with pytest.raises(ValueError, match="at least one"):
+        budget.check_releases([], neighboring_relation="replace_one")
+    with pytest.raises(TypeError, match="DpEvent"):
+        budget.check_releases([(1.0, None)], neighboring_relation="replace_one")
+    # RDP mode: one by one is the composition
+    rdp = Budget(3.0, 1e-5)
+    assert rdp.check_releases([(g, None), (g, None)], neighboring_relation="replace_one") == \
+        rdp.check(ComposedDpEvent((g, g)), neighboring_relation="replace_one")

@@ -330,3 +330,20 @@ def test_no_objective_evaluation_without_history_and_the_same_bits(monkeypatch, 
     without = run(prob, record_history=False, **kw)
     np.testing.assert_array_equal(without.coef, with_history.coef)
     assert without.history.objective.size == 0
+
+
+def test_small_epsilon_report_keeps_the_optimal_order_off_the_grid_edge():
+    # At epsilon = 1e-3 the closed form's optimal order (added to the report's grid) is
+    # above dp-accounting's last order 1024: it is the optimum, so one more order above it
+    # keeps it inside the grid and the report raises no OrderGridWarning (session 16).
+    import warnings
+
+    from dpsco_core.exceptions import OrderGridWarning
+
+    prob = _lasso()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OrderGridWarning)
+        res = dp.dp_cd(prob, epsilon=1e-3, delta=1e-6, passes=2, clip=2.0, random_state=0)
+    assert res.privacy.epsilon <= 1e-3 * (1 + 1e-9)
+    assert max(res.privacy.orders) > 1024.0
+    assert res.privacy.epsilon == pytest.approx(1e-3, rel=1e-6)
