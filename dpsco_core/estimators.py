@@ -22,7 +22,9 @@ exact, not private, and is kept only with ``diagnostics=True`` (the report then 
 column, the public constant ``intercept_scaling`` appended to every record: its clipping and
 noise are the solver's, so ``privacy_`` covers it at no extra budget; the cost is a penalty on
 the intercept divided by ``intercept_scaling`` and, in DP-CD, its share of the clipping budget
-(class docstrings, Notes). ``sample_weight`` other than None or all ones is refused: weights
+(class docstrings, Notes). Dense records are first centred on the public midpoints of their
+``bounds`` (the intercept takes the shift back; session 16), and ``predict`` maps records onto
+the bounds as ``fit`` does. ``sample_weight`` other than None or all ones is refused: weights
 would scale the sensitivity the solvers calibrate to.
 
 **Privacy.** Each ``fit`` is one private release, (epsilon, delta)-DP as the solver states
@@ -419,28 +421,44 @@ def _label_range(label_bound: Any, fit_intercept: bool) -> tuple[float, float | 
 
 def _intercept_problem(X: Any, y: Any, *, loss: str, penalty: Any, bounds: Any,
                        row_norm: float | None, label_bound: float | None, fit_intercept: bool,
-                       intercept_scaling: float) -> Problem:
-    """The solver's :class:`~dpsco_core.Problem`, with the intercept column when asked for.
+                       intercept_scaling: float) -> tuple[Problem, FloatArray | None, float]:
+    """The solver's :class:`~dpsco_core.Problem`, with the intercept column when asked for;
+    the public centre subtracted from the features (None: none); the public bound on the
+    norm of the features' part of its rows (the intercept's column excluded; ``inf``
+    without public bounds).
 
-    With ``fit_intercept``, every record ``x_i`` becomes ``(x_i, s)`` for the public constant
-    ``s = intercept_scaling``, after the user's public bounds have been enforced on ``x_i``.
-    The declared bounds are extended so that the solver's constants for the old coordinates
-    are unchanged and the new coordinate gets the bound ``s``: per-feature bounds
+    With ``fit_intercept``, every record ``x_i`` becomes ``(x_i - c, s)`` for the public
+    constant ``s = intercept_scaling``, after the user's public bounds have been enforced on
+    ``x_i``. The declared bounds are extended so that the solver's constants for the old
+    coordinates are unchanged and the new coordinate gets the bound ``s``: per-feature bounds
     ``[max(lo_j, -R), min(hi_j, R)]`` (R the row norm, if given; ``[-R, R]`` with ``row_norm``
     alone) and ``[0, s]`` for the column; row norm ``sqrt(R^2 + s^2)``. The records already
     lie within these, so the problem's own enforcement changes nothing.
+
+    ``c`` (session 16): for dense ``X`` the midpoints ``(lo_j + hi_j) / 2`` of those
+    per-feature bounds, which then become ``[-(hi_j - lo_j) / 2, (hi_j - lo_j) / 2]`` (the row
+    norm ``min(R + ||c||, ||(hi - lo) / 2||)``); 0 for symmetric bounds, for ``row_norm``
+    alone and for sparse ``X`` (it would densify it). A public map of each record alone,
+    absorbed by the intercept (``b - <w, c>``, :meth:`_DPLinearModel._split`): the first-order
+    solvers are slow on features that share a large mean with the intercept's column (the
+    held-out tasks mapped onto [0, 1] scored the majority class even without noise,
+    ``docs/tuning/centred_features.txt``).
     """
     from .public_bounds import check_public_bounds
 
-    if not fit_intercept:
-        return Problem(X, y, loss=loss, penalty=penalty, bounds=bounds, row_norm=row_norm,
-                       label_bound=label_bound)
     import scipy.sparse as sp
+
+    if not fit_intercept:
+        public = check_public_bounds(bounds, row_norm, None)
+        return (Problem(X, y, loss=loss, penalty=penalty, bounds=bounds, row_norm=row_norm,
+                        label_bound=label_bound), None,
+                math.inf if public is None else public.row_bound(X.shape[1]))
 
     s = intercept_scaling
     n, p = X.shape
     public = check_public_bounds(bounds, row_norm, label_bound)
     kwargs: dict[str, Any] = {}
+    centre, feature_row_bound = None, math.inf
     if public is not None:
         public.check_features(p)
         if public.label_bound is not None and loss == "logistic":
@@ -455,6 +473,15 @@ def _intercept_problem(X: Any, y: Any, *, loss: str, penalty: Any, bounds: Any,
                 lower, upper = np.maximum(lower, -R), np.minimum(upper, R)
         else:
             lower, upper = np.full(p, -R), np.full(p, R)
+        mid = (lower + upper) / 2.0
+        if not sp.issparse(X) and np.any(mid != 0.0):
+            centre = mid
+            X = X - centre
+            half = (upper - lower) / 2.0
+            lower, upper = -half, half
+            if R is not None:
+                R = min(R + float(np.linalg.norm(centre)), float(np.linalg.norm(half)))
+        feature_row_bound = check_public_bounds((lower, upper), R, None).row_bound(p)
         kwargs = dict(bounds=(np.append(lower, 0.0), np.append(upper, s)),
                       row_norm=None if R is None else math.hypot(R, s),
                       label_bound=public.label_bound)
@@ -464,7 +491,7 @@ def _intercept_problem(X: Any, y: Any, *, loss: str, penalty: Any, bounds: Any,
                        else sp.csr_matrix(column)], format=X.format)
     else:
         X = np.hstack([X, column])
-    return Problem(X, y, loss=loss, penalty=penalty, **kwargs)
+    return Problem(X, y, loss=loss, penalty=penalty, **kwargs), centre, feature_row_bound
 
 
 class _DPLinearModel(BaseEstimator):
@@ -494,9 +521,11 @@ class _DPLinearModel(BaseEstimator):
     def _problem(self, X: Any, y: Any, loss: str, penalty: Any,
                  label_bound: float | None = None) -> Problem:
         s = self._check_intercept_options()
-        return _intercept_problem(X, y, loss=loss, penalty=penalty, bounds=self.bounds,
-                                  row_norm=self.row_norm, label_bound=label_bound,
-                                  fit_intercept=bool(self.fit_intercept), intercept_scaling=s)
+        problem, self._feature_centre, self._feature_row_bound = _intercept_problem(
+            X, y, loss=loss, penalty=penalty, bounds=self.bounds, row_norm=self.row_norm,
+            label_bound=label_bound, fit_intercept=bool(self.fit_intercept),
+            intercept_scaling=s)
+        return problem
 
     def _solve(self, problem: Problem, epsilon: float, delta: float,
                random_state: Any = None, solver: str | None = None) -> Any:
@@ -766,9 +795,12 @@ class _DPLinearModel(BaseEstimator):
         return bool(self.diagnostics)
 
     def _split(self, coef: FloatArray) -> tuple[FloatArray, float]:
-        """(weights, intercept) of a solver's coefficient vector (last entry: b / s)."""
+        """(weights, intercept) of a solver's coefficient vector (last entry: b / s) on the
+        records as given: the features' public centre, if any, moves into the intercept."""
         if self.fit_intercept:
-            return coef[:-1], float(coef[-1]) * float(self.intercept_scaling)
+            w, b = coef[:-1], float(coef[-1]) * float(self.intercept_scaling)
+            centre = getattr(self, "_feature_centre", None)
+            return w, b if centre is None else b - float(w @ centre)
         return coef, 0.0
 
     def _fit_problem(self, problem: Problem) -> Self:
@@ -804,7 +836,6 @@ class _DPLinearModel(BaseEstimator):
         from ._random import check_random_state, child_seed_sequences
         from .mechanisms import grid_quantile
         from .privacy.budget import Budget
-        from .public_bounds import check_public_bounds
         from .solvers.ssp import clip_grid
 
         self._rho_released = None
@@ -818,8 +849,8 @@ class _DPLinearModel(BaseEstimator):
         # the features' own public bounds and rows: the intercept's public column is not
         # part of rho (subtracting s^2 from the rows' squared norms would cancel for large s)
         p = problem.n_features - (1 if self.fit_intercept else 0)
-        public = check_public_bounds(self.bounds, self.row_norm, None)
-        R = math.inf if public is None else public.row_bound(p)
+        # the bound of the features as the solver sees them (centred, _intercept_problem)
+        R = self._feature_row_bound
         if not (math.isfinite(R) and R > 0):
             raise ValueError("rms_row_norm='private' releases a quantile of the row norms on "
                              "a public grid below the row bound: pass bounds=(lower, upper) "
@@ -1114,6 +1145,18 @@ _INTERCEPT_NOTES = r"""
     standardized features, a share :math:`1 / (p + 1)` at :math:`s = 1`), and a pass is
     :math:`p + 1` coordinate updates; DP-SGD: the per-sample gradient gains one coordinate,
     inside the same l2 clip.
+
+    **Centring** (session 16). With the intercept, dense records are centred on the public
+    midpoints :math:`c_j = (lo_j + hi_j) / 2` of their per-feature bounds (after the bounds and
+    the row norm are enforced): the solver sees :math:`x_i - c` with the bounds
+    :math:`\pm (hi_j - lo_j) / 2` and the row norm :math:`\min(R + \|c\|, \|(hi - lo) / 2\|)`,
+    and ``intercept_`` is :math:`b - \langle w, c \rangle`, so ``coef_`` and ``intercept_``
+    apply to the records as given (the penalty on the intercept applies to the centred
+    records' intercept :math:`b + \langle w, c \rangle`). A public map of each record: the
+    guarantee is unchanged.
+    Features that share a large mean with the intercept's column (bounds [0, 1]) otherwise
+    leave the first-order solvers crawling. Symmetric bounds, ``row_norm`` alone and sparse
+    input (which centring would densify) are not shifted.
 """
 
 

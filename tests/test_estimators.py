@@ -855,3 +855,62 @@ def test_predict_maps_records_onto_the_public_bounds_as_fit_does(sparse):
     # Without public bounds nothing is mapped (the fit read its constants from the data).
     free = DPLasso(alpha=1e-3, epsilon=np.inf, clip=np.inf, passes=5).fit(X, y)
     assert free.predict(raw)[0] == pytest.approx(raw[0] @ free.coef_ + free.intercept_)
+
+
+def test_dense_features_are_centred_on_the_public_bounds_midpoints():
+    # Session 16: features on [0, 1] share a large mean with the intercept's column and the
+    # first-order solvers crawl (breast cancer mapped onto [0, 1] scored the majority class
+    # even without noise). The estimators subtract the public midpoints (lo + hi) / 2 from
+    # dense records, solve, and move <w, c> into the intercept: the same fit as on the
+    # centred records with the centred bounds, the same guarantee.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 1.0, (500, 3))
+    y = X @ np.array([2.0, -1.0, 0.5]) + 0.1 * rng.normal(size=500)
+    kw = dict(alpha=1e-3, epsilon=1.0, label_bound=3.0, random_state=0, rms_row_norm=0.5)
+    raw = DPLasso(bounds=(0.0, 1.0), **kw).fit(X, y)
+    centred = DPLasso(bounds=(-0.5, 0.5), **kw).fit(X - 0.5, y)
+    np.testing.assert_array_equal(raw.coef_, centred.coef_)
+    assert raw.intercept_ == pytest.approx(centred.intercept_ - 0.5 * raw.coef_.sum(),
+                                           rel=1e-12)
+    np.testing.assert_allclose(raw.predict(X), centred.predict(X - 0.5), rtol=1e-12)
+    assert raw.privacy_.epsilon == centred.privacy_.epsilon
+    # classifier, per-feature bounds, one-vs-rest: each class's intercept absorbs its <w, c>
+    labels = np.digitize(X[:, 0] - X[:, 1], [-0.2, 0.2])
+    lo, hi = np.array([0.0, -1.0, 0.0]), np.array([1.0, 1.0, 2.0])
+    c = (lo + hi) / 2
+    clf = DPLogisticRegression(classes=[0, 1, 2], bounds=(lo, hi), epsilon=2.0,
+                               random_state=0).fit(X, labels)
+    ref = DPLogisticRegression(classes=[0, 1, 2], bounds=(lo - c, hi - c), epsilon=2.0,
+                               random_state=0).fit(X - c, labels)
+    np.testing.assert_array_equal(clf.coef_, ref.coef_)
+    np.testing.assert_allclose(clf.intercept_, ref.intercept_ - ref.coef_ @ c, rtol=1e-12)
+    np.testing.assert_allclose(clf.predict_proba(X), ref.predict_proba(X - c), rtol=1e-12)
+    # symmetric bounds and no intercept: nothing subtracted
+    assert DPLasso(bounds=(-1.0, 1.0), **kw).fit(X, y)._feature_centre is None
+    assert DPLasso(bounds=(0.0, 1.0), fit_intercept=False, **kw).fit(X, y)._feature_centre \
+        is None
+
+
+def test_sparse_features_are_not_centred_and_centred_rows_stay_in_their_bound():
+    import scipy.sparse as sp
+
+    from dpsco_core.estimators import _intercept_problem
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0.0, 1.0, (200, 4)) * (rng.random((200, 4)) < 0.5)
+    y = X.sum(axis=1)
+    model = DPLasso(alpha=1e-3, bounds=(0.0, 1.0), label_bound=4.0, random_state=0,
+                    rms_row_norm=0.7).fit(sp.csr_matrix(X), y)      # it would densify X
+    assert model._feature_centre is None
+    np.testing.assert_allclose(model.predict(sp.csr_matrix(X)),
+                               X @ model.coef_ + model.intercept_, rtol=1e-12)
+    # With row_norm too, the centred rows' bound is min(R + ||c||, ||(hi - lo) / 2||), and the
+    # problem's own enforcement moves no record.
+    for R in (0.8, 1.5, 10.0):
+        problem, centre, bound = _intercept_problem(
+            X, y, loss="half_squared", penalty=None, bounds=(0.0, 1.0), row_norm=R,
+            label_bound=4.0, fit_intercept=True, intercept_scaling=1.0)
+        clipped = X * np.minimum(1.0, R / np.maximum(np.linalg.norm(X, axis=1), 1e-300))[:, None]
+        np.testing.assert_allclose(problem.X[:, :4], clipped - centre, atol=1e-15)
+        assert np.all(np.linalg.norm(problem.X[:, :4], axis=1) <= bound * (1 + 1e-12))
+        assert bound <= min(R + np.linalg.norm(centre), 1.0) + 1e-12

@@ -39,8 +39,9 @@ def _spy_quantile(monkeypatch):
 
 
 def _lasso(**kw):
-    return DPLasso(alpha=1e-3, epsilon=1.0, bounds=(-BOUND, BOUND), label_bound=10.0,
-                   passes=3, random_state=0, rms_row_norm="private", **kw)
+    kw = {"bounds": (-BOUND, BOUND), **kw}
+    return DPLasso(alpha=1e-3, epsilon=1.0, label_bound=10.0, passes=3, random_state=0,
+                   rms_row_norm="private", **kw)
 
 
 def _recomputed(report):
@@ -108,16 +109,24 @@ def test_rho_sets_the_rule_as_a_declared_rho_would(monkeypatch):
 
 
 @pytest.mark.parametrize("solver", ["cd", "sgd"])
-def test_worst_neighbours_move_the_quantile_utility_by_at_most_one(monkeypatch, solver):
+@pytest.mark.parametrize("bounds", ["symmetric", "shifted"])
+def test_worst_neighbours_move_the_quantile_utility_by_at_most_one(monkeypatch, solver,
+                                                                   bounds):
     """Replace-one (an extreme record replacing one) and zero-out (a record zeroed): the
-    counts behind the quantile move by at most one; every public choice is unchanged."""
+    counts behind the quantile move by at most one; every public choice is unchanged. Also
+    with bounds [0, 2 BOUND] (session 16: the records are centred on the public midpoint
+    BOUND first)."""
     X, y = _data()
+    shift = 0.0 if bounds == "symmetric" else BOUND
+    X = X + shift
     X2, y2 = X.copy(), y.copy()
-    X2[3], y2[3] = BOUND, 10.0
+    X2[3], y2[3] = 1e6, 10.0
     X3 = X.copy()
     X3[3] = 0.0
     q_calls = _spy_quantile(monkeypatch)
-    models = [_lasso(solver=solver).fit(A, b) for A, b in [(X, y), (X2, y), (X3, y)]]
+    models = [_lasso(solver=solver, bounds=(shift - BOUND, shift + BOUND)).fit(A, b)
+              for A, b in [(X, y), (X2, y), (X3, y)]]
+    assert (models[0]._feature_centre is None) == (bounds == "symmetric")
     utilities = [-np.abs(mechanisms._grid_counts(v, g) - kw["q"] * kw["n_public"])
                  for v, g, kw in q_calls]
     for other, call in zip(utilities[1:], q_calls[1:]):

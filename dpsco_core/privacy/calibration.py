@@ -173,8 +173,9 @@ def zcdp_centred_orders(epsilon, delta):
     zCDP parameter that converts to (epsilon, delta)): where a composition spending about
     (epsilon, delta) converts best. dp-accounting's default grid is too coarse there for
     near-Gaussian curves, and ends at 1024, below the optimum of small budgets. Added to that
-    grid by the estimators' composed calibrations and reports and by :class:`~dpsco_core.privacy.Budget`
-    (so a budget of the fit's own (epsilon, delta) accounts the fit as tightly as its report).
+    grid by the estimators' composed calibrations and reports and by
+    :class:`~dpsco_core.privacy.Budget` (so a budget of the fit's own (epsilon, delta)
+    accounts the fit as tightly as its report).
 
     Parameters
     ----------
