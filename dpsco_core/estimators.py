@@ -1152,8 +1152,8 @@ _INTERCEPT_NOTES = r"""
     :math:`\pm (hi_j - lo_j) / 2` and the row norm :math:`\min(R + \|c\|, \|(hi - lo) / 2\|)`,
     and ``intercept_`` is :math:`b - \langle w, c \rangle`, so ``coef_`` and ``intercept_``
     apply to the records as given (the penalty on the intercept applies to the centred
-    records' intercept :math:`b + \langle w, c \rangle`). A public map of each record: the
-    guarantee is unchanged.
+    records' intercept :math:`b`, that is ``intercept_`` :math:`+ \langle w, c \rangle`). A
+    public map of each record: the guarantee is unchanged.
     Features that share a large mean with the intercept's column (bounds [0, 1]) otherwise
     leave the first-order solvers crawling. Symmetric bounds, ``row_norm`` alone and sparse
     input (which centring would densify) are not shifted.
