@@ -257,6 +257,15 @@ RMS_QUANTILE_RANK_FRACTION = 0.1
 RMS_QUANTILE_MIN_SHARE = 0.02
 RMS_QUANTILE_MAX_SHARE = 0.25
 
+#: ... and its base measure ``(g / R)^RMS_QUANTILE_BASE_POWER`` on the grid (session 16): where
+#: few records at a small epsilon_q cannot tell the grid points apart, a rho drawn too low makes
+#: DP-CD's steps too long (normalized rows, whose rho is the grid's top R: diabetes R^2 -22.7
+#: at epsilon = 0.25 and 0.25 at 1 with the uniform base, -0.15 and 0.37 with this one; the
+#: declared R 0.13 and 0.40), while one drawn too high only shortens them (standardized data:
+#: within 0.01 of the uniform base at epsilon = 1; 30 splits,
+#: ``docs/tuning/private_rms_base_measure_30.txt``).
+RMS_QUANTILE_BASE_POWER = 1.0
+
 
 def rms_quantile_epsilon(epsilon: float, delta: float, n_samples: int) -> float:
     """The pure epsilon_q of ``rms_row_norm="private"``'s quantile: a function of public
@@ -862,11 +871,13 @@ class _DPLinearModel(BaseEstimator):
             fit = self._fit_event(problem, plan, K, delta)
             self.budget.check_releases([(plan.quantile, None)] + [(fit, delta / K)] * K,
                                        neighboring_relation=plan.relation)
+        grid = clip_grid(R)
         self._rho_released = grid_quantile(
-            _feature_row_norms(problem, p), clip_grid(R), q=RMS_QUANTILE,
+            _feature_row_norms(problem, p), grid, q=RMS_QUANTILE,
             n_public=problem.n_samples,
             epsilon=plan.quantile.epsilon, random_state=seeds[K], budget=self.budget,
-            neighboring_relation=plan.relation)
+            neighboring_relation=plan.relation,
+            log_base=RMS_QUANTILE_BASE_POWER * np.log(grid / R))
         return seeds[:K]
 
     def _fit_event(self, problem: Problem, plan: _FitPlan, K: int, delta: float) -> Any:
@@ -1039,7 +1050,9 @@ _COMMON_DOC = r"""
         ``"private"``: released by the fit itself, as the 0.75-quantile
         (``RMS_QUANTILE``) of the row norms chosen by the exponential mechanism
         (:func:`dpsco_core.mechanisms.grid_quantile`) on ``dp_ssp``'s public grid of 37
-        points from 1/64 of the features' public row bound to the bound, at the pure
+        points from 1/64 of the features' public row bound R to R, with the base measure
+        :math:`g / R` (``RMS_QUANTILE_BASE_POWER``: where the counts cannot tell the points
+        apart, a rho drawn too low costs DP-CD more than one drawn too high), at the pure
         :math:`\varepsilon_q` of :func:`rms_quantile_epsilon` (a rank error of a tenth of
         the records, within 2% and 25% of the fit's zCDP budget: at epsilon = 1 and the
         default delta = 1/n^2, 0.11 to 0.08 up to about 900 records, 0.05 at 1,438, 0.022

@@ -34,7 +34,8 @@ import numpy as np
 from ._config import effective_n_threads
 from ._kernels import _noise, _noisy_max
 from ._random import block_bit_generators, check_random_state, child_seed_sequences
-from ._validation import all_finite, check_delta, check_epsilon, check_positive, check_vector
+from ._validation import (all_finite, check_delta, check_epsilon, check_positive,
+                          check_real_array, check_vector)
 from .privacy.conversions import zcdp_to_epsilon
 from .privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                              LaplaceDpEvent, ZCDpEvent)
@@ -93,6 +94,15 @@ def _threads_for(n_blocks, n_threads):
     """Threads for a kernel parallel over blocks: never more than the blocks (a one-block call
     stays serial instead of starting an OpenMP team that has nothing to do)."""
     return max(1, min(effective_n_threads(n_threads), n_blocks))
+
+
+def _release_arguments(random_state, n_threads):
+    """A release's public arguments, checked before its budget is charged (a call refused
+    for an invalid argument costs nothing, as :class:`~dpsco_core.privacy.Budget` promises):
+    the seed, returned as its SeedSequence, and ``n_threads``."""
+    seed_seq = check_random_state(random_state)
+    effective_n_threads(n_threads)
+    return seed_seq
 
 
 def _noisy_array(x, name, scale, kind, random_state, n_threads, secure_params=None):
@@ -298,12 +308,14 @@ class GaussianMechanism:
         ``x`` is read, under ``neighboring_relation`` (None: the budget's relation), at the
         calibration's delta.
         """
+        seed_seq = _release_arguments(random_state, n_threads)
+        check_real_array(x, "x")          # its type, not its values: public
         spend(budget, self.event, neighboring_relation=neighboring_relation, delta=self.delta)
         params = None
         if self.secure:
             from ._secure import gaussian_parameters
             params = lambda d: gaussian_parameters(self.sensitivity, self.noise_multiplier, d)  # noqa: E731
-        return _noisy_array(x, "x", self.noise_scale, _noise.GAUSSIAN, random_state, n_threads,
+        return _noisy_array(x, "x", self.noise_scale, _noise.GAUSSIAN, seed_seq, n_threads,
                             params)
 
     def __repr__(self):
@@ -373,12 +385,14 @@ class LaplaceMechanism:
         ``budget`` is charged with ``event`` before ``x`` is read (as for
         :class:`GaussianMechanism`).
         """
+        seed_seq = _release_arguments(random_state, n_threads)
+        check_real_array(x, "x")          # its type, not its values: public
         spend(budget, self.event, neighboring_relation=neighboring_relation)
         params = None
         if self.secure:
             from ._secure import laplace_parameters
             params = lambda d: laplace_parameters(self.sensitivity, self.epsilon, d)  # noqa: E731
-        return _noisy_array(x, "x", self.noise_scale, _noise.LAPLACE, random_state, n_threads,
+        return _noisy_array(x, "x", self.noise_scale, _noise.LAPLACE, seed_seq, n_threads,
                             params)
 
     def __repr__(self):
@@ -505,13 +519,15 @@ class ReportNoisyMax:
         value : float
             Only with ``return_value=True``.
         """
+        seed_seq = _release_arguments(random_state, n_threads)
+        # the scores' shape and type (public), not their values, before the charge
+        scores = check_vector(scores, "scores", check_finite=False)
         spend(budget, self.event_with_value if return_value else self.event,
               neighboring_relation=neighboring_relation)
         scores = check_vector(scores, "scores")
         if max(float(scores.max()), -float(scores.min())) > _MAX_SCORE:
             raise ValueError(f"scores must be in [-{_MAX_SCORE:.4g}, {_MAX_SCORE:.4g}] (noisy "
                              "scores must not overflow); rescale scores and sensitivity.")
-        seed_seq = check_random_state(random_state)
         select_seq, value_seq = child_seed_sequences(seed_seq, 2)
         if self.secure:
             return self._call_secure(scores, return_value, select_seq, value_seq, n_threads)
@@ -730,7 +746,7 @@ def _grid_counts(values, grid):
 
 
 def grid_quantile(values, grid, *, q, n_public, epsilon, random_state=None, budget=None,
-                  neighboring_relation=None):
+                  neighboring_relation=None, log_base=None):
     r"""A private ``q``-quantile of ``values``: the point of a public ``grid`` the exponential
     mechanism selects. Pure :math:`\varepsilon`-DP under replace-one, zero-out and
     add/remove-one.
@@ -747,6 +763,12 @@ def grid_quantile(values, grid, *, q, n_public, epsilon, random_state=None, budg
     2(\log G + t) / \varepsilon` with probability :math:`1 - e^{-t}` over the G grid
     points, up to the grid's spacing. Used by :func:`dpsco_core.solvers.ssp.dp_ssp` (its row
     clip) and by the estimators' ``rms_row_norm="private"``.
+
+    ``log_base`` is a public base measure :math:`\mu` (McSherry and Talwar's): :math:`g_k` is
+    then selected with probability :math:`\propto \mu_k \exp(\varepsilon u_k / 2)`, still
+    :math:`\varepsilon`-DP (:math:`\mu` does not depend on the data, so the ratio between
+    neighbours is that of the exponential factors). It matters only where the counts cannot
+    tell grid points apart (small :math:`\varepsilon m`): it says which miss costs less.
 
     Parameters
     ----------
@@ -767,6 +789,9 @@ def grid_quantile(values, grid, *, q, n_public, epsilon, random_state=None, budg
         Charged before ``values`` is read.
     neighboring_relation : str or None, default=None
         The relation, required with a ``budget`` that has none yet.
+    log_base : array-like of shape (G,) or None, default=None
+        Public finite log-weights :math:`\log \mu_k` of the grid points (a function of public
+        numbers only); None: the uniform base.
 
     Returns
     -------
@@ -774,6 +799,11 @@ def grid_quantile(values, grid, *, q, n_public, epsilon, random_state=None, budg
         The selected grid point: :math:`\varepsilon`-DP.
     """
     grid = check_vector(grid, "grid")
+    if log_base is not None:
+        log_base = check_vector(log_base, "log_base")
+        if log_base.shape != grid.shape:
+            raise ValueError(f"log_base must have the grid's shape {grid.shape}; got "
+                             f"{log_base.shape}.")
     if grid.size > 1 and not np.all(np.diff(grid) > 0):
         raise ValueError("grid must be strictly increasing.")
     q = float(q)
@@ -781,11 +811,17 @@ def grid_quantile(values, grid, *, q, n_public, epsilon, random_state=None, budg
         raise ValueError(f"q must be in [0, 1]; got {q!r}.")
     m = check_positive(n_public, "n_public")
     epsilon = check_epsilon(epsilon)
+    seed_seq = _release_arguments(random_state, None)
+    values = check_vector(values, "values", allow_empty=True, check_finite=False)  # shape only
     spend(budget, EpsilonDeltaDpEvent(epsilon), neighboring_relation=neighboring_relation)
     values = check_vector(values, "values", allow_empty=True)
     scores = -np.abs(_grid_counts(values, grid) - q * m)
+    if log_base is not None:
+        # exp(eps (u + 2 log mu / eps) / 2) = mu exp(eps u / 2): a public shift of the scores,
+        # their sensitivity unchanged
+        scores = scores + (2.0 / epsilon) * log_base
     index = exponential_mechanism(scores, sensitivity=1.0, epsilon=epsilon,
-                                  random_state=random_state)
+                                  random_state=seed_seq)
     return float(grid[index])
 
 

@@ -203,6 +203,9 @@ class TreeAggregation:
         self._p = check_int(n_features, "n_features", low=1)
         self._steps = check_int(steps, "steps", low=1)
         self._noise_scale = check_scalar(noise_scale, "noise_scale", low=0.0, low_open=False)
+        # public arguments before the budget is charged: an invalid call costs nothing
+        self._seed = check_random_state(random_state)
+        self._n_threads = effective_n_threads(n_threads)
         if budget is not None:
             # The whole stream's event is fixed by public arguments: charge it before any leaf
             # (the only private input, given to next()) is read.
@@ -214,8 +217,6 @@ class TreeAggregation:
                      else NonPrivateDpEvent())          # no noise: no finite guarantee
             spend(budget, event, neighboring_relation=neighboring_relation)
         self._variance_reduced = bool(variance_reduced)
-        self._seed = check_random_state(random_state)
-        self._n_threads = effective_n_threads(n_threads)
         self._impl = _tree if _impl is None else _impl
         self._state = np.zeros((self._steps.bit_length(), self._p))
         self._n_blocks = -(-self._p // _tree.TREE_BLOCK_SIZE)

@@ -66,6 +66,10 @@ def test_the_report_composes_the_quantile_and_the_fit(monkeypatch, solver):
     np.testing.assert_allclose(grid, clip_grid(BOUND * math.sqrt(p)), rtol=1e-12)
     assert kwargs["q"] == est.RMS_QUANTILE and kwargs["n_public"] == n
     assert kwargs["epsilon"] == pytest.approx(eps_q, rel=1e-12)
+    # the public base measure g / R (session 16): a function of the grid alone
+    np.testing.assert_allclose(kwargs["log_base"],
+                               est.RMS_QUANTILE_BASE_POWER * np.log(grid / grid[-1]),
+                               rtol=1e-12, atol=1e-15)
     assert model.rms_row_norm_ in grid
     report = model.privacy_
     fit_event = fits[0][1]

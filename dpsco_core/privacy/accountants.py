@@ -42,6 +42,7 @@ from .events import (
     SelfComposedDpEvent,
     SingleEpochTreeAggregationDpEvent,
     ZCDpEvent,
+    check_relation,
 )
 from .gdp import gdp_delta, gdp_epsilon
 from .interop import relation_to_dp_accounting
@@ -68,10 +69,8 @@ class _Unsupported(Exception):
 
 
 def _check_relation(neighboring_relation):
-    if not isinstance(neighboring_relation, NeighboringRelation):
-        raise TypeError("neighboring_relation must be a NeighboringRelation; got "
-                        f"{type(neighboring_relation).__name__} {neighboring_relation!r}.")
-    return neighboring_relation
+    # strings too, as the budget and the solvers take them (session 16)
+    return check_relation(neighboring_relation)
 
 
 def _check_event(event):
@@ -794,7 +793,7 @@ class PureDpAccountant(PrivacyAccountant):
         -------
         tuple of (float, float)
         """
-        delta = check_delta(delta)
+        delta = check_delta(delta, allow_zero=True)     # pure DP: delta = 0 is a question
         return (self._epsilon if delta >= self._delta else math.inf), math.inf
 
     def get_delta(self, epsilon):
@@ -809,7 +808,7 @@ class PureDpAccountant(PrivacyAccountant):
         -------
         float
         """
-        epsilon = check_epsilon(epsilon)
+        epsilon = check_scalar(epsilon, "epsilon", low=0.0, low_open=False)  # 0 allowed
         return self._delta if epsilon >= self._epsilon else 1.0
 
 

@@ -51,7 +51,7 @@ from .._validation import check_delta, check_scalar
 from ..exceptions import OrderGridWarning, PrivacyBudgetError, UnsupportedEventError
 from .accountants import (DEFAULT_PLD_DISCRETIZATION, GdpAccountant, PldAccountant,
                           PureDpAccountant, RdpAccountant, _pure_epsilon)
-from .events import DpEvent, EpsilonDeltaDpEvent, NeighboringRelation
+from .events import DpEvent, EpsilonDeltaDpEvent, NeighboringRelation, check_relation
 
 __all__ = ["Budget", "spend", "BUDGET_ACCOUNTANTS"]
 
@@ -63,16 +63,7 @@ BUDGET_ACCOUNTANTS = ("rdp", "gdp", "basic-composition", "pld")
 #: for the rounding alone; the comparison allows this relative excess, and no more.
 ROUNDING_TOLERANCE = 1e-10
 
-_RELATION_NAMES = {relation.value: relation for relation in NeighboringRelation}
-
-
-def _check_relation(relation, name="neighboring_relation"):
-    if isinstance(relation, NeighboringRelation):
-        return relation
-    if isinstance(relation, str) and relation in _RELATION_NAMES:
-        return _RELATION_NAMES[relation]
-    raise ValueError(f"{name} must be one of {sorted(_RELATION_NAMES)} or a "
-                     f"NeighboringRelation; got {relation!r}.")
+_check_relation = check_relation      # the name the tuning modules import
 
 
 def _release_epsilon(event, relation, delta):

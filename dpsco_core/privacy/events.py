@@ -55,6 +55,25 @@ class NeighboringRelation(enum.Enum):
     ZERO_OUT = "zero_out"
 
 
+def check_relation(neighboring_relation, name="neighboring_relation"):
+    """A :class:`NeighboringRelation`, or its value (``"replace_one"``, ``"add_or_remove_one"``,
+    ``"zero_out"``): the one check of the accountants, the budget and the solvers.
+
+    Raises
+    ------
+    ValueError
+        For anything else.
+    """
+    if isinstance(neighboring_relation, NeighboringRelation):
+        return neighboring_relation
+    if isinstance(neighboring_relation, str):
+        for relation in NeighboringRelation:
+            if relation.value == neighboring_relation:
+                return relation
+    raise ValueError(f"{name} must be one of {sorted(r.value for r in NeighboringRelation)} "
+                     f"or a NeighboringRelation; got {neighboring_relation!r}.")
+
+
 @dataclass(frozen=True, slots=True)
 class DpEvent:
     """Base class of every privacy event."""

@@ -33,6 +33,7 @@ import numpy as np
 from .._validation import check_delta, check_scalar
 from ..privacy.calibration import _report_orders  # noqa: F401 (the solvers' order grid)
 from ..privacy.events import NeighboringRelation
+from ..privacy.events import check_relation as _check_relation
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
 from ..problems import Problem
 
@@ -50,13 +51,6 @@ MAX_EPSILON = 1e6
 #: would be noise only anyway.
 MAX_NOISE_SCALE = 1e150
 
-_RELATIONS = {
-    "replace_one": NeighboringRelation.REPLACE_ONE,
-    "add_or_remove_one": NeighboringRelation.ADD_OR_REMOVE_ONE,
-    "zero_out": NeighboringRelation.ZERO_OUT,
-}
-
-
 def check_problem(problem):
     if not isinstance(problem, Problem):
         raise TypeError("problem must be a dpsco_core.Problem; got "
@@ -66,12 +60,7 @@ def check_problem(problem):
 
 def check_relation(neighboring_relation):
     """Accept a NeighboringRelation or its name ("replace_one", "add_or_remove_one", "zero_out")."""
-    if isinstance(neighboring_relation, NeighboringRelation):
-        return neighboring_relation
-    if isinstance(neighboring_relation, str) and neighboring_relation in _RELATIONS:
-        return _RELATIONS[neighboring_relation]
-    raise ValueError("neighboring_relation must be one of "
-                     f"{sorted(_RELATIONS)} or a NeighboringRelation; got {neighboring_relation!r}.")
+    return _check_relation(neighboring_relation)
 
 
 def sensitivity_factor(relation):

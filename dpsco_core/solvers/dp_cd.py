@@ -758,8 +758,9 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
         the data are read: the grid spends ``n_runs`` times what one run does.
     evaluate : bool, default=True
         Compute each run's objective (``GridResult.objective``; NaN when False). These are
-        exact values of the training objective, not private: the report then carries the
-        condition :data:`dpsco_core.result.HISTORY_OBJECTIVE_CONDITION`.
+        exact values of the training objective, not private: the report lists them in
+        ``non_private_outputs`` (outside the guarantee, which covers the coefficients; its
+        ``conditions`` are unchanged).
 
     Returns
     -------

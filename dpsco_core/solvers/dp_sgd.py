@@ -204,9 +204,12 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
         Data, a smooth loss (squared, logistic, Huber: :math:`\beta` must exist) and a
         separable penalty (L1, L2, ElasticNet, Box or none). Dense X, float64 or float32, in
         any memory order (C, Fortran, strided) is read without a copy: each block of 256 batch
-        rows is gathered into a small float64 buffer (exact), so the iterates are bitwise the
-        kernel's on ``np.ascontiguousarray(X, dtype=np.float64)``; sparse X is read as CSR
-        (float64). C order is the fast layout: float32 C costs about 1.2x float64 C per
+        rows is gathered into a small float64 buffer (exact), so with C-ordered, strided or
+        float32 X the iterates are bitwise the kernel's on
+        ``np.ascontiguousarray(X, dtype=np.float64)``; a float64 Fortran-ordered X, and CSC
+        against CSR input (sparse X is read as CSR, float64), agree to about 1e-17 but not
+        bitwise (3.5e-18 measured on 400 x 6, session 16; the source of the last bits is not
+        yet found). C order is the fast layout: float32 C costs about 1.2x float64 C per
         epoch, a Fortran-ordered X 3-4x (each sampled row touches p cache lines; measured
         at 1e6 x 100, bench/README.md memory section), so with memory to spare pass
         ``np.ascontiguousarray(X)`` (one copy, about a third of a C-order epoch).

@@ -562,10 +562,11 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     private_clip = clip is None and private
 
     eps_q, s, event = _ssp_calibration(epsilon, delta, private_clip, share, relation, 2)
+    seed_seq = check_random_state(random_state)     # public: checked before the charge
     spend(budget, event, neighboring_relation=relation, delta=delta)
 
     start = time.perf_counter()
-    quantile_seq, gram_seq, b_seq = child_seed_sequences(check_random_state(random_state), 3)
+    quantile_seq, gram_seq, b_seq = child_seed_sequences(seed_seq, 3)
     norms = problem.row_norms()
     C = _row_clip(norms, R, clip, private_clip, q, m, eps_q, quantile_seq)
     X = problem.X_csr() if problem.is_sparse else problem.X
@@ -836,10 +837,11 @@ def dp_ssp_logistic(problem: Problem, *, epsilon: float, delta: float,
     private = math.isfinite(epsilon)
     private_clip = clip is None and private
     eps_q, s, event = _ssp_calibration(epsilon, delta, private_clip, share, relation, 4)
+    seed_seq = check_random_state(random_state)     # public: checked before the charge
     spend(budget, event, neighboring_relation=relation, delta=delta)
 
     start = time.perf_counter()
-    seqs = child_seed_sequences(check_random_state(random_state), 5)
+    seqs = child_seed_sequences(seed_seq, 5)
     norms = problem.row_norms()
     C = _row_clip(norms, R, clip, private_clip, q, m, eps_q, seqs[0])
     X = problem.X_csr() if problem.is_sparse else problem.X

@@ -59,6 +59,32 @@ def test_sampling_law_is_the_exponential_mechanisms():
         assert abs(freq - pk) <= 4.0 * math.sqrt(pk * (1 - pk) / draws.size)
 
 
+def test_a_public_base_measure_weights_the_law_and_keeps_the_ratio_between_neighbours():
+    # P(g_k) ~ mu_k exp(eps u_k / 2) (session 16: the estimators' rho quantile weights the
+    # grid by g / R); between neighbours the log-probability ratio stays within epsilon.
+    values = np.array([0.15, 0.5, 0.9, 2.0, 5.0])
+    grid = np.array([0.2, 1.0, 3.0])
+    eps, log_base = 0.5, np.log(grid / grid[-1])
+
+    def law(v):
+        w = np.exp(eps * -np.abs(_grid_counts(v, grid) - 0.5 * 5) / 2.0 + log_base)
+        return w / w.sum()
+
+    p = law(values)
+    draws = np.array([grid_quantile(values, grid, q=0.5, n_public=5, epsilon=eps,
+                                    random_state=s, log_base=log_base) for s in range(3000)])
+    for g, pk in zip(grid, p):
+        freq = np.mean(draws == g)
+        assert abs(freq - pk) <= 4.0 * math.sqrt(pk * (1 - pk) / draws.size)
+    for other in (np.array([1e9, 0.5, 0.9, 2.0, 5.0]), np.array([0.0, 0.5, 0.9, 2.0, 5.0])):
+        assert np.max(np.abs(np.log(law(other)) - np.log(p))) <= eps + 1e-12
+    with pytest.raises(ValueError, match="log_base must have"):
+        grid_quantile(values, grid, q=0.5, n_public=5, epsilon=eps, log_base=[0.0, 0.0])
+    with pytest.raises(ValueError, match="log_base"):
+        grid_quantile(values, grid, q=0.5, n_public=5, epsilon=eps,
+                      log_base=[0.0, -math.inf, 0.0])
+
+
 @pytest.mark.filterwarnings("ignore::dpsco_core.exceptions.OrderGridWarning")
 def test_reproducible_and_charged_before_reading():
     values = np.linspace(0.1, 9.0, 50)

@@ -121,8 +121,13 @@ class AccountantContract:
                                               SelfComposedDpEvent(NoOpDpEvent(), 2)))
 
     def test_bad_relation(self):
-        with pytest.raises(TypeError, match="neighboring_relation"):
-            self.make(neighboring_relation="add_or_remove_one")
+        # the relation's name is accepted, as by the budget and the solvers (session 16)
+        assert (self.make(neighboring_relation="zero_out").neighboring_relation
+                is NeighboringRelation.ZERO_OUT)
+        with pytest.raises(ValueError, match="neighboring_relation"):
+            self.make(neighboring_relation="swap")
+        with pytest.raises(ValueError, match="neighboring_relation"):
+            self.make(neighboring_relation=1)
 
 
 class TestRdpAccountantContract(AccountantContract):
@@ -139,6 +144,18 @@ class TestPureDpAccountantContract(AccountantContract):
 
     def make(self, **kwargs):
         return PureDpAccountant(**kwargs)
+
+    # delta = 0 and epsilon = 0 are questions a pure accountant answers (documented ranges
+    # [0, 1) and [0, inf); test_pure_accountant_answers_delta_zero_and_epsilon_zero)
+    @pytest.mark.parametrize("delta", [1.0, 1.5, -1e-5, float("nan")])
+    def test_bad_delta(self, delta):
+        with pytest.raises(ValueError, match="delta"):
+            self.make().get_epsilon(delta)
+
+    @pytest.mark.parametrize("epsilon", [-1.0, float("inf")])
+    def test_bad_epsilon(self, epsilon):
+        with pytest.raises(ValueError, match="epsilon"):
+            self.make().get_delta(epsilon)
 
 
 # --- RdpAccountant against dp-accounting -------------------------------------------------------
@@ -279,3 +296,15 @@ def test_pure_accountant_adds_up():
     assert acc.get_delta(1.0) == acc.delta
     assert acc.get_delta(0.5) == 1.0
     assert acc.get_epsilon_and_order(1e-6)[1] == math.inf
+
+
+def test_pure_accountant_answers_delta_zero_and_epsilon_zero():
+    # Documented ranges [0, 1) and [0, inf) (session 16: 0 raised), so a pure report (delta 0)
+    # is recomputed with get_epsilon(report.delta).
+    from dpsco_core.privacy import EpsilonDeltaDpEvent, LaplaceDpEvent, PureDpAccountant
+
+    pure = PureDpAccountant().compose(LaplaceDpEvent(2.0))
+    assert pure.get_epsilon(0.0) == pytest.approx(0.5)
+    assert pure.get_delta(0.0) == 1.0 and pure.get_delta(1.0) == 0.0
+    approx = PureDpAccountant().compose(EpsilonDeltaDpEvent(0.5, 1e-6))
+    assert approx.get_epsilon(0.0) == math.inf

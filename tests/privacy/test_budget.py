@@ -445,3 +445,45 @@ def test_check_releases_counts_each_release_as_it_will_be_charged():
     rdp = Budget(3.0, 1e-5)
     assert rdp.check_releases([(g, None), (g, None)], neighboring_relation="replace_one") == \
         rdp.check(ComposedDpEvent((g, g)), neighboring_relation="replace_one")
+
+
+_BAD_PUBLIC = [
+    ("report_noisy_max 2-d", lambda b: dp.mechanisms.report_noisy_max(
+        np.zeros((2, 2)), sensitivity=1.0, epsilon=1.0, budget=b)),
+    ("report_noisy_max empty", lambda b: dp.mechanisms.report_noisy_max(
+        np.array([]), sensitivity=1.0, epsilon=1.0, budget=b)),
+    ("report_noisy_max n_threads", lambda b: dp.mechanisms.report_noisy_max(
+        np.ones(2), sensitivity=1.0, epsilon=1.0, n_threads=0, budget=b)),
+    ("exponential random_state", lambda b: dp.mechanisms.exponential_mechanism(
+        np.ones(2), sensitivity=1.0, epsilon=1.0, random_state="x", budget=b)),
+    ("gaussian random_state", lambda b: dp.mechanisms.gaussian_mechanism(
+        1.0, sensitivity=1.0, epsilon=1.0, delta=1e-6, random_state=-1, budget=b)),
+    ("gaussian strings", lambda b: dp.mechanisms.gaussian_mechanism(
+        "abc", sensitivity=1.0, epsilon=1.0, delta=1e-6, budget=b)),
+    ("laplace n_threads", lambda b: dp.mechanisms.laplace_mechanism(
+        1.0, sensitivity=1.0, epsilon=1.0, n_threads=0, budget=b)),
+    ("grid_quantile 2-d", lambda b: dp.mechanisms.grid_quantile(
+        np.zeros((2, 2)), [0.0, 1.0], q=0.5, n_public=2, epsilon=1.0, budget=b)),
+    ("grid_quantile random_state", lambda b: dp.mechanisms.grid_quantile(
+        np.zeros(2), [0.0, 1.0], q=0.5, n_public=2, epsilon=1.0, random_state="x", budget=b)),
+    ("tree random_state", lambda b: dp.TreeAggregation(
+        3, 4, noise_scale=1.0, sensitivity=1.0, random_state="x", budget=b)),
+    ("dp_ssp random_state", lambda b: dp.solvers.ssp.dp_ssp(
+        dp.Problem(np.ones((20, 2)), np.ones(20), bounds=(-1, 1), label_bound=2.0),
+        epsilon=1.0, delta=1e-6, random_state="x", budget=b)),
+]
+
+
+@pytest.mark.parametrize("call", [c for _, c in _BAD_PUBLIC], ids=[n for n, _ in _BAD_PUBLIC])
+def test_an_invalid_public_argument_costs_nothing(call):
+    # Session 16: the mechanisms, the tree and SSP charged the budget, then rejected a bad
+    # shape, seed or thread count. The Budget's promise: a call that fails on an invalid
+    # argument costs nothing. (Invalid *data*, read after the charge, stays charged.)
+    budget = Budget(10.0, 1e-5, neighboring_relation="replace_one")
+    with pytest.raises((ValueError, TypeError)):
+        call(budget)
+    assert budget.ledger == ()
+    with pytest.raises(ValueError, match="finite"):
+        dp.mechanisms.laplace_mechanism(np.array([np.nan]), sensitivity=1.0, epsilon=1.0,
+                                        budget=budget)
+    assert len(budget.ledger) == 1

@@ -387,3 +387,30 @@ def test_clipped_ball_domain_stays_in_X_and_matches_vertices():
         fw.vr_frank_wolfe(prob, epsilon=1.0, outer_radius=1.0)
     with pytest.raises(ValueError, match="center must lie"):
         fw._Domain("l1", 0.5, 8, 3 * c, outer_radius=1.0)
+
+
+def test_shuffled_run_event_carries_the_largest_row_delta_and_a_budget_charges_it():
+    # Session 16: the run's event took the largest-epsilon row with that row's own delta (0
+    # for an unamplified row), so a basic-composition budget charged the shuffled run as pure
+    # and let a second run through. Every record lies in one row's batches: the run is
+    # (max epsilon, max delta) over the rows.
+    from dpsco_core.datasets import RademacherLassoStream
+    from dpsco_core.privacy import Budget, EpsilonDeltaDpEvent
+    from dpsco_core.exceptions import PrivacyBudgetError
+
+    stream = RademacherLassoStream(200_000, 8, random_state=0)
+    res = dp.vr_frank_wolfe(stream, epsilon=1.0, delta=1e-6, random_state=0,
+                            record_history=False)
+    rows = res.stats["ledger"]
+    assert any(r["delta"] > 0 for r in rows) and any(r["delta"] == 0 for r in rows)
+    assert res.privacy.event == EpsilonDeltaDpEvent(max(r["epsilon"] for r in rows),
+                                                    max(r["delta"] for r in rows))
+    assert 0 < res.privacy.event.delta <= 1e-6 and res.privacy.epsilon <= 1.0
+    budget = Budget(epsilon=100.0, delta=1e-6, accountant="basic-composition")
+    dp.vr_frank_wolfe(stream, epsilon=1.0, delta=1e-6, random_state=1, record_history=False,
+                      budget=budget)
+    assert 0 < budget.spent_delta <= 1e-6
+    with pytest.raises(PrivacyBudgetError):
+        dp.vr_frank_wolfe(stream, epsilon=1.0, delta=1e-6, random_state=2,
+                          record_history=False, budget=budget)
+    assert len(budget.ledger) == 1
