@@ -1080,13 +1080,13 @@ _COMMON_DOC = r"""
         Regressors need ``label_bound`` (a number or a pair ``(lo, hi)``: ValueError without).
         SSP ignores it; ``solver="auto"`` runs DP-CD with the rule when :math:`\rho` is
         given or released (:func:`auto_solver`). Measured at epsilon = 1, held-out, 5 splits
-        (``docs/tuning/private_rms_holdout.txt``, session 15): the private :math:`\rho`
-        scores within 0.015 of the declared ``sqrt(p)`` on 10 of 11 tasks (diabetes, 354
-        records: 0.371 against 0.415 with DP-CD) and the
-        default (``"auto"``) beats the former default (None: SSP or the selection) on all
+        (``docs/tuning/private_rms_holdout.txt``, session 16's base measure): the private
+        :math:`\rho` scores within 0.015 of the declared ``sqrt(p)`` on 9 of 11 tasks (wine,
+        143 records: 0.857 against 0.891; diabetes, 354: 0.337 against 0.415 with DP-CD) and
+        the default (``"auto"``) beats the former default (None: SSP or the selection) on all
         11: standardized California R^2 0.616 against SSP's 0.604, scikit-learn's digits 0.609
-        against 0.155, wine 0.886 against 0.486, diabetes 0.371 against 0.192; with
-        ``solver="sgd"`` 0.633, 0.826, 0.960 and 0.461 (README).
+        against 0.155, wine 0.857 against 0.486, diabetes 0.337 against 0.192; with
+        ``solver="sgd"`` 0.633, 0.826, 0.966 and 0.412 (README).
     diagnostics : bool, default=False
         Keep ``history_``, the exact training objective along the run. It is **not private**
         (knowing every other row, one value gives back the remaining one), so ``fit`` then
