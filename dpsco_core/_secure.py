@@ -74,7 +74,9 @@ def to_grid(x, k, name):
     scaled = np.ldexp(x, -k)
     if scaled.size and float(np.max(np.abs(scaled))) >= _INT_LIMIT:
         raise ValueError(f"{name} is too large for the secure grid 2^{k} "
-                         f"(|{name}| / 2^{k} must be below 2^62).")
+                         f"(|{name}| / 2^{k} must be below 2^62; the grid's step follows "
+                         "the sensitivity, so a tiny sensitivity makes it tiny: rescale the "
+                         "query and its sensitivity).")
     return np.rint(scaled).astype(np.int64)
 
 

@@ -398,9 +398,12 @@ def _check_clips(clip, epsilon, p):
     if type(clip) is float or type(clip) is int or np.ndim(clip) == 0:  # np.ndim: ~1 us
         return _check_clip(clip, epsilon), None
     clips = np.array(clip, dtype=np.float64)
-    if clips.shape != (p,) or np.any(np.isnan(clips)) or np.any(clips < 0):
+    if clips.shape != (p,):
         raise ValueError(f"clip must be a number or an array of shape ({p},) of values in "
                          f"[0, inf]; got shape {clips.shape}.")
+    if np.any(np.isnan(clips)) or np.any(clips < 0):
+        raise ValueError(f"clip must be a number or an array of shape ({p},) of values in "
+                         "[0, inf]; got NaN or negative entries.")
     if math.isfinite(epsilon) and not np.all(np.isfinite(clips)):
         raise ValueError("clip must be finite for a private run (an unbounded gradient has "
                          "infinite sensitivity); clip=inf needs epsilon=inf.")

@@ -276,6 +276,8 @@ def vr_frank_wolfe_schedule(n, n_features, *, n_vertices=None, epsilon, delta=No
     n = check_int(n, "n", low=2)
     d = check_int(n_features, "n_features", low=1)
     m = 2 * d if n_vertices is None else check_int(n_vertices, "n_vertices", low=1)
+    if n_phases is not None:        # before n is blamed for an invalid n_phases
+        n_phases = check_int(n_phases, "n_phases", low=1)
     D, L = radius, lipschitz
     if not math.isfinite(L):        # non-private run without a clip: any scale works
         L = D if smoothness is None else smoothness * D

@@ -239,3 +239,8 @@ def test_gaussian_bad_x():
         mech.gaussian_mechanism([1.0, np.nan], sensitivity=1.0, noise_multiplier=1.0)
     with pytest.raises(TypeError, match="x must be an array of real numbers"):
         mech.gaussian_mechanism(["a"], sensitivity=1.0, noise_multiplier=1.0)
+
+
+def test_a_tiny_sensitivity_names_the_secure_grid_and_the_sensitivity():
+    with pytest.raises(ValueError, match="sensitivity"):
+        mech.gaussian_mechanism(1.0, sensitivity=1e-300, epsilon=1.0, delta=1e-6)

@@ -347,3 +347,11 @@ def test_small_epsilon_report_keeps_the_optimal_order_off_the_grid_edge():
     assert res.privacy.epsilon <= 1e-3 * (1 + 1e-9)
     assert max(res.privacy.orders) > 1024.0
     assert res.privacy.epsilon == pytest.approx(1e-3, rel=1e-6)
+
+
+def test_negative_per_coordinate_clips_are_named_as_such():
+    prob = _lasso()
+    with pytest.raises(ValueError, match="NaN or negative entries"):
+        dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=1, clip=-np.ones(prob.n_features))
+    with pytest.raises(ValueError, match="got shape"):
+        dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=1, clip=np.ones(prob.n_features + 1))

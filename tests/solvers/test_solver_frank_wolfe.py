@@ -414,3 +414,12 @@ def test_shuffled_run_event_carries_the_largest_row_delta_and_a_budget_charges_i
         dp.vr_frank_wolfe(stream, epsilon=1.0, delta=1e-6, random_state=2,
                           record_history=False, budget=budget)
     assert len(budget.ledger) == 1
+
+
+def test_invalid_n_phases_is_named_not_the_sample_count():
+    X, y, _ = make_rademacher_lasso(300, 20, random_state=0)
+    problem = dp.Problem(X, y, loss="half_squared")
+    with pytest.raises(ValueError, match="n_phases"):
+        dp.vr_frank_wolfe(problem, epsilon=1.0, n_phases=0, random_state=0)
+    with pytest.raises(ValueError, match="n_phases must be"):
+        dp.vr_frank_wolfe(problem, epsilon=1.0, n_phases=0, random_state=0)
