@@ -916,3 +916,32 @@ def test_sparse_features_are_not_centred_and_centred_rows_stay_in_their_bound():
         np.testing.assert_allclose(problem.X[:, :4], clipped - centre, atol=1e-15)
         assert np.all(np.linalg.norm(problem.X[:, :4], axis=1) <= bound * (1 + 1e-12))
         assert bound <= min(R + np.linalg.norm(centre), 1.0) + 1e-12
+
+
+def test_centred_worst_neighbours_stay_inside_the_bounds_the_sensitivity_uses():
+    # The solver's sensitivity comes from the centred problem's bounds (+-(hi - lo) / 2 and
+    # the row bound): a replaced outlier, a zeroed record and an added extreme record, mapped
+    # and centred, must lie inside them, and the problem's own enforcement must move nothing.
+    from dpsco_core.estimators import _intercept_problem
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0.0, 1.0, (50, 3))
+    y = X.sum(axis=1)
+    lo, hi = np.array([0.0, -1.0, 0.0]), np.array([1.0, 1.0, 2.0])
+    outlier, zero = X.copy(), X.copy()
+    outlier[7] = [1e6, -1e6, 1e6]
+    zero[7] = 0.0
+    added = np.vstack([X, [[-1e9, 1e9, -1e9]]])
+    for data, labels in [(X, y), (outlier, y), (zero, y), (added, np.append(y, 3.0))]:
+        for R in (None, 1.5):
+            problem, centre, bound = _intercept_problem(
+                data, labels, loss="half_squared", penalty=None, bounds=(lo, hi), row_norm=R,
+                label_bound=4.0, fit_intercept=True, intercept_scaling=1.0)
+            feats = problem.X[:, :3]
+            half = (np.minimum(hi, np.inf if R is None else R)
+                    - np.maximum(lo, -np.inf if R is None else -R)) / 2
+            assert np.all(np.abs(feats) <= half * (1 + 1e-12))
+            assert np.all(np.linalg.norm(feats, axis=1) <= bound * (1 + 1e-12))
+            public = problem.public_bounds
+            np.testing.assert_array_equal(public.enforce_features(problem.X), problem.X)
+            assert public.feature_bounds(4)[:3] == pytest.approx(half)
