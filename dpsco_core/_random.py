@@ -18,7 +18,11 @@ number of threads.
 Stream stability: the same seed gives the same bits within a minor release of dpsco-core (and
 of numpy); a change of draw order is listed in the changelog.
 
-Secrecy: entropy drawn for ``random_state=None`` is never stored in results, logs or messages.
+Secrecy: entropy drawn for ``random_state=None`` is never stored in results, logs or messages,
+with one exception: :func:`~dpsco_core.solvers.dp_cd_grid` keeps its runs' seed sequences
+(``GridResult.seed_sequences``, to reproduce a run), and its report lists them among the
+outputs the guarantee does not cover. A report of a run given a seed says so
+(:data:`~dpsco_core.privacy.SEEDED_ASSUMPTION`).
 """
 
 import numbers

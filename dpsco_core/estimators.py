@@ -896,6 +896,7 @@ class _DPLinearModel(BaseEstimator):
         accountant's, never a sum by hand), checked against ``epsilon``."""
         from .privacy.calibration import _zcdp_rho
         from .privacy.events import ComposedDpEvent
+        from .privacy.report import SEEDED_ASSUMPTION, seed_assumptions
         from .solvers._common import report_from_event
 
         if len(results) == 1 and plan.quantile is None:
@@ -910,7 +911,11 @@ class _DPLinearModel(BaseEstimator):
             share = plan.quantile.epsilon ** 2 / (2.0 * _zcdp_rho(self.epsilon, delta))
             split = {"rms_row_norm quantile (share of rho)": share,
                      "fits (share of rho)": 1.0 - share}
-        assumptions = tuple(dict.fromkeys(a for r in results for a in r.privacy.assumptions))
+        # the fits ran on child seeds of random_state: whether the fit is seeded is the
+        # estimator's random_state, not theirs
+        assumptions = tuple(dict.fromkeys(a for r in results for a in r.privacy.assumptions
+                                          if a != SEEDED_ASSUMPTION))
+        assumptions += seed_assumptions(self.random_state)
         if plan.quantile is not None:
             assumptions += (f"rms_row_norm: the {RMS_QUANTILE}-quantile of the feature rows' "
                             "l2 norms, released by the exponential mechanism (pure epsilon "
@@ -919,7 +924,7 @@ class _DPLinearModel(BaseEstimator):
         report = report_from_event(
             ComposedDpEvent(fixed + tuple(_event(r) for r in results)), delta=delta,
             relation=first.neighboring_relation, budget_split=split, assumptions=assumptions,
-            target_epsilon=self.epsilon, extra_orders=extra_orders,
+            target_epsilon=self.epsilon, random_state=None, extra_orders=extra_orders,
             conversion=_composition_conversion(0.0 if plan.quantile is None
                                                else plan.quantile.epsilon, plan.solver),
             conditions=tuple(dict.fromkeys(c for r in results for c in r.privacy.conditions)))

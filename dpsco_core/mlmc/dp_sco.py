@@ -404,7 +404,7 @@ def mlmc_dp_sco(problem, *, epsilon, delta, radius, lipschitz, n_phases=None, st
     report = report_from_event(
         event, delta=delta, relation=relation, budget_split={"optimization": 1.0},
         assumptions=[DISJOINT_BLOCKS_ASSUMPTION, SCHEDULE_ASSUMPTION, COPY_CLIP_ASSUMPTION],
-        target_epsilon=epsilon, conversion=conversion)
+        target_epsilon=epsilon, random_state=random_state, conversion=conversion)
     stats = {"time": elapsed, "n_phases": k, "block_size": n_bar, "n_copies": m, "j_max": j_max,
              "levels": levels, "base_level": base_level, "step": eta, "step_decay": rho,
              "clip_factor": kappa, "noise_multiplier": z, "n_gradients": total_grads,

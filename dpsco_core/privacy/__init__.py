@@ -62,7 +62,7 @@ from .rdp import (
     rdp_sampled_gaussian,
     rdp_zcdp,
 )
-from .report import PrivacyReport
+from .report import SEEDED_ASSUMPTION, PrivacyReport
 from .with_replacement import (bdrs18_mixture_rdp, rdp_sampled_with_replacement_gaussian,
                                with_replacement_count_tail,
                                with_replacement_inclusion_probability)
@@ -92,7 +92,7 @@ __all__ = [
     "calibrate_analytic_gaussian", "pure_share_epsilon",
     "dp_cd_noise_multiplier", "steps_from_epochs",
     # report
-    "PrivacyReport",
+    "PrivacyReport", "SEEDED_ASSUMPTION",
     # budget
     "Budget", "spend",
 ]

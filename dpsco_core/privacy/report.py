@@ -32,7 +32,7 @@ from .events import (
 )
 
 __all__ = ["PrivacyReport", "ACCOUNTANTS", "DEFAULT_ASSUMPTIONS", "FLOATING_POINT_ASSUMPTION",
-           "MODES", "HEURISTIC_CONDITION"]
+           "MODES", "HEURISTIC_CONDITION", "SEEDED_ASSUMPTION", "seed_assumptions"]
 
 #: Modes a solver with a certified and a heuristic parametrisation states in its report.
 MODES = ("certified", "heuristic")
@@ -60,6 +60,54 @@ DEFAULT_ASSUMPTIONS = (
     "clipping is enforced by the kernels, not assumed from a stated bound",
     FLOATING_POINT_ASSUMPTION,
 )
+
+#: What a report of a run with a caller-supplied ``random_state`` adds to its assumptions.
+#: An assumption, not a condition: it is not read from the data, and every reproducible run
+#: (tests, benchmarks, the paper reproductions) is seeded on purpose.
+SEEDED_ASSUMPTION = (
+    "random_state was supplied (an int, SeedSequence or Generator), so the noise is a "
+    "deterministic function of it: the guarantee holds only while that seed (or generator "
+    "state) stays secret from whoever sees the output and seeds no other release of these "
+    "data; random_state=None (the default) draws fresh operating-system entropy")
+
+
+def seed_assumptions(random_state):
+    """``()`` for ``random_state=None`` (fresh entropy), else ``(SEEDED_ASSUMPTION,)``.
+
+    Anyone who holds a seed can regenerate the noise of the run and subtract it from the
+    output, so a seeded run's guarantee rests on the seed's secrecy; the report says so.
+
+    Parameters
+    ----------
+    random_state : None, int, SeedSequence or Generator
+        The caller's argument, as given.
+
+    Returns
+    -------
+    tuple of str
+    """
+    return () if random_state is None else (SEEDED_ASSUMPTION,)
+
+
+def with_caller_seed(report, random_state):
+    """``report`` of runs seeded by the library from the caller's ``random_state`` (child seed
+    sequences), restated with the caller's seed status: the runs' own statement is dropped
+    and ``seed_assumptions(random_state)`` appended.
+
+    Parameters
+    ----------
+    report : PrivacyReport
+    random_state : None, int, SeedSequence or Generator
+        The caller's argument, as given.
+
+    Returns
+    -------
+    PrivacyReport
+    """
+    import dataclasses
+
+    kept = tuple(a for a in report.assumptions if a != SEEDED_ASSUMPTION)
+    return dataclasses.replace(report, assumptions=kept + seed_assumptions(random_state))
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +140,9 @@ class PrivacyReport:
         Fractions of the budget spent on each part (for example
         ``{"smoothness constants": 0.1, "optimization": 0.9}``); read-only.
     assumptions : tuple of str
-        Facts the guarantee rests on that the accountant does not check.
+        Facts the guarantee rests on that the accountant does not check. A run given a
+        ``random_state`` (not None) lists :data:`SEEDED_ASSUMPTION`: its noise is a function
+        of the seed, which must stay secret.
     event : DpEvent
         The event tree the report was computed from.
     orders : tuple of float or None

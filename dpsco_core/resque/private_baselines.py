@@ -98,7 +98,7 @@ def noisy_projected_gd(data: Any, *, epsilon: float, delta: float, radius_bound:
     """
     from ..privacy.calibration import calibrate_gaussian
     from ..privacy.events import GaussianDpEvent, NeighboringRelation, SelfComposedDpEvent
-    from ..privacy.report import PrivacyReport
+    from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport, seed_assumptions
     from .private_erm import _gaussian_noise
 
     eps = check_positive(epsilon, "epsilon")
@@ -124,7 +124,9 @@ def noisy_projected_gd(data: Any, *, epsilon: float, delta: float, radius_bound:
         acc += x
     event = SelfComposedDpEvent(GaussianDpEvent(s), T)
     report = PrivacyReport.from_event(event, delta=dlt, accountant="gdp",
-                                      neighboring_relation=NeighboringRelation.REPLACE_ONE)
+                                      neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                                      assumptions=DEFAULT_ASSUMPTIONS
+                                      + seed_assumptions(random_state))
     return BaselineResult(acc / T, report, report.epsilon, report.delta, m * T)
 
 

@@ -229,15 +229,18 @@ def _plan_charge(beta, Ts, n_ls_calls, k7, n_iter, n, delta_rdp, ratio, mode, L,
     return (ls + bo + sp).times(n_iter), n_calls, dc
 
 
-def _report(charge, delta, mode):
+def _report(charge, delta, mode, random_state):
     """The library's PrivacyReport of a composed charge (the accountant's Corollary 1 on its
     order grid, the approximate-RDP slack included in delta), replace-one, with the mode; a
-    charge outside the proofs' conditions is always reported as heuristic."""
+    charge outside the proofs' conditions is always reported as heuristic. ``random_state``
+    is the caller's, as given (a supplied seed is stated)."""
     from ..privacy.events import NeighboringRelation
-    from ..privacy.report import PrivacyReport
+    from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport, seed_assumptions
 
     return PrivacyReport.from_event(charge.guarantee.to_event(), delta=delta, accountant="rdp",
                                     neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                                    assumptions=DEFAULT_ASSUMPTIONS
+                                    + seed_assumptions(random_state),
                                     mode="certified" if charge.certified else "heuristic")
 
 
@@ -410,7 +413,7 @@ def resque_private_erm(data: Any, *, epsilon: float, delta: float, radius_bound:
               "iterations_run": res.n_iter, "line_search_calls_per_iteration": n_ls,
               "line_search_runs": k7, "oracle_calls_charged": n_calls,
               "line_search": line_search}
-    report = _report(charge, dlt, mode)
+    report = _report(charge, dlt, mode, random_state)
     # the accountant's conversion (its order grid and delta split) is at least as tight as the
     # Corollary-1 point used to calibrate beta: report its epsilon
     eps_out, delta_out = report.epsilon, report.delta

@@ -34,7 +34,7 @@ from .._validation import check_delta, check_scalar
 from ..privacy.calibration import _report_orders  # noqa: F401 (the solvers' order grid)
 from ..privacy.events import NeighboringRelation
 from ..privacy.events import check_relation as _check_relation
-from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
+from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport, seed_assumptions
 from ..problems import Problem
 
 __all__ = ["check_problem", "check_relation", "check_privacy_budget", "check_solver_epsilon",
@@ -170,9 +170,12 @@ def array_max(values):
 
 
 def report_from_event(event, *, delta, relation, budget_split, assumptions, target_epsilon,
-                      extra_orders=(), conversion="mironov", conditions=(), accountant="rdp",
-                      mode=None):
+                      random_state, extra_orders=(), conversion="mironov", conditions=(),
+                      accountant="rdp", mode=None):
     """Run the RDP accountant over ``event`` and check the result against the target.
+
+    ``random_state`` is the caller's argument as given (required, so that no solver forgets
+    it): a supplied seed adds :data:`~dpsco_core.privacy.report.SEEDED_ASSUMPTION`.
 
     The Renyi order grid is dp-accounting's default plus ``extra_orders`` (for example the
     continuous optimum of a closed-form calibration, so that the accountant reproduces it).
@@ -195,7 +198,8 @@ def report_from_event(event, *, delta, relation, budget_split, assumptions, targ
     else:
         extra = tuple(float(a) for a in np.asarray(extra_orders, dtype=float).ravel())
     key = (event, float(delta), relation, tuple(dict(budget_split or {}).items()),
-           tuple(assumptions), extra, conversion, tuple(conditions), accountant, mode)
+           tuple(assumptions) + seed_assumptions(random_state), extra, conversion,
+           tuple(conditions), accountant, mode)
     try:
         report = _memo_report(*key)
     except TypeError:                 # an unhashable argument: no memo

@@ -6,6 +6,7 @@ kernel is ``dpsco_core._kernels._cd``; its NumPy twin ``dpsco_core.reference.cd`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -368,11 +369,12 @@ def _check_step_noise(steps, noise_scales):
 
 
 def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assumptions,
-            conditions):
+            conditions, random_state):
     if not math.isfinite(epsilon):
         return report_from_event(event, delta=delta, relation=relation,
                                  budget_split=budget_split, assumptions=assumptions,
-                                 target_epsilon=math.inf, conditions=conditions)
+                                 target_epsilon=math.inf, conditions=conditions,
+                                 random_state=random_state)
     # The closed form is the RDP bound at the continuous optimal order; add that order to the
     # accountant's grid so that it reproduces the calibration exactly. Above the default
     # grid's end (small epsilon) one more order keeps it off the grid's top edge: it is the
@@ -383,7 +385,8 @@ def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assum
         extra.append(2.0 * optimal_order - 1.0)
     return report_from_event(event, delta=delta, relation=relation, budget_split=budget_split,
                              assumptions=assumptions, target_epsilon=epsilon,
-                             extra_orders=extra, conditions=conditions)
+                             random_state=random_state, extra_orders=extra,
+                             conditions=conditions)
 
 
 def _check_options(selection, calibration):
@@ -667,7 +670,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
                      relation=relation, budget_split=budget_split, assumptions=assumptions,
-                     conditions=conditions)
+                     conditions=conditions, random_state=random_state)
     updates = releases
     stats = {
         "time": elapsed,
@@ -691,6 +694,13 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
     return Result(coef=coef, privacy=report, history=history, stats=stats)
 
 
+#: What :func:`dp_cd_grid`'s report lists among its non-private outputs: the runs' seeds.
+GRID_SEEDS_OUTPUT = (
+    "GridResult.seed_sequences: every run's seed (with random_state=None, the fresh "
+    "operating-system entropy), kept so that a run can be reproduced; whoever holds them "
+    "regenerates each run's noise, so keep them with the private data")
+
+
 @dataclass(frozen=True)
 class GridResult:
     """Outcome of :func:`dp_cd_grid`: one run per (step, clip, seed).
@@ -704,7 +714,9 @@ class GridResult:
         The grids.
     seed_sequences : list of SeedSequence
         Run ``r = (i_step * n_clips + i_clip) * n_seeds + i_seed`` used ``seed_sequences[r]``;
-        ``dp_cd(..., random_state=seed_sequences[r])`` reproduces it bit for bit.
+        ``dp_cd(..., random_state=seed_sequences[r])`` reproduces it bit for bit. They
+        hold the runs' entropy (also for ``random_state=None``): not private, and listed in
+        the report's ``non_private_outputs`` (:data:`GRID_SEEDS_OUTPUT`).
     privacy : PrivacyReport
         The guarantee of **each** run (all share it). Releasing several runs, or the best one
         chosen on the private data, is not covered by it.
@@ -848,13 +860,15 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
                      relation=relation, budget_split=budget_split, assumptions=assumptions,
-                     conditions=conditions)
+                     conditions=conditions, random_state=random_state)
     stats = {"time": elapsed, "n_threads": threads, "noise_multiplier": s, "n_outer": n_outer,
              "n_inner": n_inner, "normaliser": m}
     if evaluate:
         # computed from the data: only with the objective values, and listed as not private
         stats["clipped"] = n_clipped.reshape(shape)
     report = with_stats_conditions(with_objective_condition(report, objective), stats)
+    report = dataclasses.replace(
+        report, non_private_outputs=report.non_private_outputs + (GRID_SEEDS_OUTPUT,))
     return GridResult(coef=coef.reshape(shape + (p,)), objective=objective.reshape(shape),
                       steps=step_grid, clips=clip_grid, seed_sequences=seed_seqs,
                       privacy=report, stats=stats)

@@ -463,7 +463,8 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
 
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split={"optimization": 1.0}, assumptions=assumptions,
-                               target_epsilon=epsilon, conversion=conversion,
+                               target_epsilon=epsilon, random_state=random_state,
+                               conversion=conversion,
                                conditions=conditions, accountant=accountant)
     stats = {
         "time": elapsed,

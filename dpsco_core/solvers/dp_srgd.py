@@ -24,7 +24,7 @@ from ..privacy.budget import Budget, spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               SingleEpochTreeAggregationDpEvent)
 from ..privacy.gdp import gdp_mu
-from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
+from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport, seed_assumptions
 from ..result import History, Result
 from ._common import (check_noise_scale, check_privacy_budget, check_problem, check_relation,
                       sensitivity_factor)
@@ -74,12 +74,14 @@ def check_single_epoch_args(problem, *, epsilon, delta, batch_size, preset, beta
     return problem, epsilon, delta, B, T, beta, clip, radius, relation, ridge
 
 
-def single_epoch_report(event, *, delta, relation, target_epsilon, assumptions):
-    """Exact GDP report of ``event``; raises if it exceeds the target (a calibration bug)."""
+def single_epoch_report(event, *, delta, relation, target_epsilon, assumptions, random_state):
+    """Exact GDP report of ``event``; raises if it exceeds the target (a calibration bug).
+    ``random_state`` is the caller's, as given (a supplied seed is stated)."""
     report = PrivacyReport.from_event(
         event, delta=delta, accountant="gdp", neighboring_relation=relation,
         budget_split={"optimization": 1.0},
-        assumptions=tuple(DEFAULT_ASSUMPTIONS) + SINGLE_EPOCH_ASSUMPTIONS + tuple(assumptions))
+        assumptions=(tuple(DEFAULT_ASSUMPTIONS) + SINGLE_EPOCH_ASSUMPTIONS + tuple(assumptions)
+                     + seed_assumptions(random_state)))
     if math.isfinite(target_epsilon) and report.epsilon > target_epsilon:
         raise RuntimeError(f"privacy calibration error: the accountant gives epsilon="
                            f"{report.epsilon!r} > target {target_epsilon!r}.")
@@ -267,7 +269,7 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
                            record_steps=record_points(T, record_history), executor=executor)
     elapsed = time.perf_counter() - start
     report = single_epoch_report(event, delta=delta, relation=relation, target_epsilon=epsilon,
-                                 assumptions=())
+                                 assumptions=(), random_state=random_state)
     stats = {
         "time": elapsed, "x_last": run["x"], "z_last": run["z"], "batch_size": B, "rounds": T,
         "gradient_evaluations": run["gradient_evaluations"],

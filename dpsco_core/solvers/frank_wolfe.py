@@ -82,7 +82,7 @@ from ..privacy.accountants import RdpAccountant
 from ..privacy.conversions import zcdp_to_epsilon
 from ..privacy.events import (EpsilonDeltaDpEvent, GaussianDpEvent, NeighboringRelation,
                               NonPrivateDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent)
-from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport
+from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport, seed_assumptions
 from ..result import History, Result
 from ._common import check_problem, check_solver_epsilon, objective_or_inf
 from ._row_source import is_sign_stream, row_source
@@ -825,7 +825,8 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     if calibration == "paper" and private:
         assumptions.append("calibration='paper': noise scales from the paper's formulas; "
                            "epsilon is what the strict replace-one ledger proves for them")
-    report = _report(event, delta, assumptions, epsilon, approx, calibration)
+    report = _report(event, delta, [*assumptions, *seed_assumptions(random_state)], epsilon,
+                     approx, calibration)
     if calibration == "paper" and private and report.epsilon > epsilon * (1 + 1e-9):
         warnings.warn(f"calibration='paper' gives epsilon={report.epsilon:.4g} under the "
                       f"strict replace-one analysis (target {epsilon:g}).",
@@ -933,7 +934,8 @@ def ttz_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | No
                 delta=delta if delta is not None else 0.0,
                 accountant="rdp" if delta is not None else "basic-composition",
                 neighboring_relation=NeighboringRelation.REPLACE_ONE,
-                budget_split={"optimization": 1.0})
+                budget_split={"optimization": 1.0},
+                assumptions=DEFAULT_ASSUMPTIONS + seed_assumptions(random_state))
 
         scale = _fit_to_report([2.0 * sens / eps_it], lambda sc: ttz_report(sc).epsilon,
                                epsilon)[0]
@@ -1047,7 +1049,8 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split={"optimization": 1.0},
                                assumptions=public_n_assumptions(relation, m),
-                               target_epsilon=epsilon, conversion="improved")
+                               target_epsilon=epsilon, random_state=random_state,
+                               conversion="improved")
     spend(budget, event, neighboring_relation=relation, delta=delta)
     if step is None:
         G = math.sqrt(clip ** 2 + d * (sigma * clip / B) ** 2)

@@ -63,7 +63,7 @@ from ..penalties import PENALTY_NONE
 from ..privacy.budget import Budget, spend
 from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDpEvent,
                               PoissonSampledDpEvent, SelfComposedDpEvent)
-from ..privacy.report import PrivacyReport
+from ..privacy.report import PrivacyReport, with_caller_seed
 from ..problems import Problem
 from ..result import History, Result
 from ._common import (check_problem, check_relation, check_solver_epsilon, normaliser,
@@ -336,7 +336,8 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split={"optimization": 1.0},
                                assumptions=public_n_assumptions(relation, n),
-                               target_epsilon=epsilon, conversion="improved",
+                               target_epsilon=epsilon, random_state=random_state,
+                               conversion="improved",
                                accountant=accountant)
     spend(budget, event, neighboring_relation=relation, delta=delta)
     rng = np.random.Generator(block_bit_generators(check_random_state(random_state), 1)[0])
@@ -674,7 +675,8 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     report = report_from_event(worst["event"], delta=delta, relation=relation,
                                budget_split={"optimization": 1.0},
                                assumptions=(_PARALLEL, *public_n_assumptions(relation, n)),
-                               target_epsilon=epsilon, conversion="improved",
+                               target_epsilon=epsilon, random_state=random_state,
+                               conversion="improved",
                                accountant=accountant)
     stats = {"time": time.perf_counter() - start_time, "phases": phases, "p": p, "clip": C,
              "budget_schedule": budget_schedule,
@@ -863,5 +865,7 @@ def strongly_convex_reduction(problem: Problem, *, solver: Any = localized_mirro
         # add/remove-one the chunk sizes reveal the private record count
         stats["round_sizes"] = [int((label == i).sum()) for i in range(k)]
     history = History(np.array([0.0, 1.0]), np.array([np.nan, problem.objective(x)]))
-    return Result(coef=x, privacy=worst.privacy, history=history, stats=stats)
+    # the rounds ran on child seeds of random_state: the caller's seed status is stated
+    return Result(coef=x, privacy=with_caller_seed(worst.privacy, random_state),
+                  history=history, stats=stats)
 

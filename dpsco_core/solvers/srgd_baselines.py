@@ -88,7 +88,8 @@ def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, p
     elapsed = time.perf_counter() - start
     report = single_epoch_report(
         event, delta=delta, relation=relation, target_epsilon=epsilon,
-        assumptions=() if estimator == "srg" else (INDEPENDENT_ASSUMPTION,))
+        assumptions=() if estimator == "srg" else (INDEPENDENT_ASSUMPTION,),
+        random_state=random_state)
     coef = {"last": run["x"], "average": run["average"], "y": run["y"]}[output]
     stats = {
         "time": elapsed, "x_last": run["x"], "x_average": run["average"], "batch_size": B,
@@ -251,7 +252,7 @@ def dp_ftrl(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", cl
                     n_threads=n_threads, record_steps=record_points(T, record_history))
     elapsed = time.perf_counter() - start
     report = single_epoch_report(event, delta=delta, relation=relation, target_epsilon=epsilon,
-                                 assumptions=())
+                                 assumptions=(), random_state=random_state)
     stats = {
         "time": elapsed, "x_last": run["x"], "x_average": run["average"], "batch_size": B,
         "rounds": T, "gradient_evaluations": run["gradient_evaluations"],

@@ -599,7 +599,8 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
     assumptions = (assumption,) + tuple(public_n_assumptions(relation, m))
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split=budget_split, assumptions=assumptions,
-                               target_epsilon=epsilon, conversion=CONVERSION,
+                               target_epsilon=epsilon, random_state=random_state,
+                               conversion=CONVERSION,
                                extra_orders=_extra_orders(epsilon, delta) if private else ())
     stats = {"time": elapsed, "clip": C, "noise_multiplier": s, "sigma_G": sigma_G,
              "sigma_b": sigma_b, "ridge": ridge, "epsilon_quantile": eps_q,
@@ -873,7 +874,8 @@ def dp_ssp_logistic(problem: Problem, *, epsilon: float, delta: float,
     assumptions = (assumption, NEWTON_ASSUMPTION) + tuple(public_n_assumptions(relation, m))
     report = report_from_event(event, delta=delta, relation=relation,
                                budget_split=budget_split, assumptions=assumptions,
-                               target_epsilon=epsilon, conversion=CONVERSION,
+                               target_epsilon=epsilon, random_state=random_state,
+                               conversion=CONVERSION,
                                extra_orders=_extra_orders(epsilon, delta) if private else ())
     stats = {"time": elapsed, "clip": C, "noise_multiplier": s, "epsilon_quantile": eps_q,
              "normaliser": m, **sigma}

@@ -48,7 +48,8 @@ from ..privacy.calibration import _largest_within
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NeighboringRelation,
                               PoissonSampledDpEvent,
                               RepeatAndSelectDpEvent, SelfComposedDpEvent)
-from ..privacy.report import PrivacyReport
+from ..privacy.report import (DEFAULT_ASSUMPTIONS, SEEDED_ASSUMPTION, PrivacyReport,
+                              seed_assumptions)
 from ..problems import _CLASSIFICATION_KINDS, Problem
 from ..solvers._common import normaliser
 from .grids import Candidate, candidate_grid, noise_rule_grid
@@ -611,6 +612,11 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         assumptions += result.privacy.assumptions
         conds += result.privacy.conditions
     assumptions.append(SELECTION_ASSUMPTION)
+    # The runs were seeded from the search's own seed sequence: whether the search is seeded
+    # is the caller's random_state, not theirs. DEFAULT_ASSUMPTIONS first: with K = 0 no run
+    # brought them.
+    assumptions = [*DEFAULT_ASSUMPTIONS, *(a for a in assumptions if a != SEEDED_ASSUMPTION),
+                   *seed_assumptions(random_state)]
     report = PrivacyReport.from_event(
         event, delta=delta, neighboring_relation=relation,
         assumptions=tuple(dict.fromkeys(assumptions)), conditions=tuple(dict.fromkeys(conds)))

@@ -266,7 +266,8 @@ def test_report_from_event_helper_passes_the_mode():
     from dpsco_core.solvers._common import report_from_event
     event = LinearApproximateRdp(0.001, delta=1e-10).to_event()
     rep = report_from_event(event, delta=1e-6, relation=REPLACE, budget_split={},
-                            assumptions=(), target_epsilon=math.inf, mode="heuristic")
+                            assumptions=(), target_epsilon=math.inf, random_state=None,
+                            mode="heuristic")
     assert rep.mode == "heuristic" and not rep.unconditional
     assert rep.rdp_slack == pytest.approx(1e-10) and rep.rdp_slack >= 1e-10
 
