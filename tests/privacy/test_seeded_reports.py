@@ -161,3 +161,19 @@ def test_grid_lists_its_seed_sequences_as_not_private(problems):
                          clip=1.0, random_state=grid.seed_sequences[0])
     assert GRID_SEEDS_OUTPUT in grid.privacy.non_private_outputs
     np.testing.assert_array_equal(rerun.coef, grid.coef[0, 0, 0])
+
+
+def test_search_that_ran_no_trial_keeps_the_default_assumptions(problems):
+    # Poisson K = 0 (probability exp(-mean)) runs no trial, so no run brings the library's
+    # default assumptions: the search's report states them itself
+    from dpsco_core.privacy.report import DEFAULT_ASSUMPTIONS
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(40):
+            res = tune_solver(problems["regression"], epsilon=E, delta=D, passes=1,
+                              mean=0.05, shape=float("inf"), random_state=seed)
+            if not np.any(res.coef):
+                break
+    assert set(DEFAULT_ASSUMPTIONS) <= set(res.privacy.assumptions)
+    assert SEEDED_ASSUMPTION in res.privacy.assumptions
