@@ -1,7 +1,9 @@
 """Warnings and errors of dpsco-core.
 
 Every warning the library raises subclasses :class:`DPSCOWarning`, so users can filter them
-all at once (``warnings.simplefilter("ignore", dpsco_core.exceptions.DPSCOWarning)``).
+all at once (``warnings.simplefilter("ignore", dpsco_core.exceptions.DPSCOWarning)``). A
+warning's location is the line of the caller's code that called into the library (for the
+demo, ``python -m dpsco_core demo``, the demo's own line in ``dpsco_core/__main__.py``).
 """
 
 import os
@@ -9,6 +11,10 @@ import sys
 
 #: Files under this directory are the library; warnings point past them.
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: ... except the package's own clients of the library, the command line (``python -m
+#: dpsco_core demo``) and the paper reproductions: a warning their calls provoke points at
+#: their line. Walking past them reached runpy (the demo's warnings said ``<frozen runpy>:88``).
+_CLIENT_FILES = (_PACKAGE_DIR + "__main__.py", _PACKAGE_DIR + "experiments" + os.sep)
 
 
 class DPSCOWarning(UserWarning):
@@ -53,13 +59,19 @@ def external_stacklevel():
     """``stacklevel`` for a ``warnings.warn`` in the caller that points at the user's code.
 
     Counts the frames from the function calling this one up to the first frame whose file is
-    outside the dpsco_core package (``skip_file_prefixes`` of Python 3.12, for 3.11). A fixed
+    outside the dpsco_core library (``skip_file_prefixes`` of Python 3.12, for 3.11). A fixed
     stacklevel is wrong as soon as one public entry point calls another or a private helper
-    warns on behalf of several entry points.
+    warns on behalf of several entry points. The package's command line (``__main__.py``,
+    the demo) and ``experiments/`` (``reproduce``) call the library as a user would, so the
+    walk stops there: ``python -m dpsco_core demo`` has no user frame above them but runpy's.
     """
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and _in_library(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1
     return level
+
+
+def _in_library(filename):
+    return filename.startswith(_PACKAGE_DIR) and not filename.startswith(_CLIENT_FILES)

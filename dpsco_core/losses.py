@@ -340,6 +340,11 @@ _BY_NAME = {
     "absolute": Absolute,
 }
 
+#: Names of the losses with a smoothness constant (``smoothness`` not None), in the order of
+#: ``check_loss``'s list: what an error for a non-smooth loss offers instead.
+_SMOOTH_LOSS_NAMES = tuple(name for name, make in _BY_NAME.items()
+                           if make().smoothness is not None)
+
 
 def check_loss(loss):
     """Return a :class:`Loss` from an instance or a name.

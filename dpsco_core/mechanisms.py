@@ -12,6 +12,10 @@ neighbouring relation the caller has in mind (replace-one, add/remove-one, ...):
 holds for exactly those neighbours. A solver that clips enforces its sensitivity; a user who
 passes a sensitivity here is trusted on it.
 
+``epsilon`` is a finite number in (0, inf): ``epsilon=inf`` raises ValueError, because a mechanism
+at epsilon = inf would release its input exactly. (The solvers accept ``epsilon=inf`` as their
+non-private run; a mechanism's non-private release is the exact value itself.)
+
 Floating-point noise. Mironov (2012) showed that the low-order bits of floating-point Laplace
 samples leak the input when noisy values are released: the doubles reachable from one input
 differ from those reachable from a neighbour, so some outputs identify the input exactly (an
@@ -34,8 +38,8 @@ import numpy as np
 from ._config import effective_n_threads
 from ._kernels import _noise, _noisy_max
 from ._random import block_bit_generators, check_random_state, child_seed_sequences
-from ._validation import (all_finite, check_delta, check_epsilon, check_positive,
-                          check_real_array, check_vector)
+from ._validation import (all_finite, check_delta, check_positive, check_real_array,
+                          check_scalar, check_vector)
 from .privacy.conversions import zcdp_to_epsilon
 from .privacy.events import (ComposedDpEvent, EpsilonDeltaDpEvent, GaussianDpEvent,
                              LaplaceDpEvent, ZCDpEvent)
@@ -68,6 +72,19 @@ _NOISE_KINDS = {
 #: NaN (an all -inf row made report-noisy-max return index -1).
 _MAX_NOISE_SCALE = float(np.finfo(np.float64).max) / 2000.0
 _MAX_SCORE = float(np.finfo(np.float64).max) / 2.0
+
+
+def _check_epsilon(epsilon):
+    """epsilon in (0, inf); at inf, an error that says why and how the solvers differ."""
+    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
+    if math.isinf(epsilon):
+        raise ValueError(
+            "epsilon must be a finite number in (0, inf); got inf. A mechanism at epsilon = inf "
+            "would add no noise and release its input exactly, which protects nothing, so the "
+            "mechanisms refuse it. The solvers' epsilon=inf is their name for the non-private "
+            "run (reported as epsilon = inf); the mechanisms' equivalent is the exact value "
+            "itself: use it directly, or pass a finite epsilon.")
+    return epsilon
 
 
 def _check_noise_scale(scale, formula):
@@ -252,7 +269,7 @@ class GaussianMechanism:
         else:
             if epsilon is None or delta is None:
                 raise ValueError("give both epsilon and delta, or noise_multiplier.")
-            epsilon = check_epsilon(epsilon)
+            epsilon = _check_epsilon(epsilon)
             delta = check_delta(delta)
             if self.secure:
                 # Exact discrete Gaussian: rho-zCDP (CKS20), calibrated through the zCDP ->
@@ -371,7 +388,7 @@ class LaplaceMechanism:
     def __init__(self, *, sensitivity, epsilon, secure=True):
         self.sensitivity = check_positive(sensitivity, "sensitivity")
         self.secure = _check_secure(secure)
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = _check_epsilon(epsilon)
         self.noise_scale = _check_noise_scale(self.sensitivity / self.epsilon,
                                               "sensitivity / epsilon")
         self.event = LaplaceDpEvent(_check_noise_scale(1.0 / self.epsilon, "1 / epsilon"))
@@ -472,7 +489,7 @@ class ReportNoisyMax:
         self.secure = _check_secure(secure)
         if self.secure and monotonic:
             raise ValueError("monotonic=True is not supported with secure=True.")
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = _check_epsilon(epsilon)
         if noise not in _NOISE_KINDS:
             raise ValueError(
                 f"noise must be one of {sorted(_NOISE_KINDS)}; got {noise!r}.")
@@ -810,7 +827,7 @@ def grid_quantile(values, grid, *, q, n_public, epsilon, random_state=None, budg
     if not 0.0 <= q <= 1.0:
         raise ValueError(f"q must be in [0, 1]; got {q!r}.")
     m = check_positive(n_public, "n_public")
-    epsilon = check_epsilon(epsilon)
+    epsilon = _check_epsilon(epsilon)
     seed_seq = _release_arguments(random_state, None)
     values = check_vector(values, "values", allow_empty=True, check_finite=False)  # shape only
     spend(budget, EpsilonDeltaDpEvent(epsilon), neighboring_relation=neighboring_relation)

@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._validation import check_scalar
+from .losses import _SMOOTH_LOSS_NAMES
 
 __all__ = ["PublicBounds", "check_public_bounds", "rms_smoothness"]
 
@@ -402,9 +403,13 @@ def _short(arr):
     return f"{float(arr):g}" if arr.ndim == 0 else f"array of {arr.shape[0]}"
 
 
-def _loss_smoothness(loss, what):
+def _loss_smoothness(loss, what, fix=""):
+    """``loss.smoothness``; ValueError naming the loss, ``what`` needs it and the smooth losses
+    (then ``fix``, another way out) when the loss has none."""
     if loss.smoothness is None:
-        raise ValueError(f"the {loss!r} loss is not smooth: {what} does not exist.")
+        names = ", ".join(repr(name) for name in _SMOOTH_LOSS_NAMES)
+        raise ValueError(f"the {loss!r} loss is not smooth: {what} does not exist. Use a smooth "
+                         f"loss ({names}){fix}.")
     return loss.smoothness
 
 

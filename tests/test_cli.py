@@ -1,10 +1,16 @@
 """The command line: the demo runs on the shipped data and its numbers are the accountant's."""
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
+import dpsco_core
+import dpsco_core.__main__ as cli
 from dpsco_core.__main__ import main
+from dpsco_core.exceptions import PrivacyLeakWarning
 
 # The demo runs the paper's protocol (steps from the data's smoothness constants): the
 # PrivacyLeakWarning is expected, and the demo's reports say CONDITIONAL.
@@ -29,6 +35,46 @@ def test_demo_is_reproducible(capsys):
     second = capsys.readouterr().out
     strip = lambda text: re.sub(r"(calibrated)? in [0-9.]+ m?s", "", text)  # noqa: E731
     assert strip(first) == strip(second)
+
+
+def test_demo_warnings_point_at_the_demo_s_calls(capsys):
+    # Review (session 17): the command line counted as library code, so the location of the
+    # warnings its calls provoke walked past it: `python -m dpsco_core demo` printed
+    # "<frozen runpy>:88: PrivacyLeakWarning", and main(["demo"]) blamed its caller.
+    with pytest.warns(PrivacyLeakWarning) as record:
+        main(["demo"])
+    assert len(record) >= 2 and {r.filename for r in record} == {cli.__file__}
+    with open(cli.__file__) as source:
+        lines = source.read().splitlines()
+    assert all(re.search(r"\bdp_(cd|sgd)\(", lines[r.lineno - 1]) for r in record)
+
+
+def test_python_m_demo_prints_its_warnings_at_the_demo_s_lines():
+    root = os.path.dirname(os.path.dirname(dpsco_core.__file__))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-W", "default", "-m", "dpsco_core", "demo"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    places = re.findall(r"^(.+?):\d+: (\w+Warning): ", proc.stderr, re.M)
+    ours = {os.path.realpath(f) for f, name in places if name == "PrivacyLeakWarning"}
+    assert ours == {os.path.realpath(cli.__file__)}, proc.stderr
+    assert not any("runpy" in f for f, _ in places), proc.stderr
+
+
+def test_warnings_from_the_reproductions_point_at_them():
+    # experiments/ (``reproduce``) calls the library as a user would; a library helper called
+    # from elsewhere still points at its caller.
+    from dpsco_core.solvers._public_constants import data_constant
+
+    script = os.path.join(os.path.dirname(dpsco_core.__file__), "experiments", "_probe.py")
+    namespace = {}
+    exec(compile("def call(f, *args):\n    return f(*args)\n", script, "exec"), namespace)
+    with pytest.warns(PrivacyLeakWarning) as record:
+        namespace["call"](data_constant, "a constant", "a condition")
+    assert [r.filename for r in record] == [script]
+    with pytest.warns(PrivacyLeakWarning) as record:
+        data_constant("a constant", "a condition")
+    assert [r.filename for r in record] == [__file__]
 
 
 def test_show_config_command(capsys):

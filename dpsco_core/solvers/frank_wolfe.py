@@ -83,6 +83,7 @@ from ..privacy.conversions import zcdp_to_epsilon
 from ..privacy.events import (EpsilonDeltaDpEvent, GaussianDpEvent, NeighboringRelation,
                               NonPrivateDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent)
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport, seed_assumptions
+from ..public_bounds import _loss_smoothness
 from ..result import History, Result
 from ._common import check_problem, check_solver_epsilon, objective_or_inf
 from ._row_source import is_sign_stream, row_source
@@ -634,7 +635,9 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     Parameters
     ----------
     problem : Problem or sign-row stream
-        Dense X, a differentiable loss, no penalty; or a stream of +-1 rows such as
+        Dense X, a smooth loss ("squared", "half_squared", "logistic" or "huber": the
+        variance reduction's analysis needs beta-smooth losses; "hinge" and "absolute" raise
+        ValueError), no penalty; or a stream of +-1 rows such as
         :class:`~dpsco_core.datasets.RademacherLassoStream`, whose batches are generated on
         the fly (``sign_rows``) and run through the packed-sign kernel (bitwise the dense
         kernel's result on the same rows). With a stream the history records the stream's
@@ -723,6 +726,13 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     """
     problem, epsilon, delta, lipschitz = _check_common(problem, epsilon, delta, lipschitz, noise,
                                                        allow_stream=True)
+    # Smoothness is a utility requirement, not a privacy one (clipping enforces L, which is
+    # all Lemma 4.1 uses): the SPIDER corrections' variance (Lemma 4.3) and the descent step
+    # of Theorems 6 and 7 need beta. Checked at any epsilon, before anything is charged.
+    _loss_smoothness(problem.loss, "the l1 smoothness beta that vr_frank_wolfe's "
+                     "variance-reduced gradient estimate needs (Asi et al. 2021, Lemma 4.3, "
+                     "Theorems 6 and 7)", fix="; for a non-smooth loss use "
+                     "localized_mirror_descent (Algorithm 2) or ttz_frank_wolfe")
     if calibration not in ("strict", "paper"):
         raise ValueError(f"calibration must be 'strict' or 'paper'; got {calibration!r}.")
     n, d = problem.n_samples, problem.n_features

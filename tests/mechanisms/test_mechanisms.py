@@ -215,6 +215,37 @@ def test_report_noisy_max_bad_parameters(kwargs, exc, match):
         mech.ReportNoisyMax(**args)
 
 
+INF = math.inf
+
+
+@pytest.mark.parametrize("call", [
+    lambda: mech.GaussianMechanism(sensitivity=1.0, epsilon=INF, delta=1e-6),
+    lambda: mech.gaussian_mechanism(1.0, sensitivity=1.0, epsilon=INF, delta=1e-6),
+    lambda: mech.LaplaceMechanism(sensitivity=1.0, epsilon=INF),
+    lambda: mech.laplace_mechanism(1.0, sensitivity=1.0, epsilon=np.float64(INF)),
+    lambda: mech.ReportNoisyMax(sensitivity=1.0, epsilon=INF),
+    lambda: mech.report_noisy_max([1.0, 2.0], sensitivity=1.0, epsilon=INF),
+    lambda: mech.exponential_mechanism([1.0, 2.0], sensitivity=1.0, epsilon=INF),
+    lambda: mech.permute_and_flip([1.0, 2.0], sensitivity=1.0, epsilon=INF),
+    lambda: mech.grid_quantile([1.0, 2.0], [0.0, 1.0, 2.0], q=0.5, n_public=2, epsilon=INF),
+])
+def test_infinite_epsilon_is_refused_with_the_reason_and_the_solvers_convention(call):
+    # Review (session 17): the solvers take epsilon=inf (the non-private run), the mechanisms
+    # refuse it by design; the message said only "must be a finite number in (0, inf)".
+    with pytest.raises(ValueError, match=r"epsilon must be a finite number in \(0, inf\); "
+                       r"got inf\. A mechanism at epsilon = inf would add no noise and "
+                       r"release its input exactly.*solvers' epsilon=inf is their name for "
+                       r"the non-private run.*pass a finite epsilon"):
+        call()
+
+
+def test_other_bad_epsilons_keep_their_message():
+    for epsilon in (-INF, 0.0, math.nan):
+        with pytest.raises(ValueError, match="epsilon must be") as info:
+            mech.LaplaceMechanism(sensitivity=1.0, epsilon=epsilon)
+        assert "solvers" not in str(info.value)
+
+
 @pytest.mark.parametrize("scores, exc, match", [
     ([], ValueError, "empty"),
     ([1.0, np.nan], ValueError, "finite"),

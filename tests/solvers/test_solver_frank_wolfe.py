@@ -423,3 +423,29 @@ def test_invalid_n_phases_is_named_not_the_sample_count():
         dp.vr_frank_wolfe(problem, epsilon=1.0, n_phases=0, random_state=0)
     with pytest.raises(ValueError, match="n_phases must be"):
         dp.vr_frank_wolfe(problem, epsilon=1.0, n_phases=0, random_state=0)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "absolute"])
+@pytest.mark.parametrize("epsilon", [1.0, math.inf])
+def test_vr_frank_wolfe_refuses_a_non_smooth_loss_before_any_charge(loss, epsilon):
+    # Review (session 17): the hinge loss ran although Algorithm 3's analysis needs beta-smooth
+    # losses (Lemma 4.3's bound on the SPIDER corrections, the descent step of Theorems 6
+    # and 7). The error names the loss and the losses it accepts; nothing is charged.
+    from dpsco_core.privacy import Budget
+
+    X, y, _ = make_rademacher_lasso(300, 20, random_state=0)
+    problem = dp.Problem(X, np.where(y >= 0, 1.0, -1.0) if loss == "hinge" else y, loss=loss)
+    budget = Budget(epsilon=10.0, delta=1e-6, accountant="basic-composition")
+    with pytest.raises(ValueError, match=rf"the {type(problem.loss).__name__}\(.*loss is not "
+                       r"smooth.*vr_frank_wolfe.*'squared', 'half_squared', 'logistic', "
+                       r"'huber'.*localized_mirror_descent") as info:
+        dp.vr_frank_wolfe(problem, epsilon=epsilon, random_state=0, budget=budget)
+    assert repr(problem.loss) in str(info.value)
+    assert len(budget.ledger) == 0
+    for smooth in ("squared", "half_squared", "logistic", "huber"):
+        yy = np.where(y >= 0, 1.0, -1.0) if smooth == "logistic" else y
+        res = dp.vr_frank_wolfe(dp.Problem(X, yy, loss=smooth), epsilon=1.0, random_state=0,
+                                record_history=False)
+        assert np.all(np.isfinite(res.coef))
+    # TTZ keeps the non-smooth losses (the empirical baseline of reproduce l1's problem C)
+    fw.ttz_frank_wolfe(problem, epsilon=1.0, n_iter=2, random_state=0)
