@@ -55,8 +55,12 @@ class UnsupportedEventError(TypeError):
     """An accountant was given a privacy event (or neighbouring relation) it cannot compose."""
 
 
-def external_stacklevel():
+def external_stacklevel(skip=0):
     """``stacklevel`` for a ``warnings.warn`` in the caller that points at the user's code.
+
+    The first ``skip`` frames, counting from the caller, are passed over whatever their file
+    (``skip=2`` in a dataclass's ``__post_init__``: it and the generated ``__init__``, file
+    ``<string>``).
 
     Counts the frames from the function calling this one up to the first frame whose file is
     outside the dpsco_core library (``skip_file_prefixes`` of Python 3.12, for 3.11). A fixed
@@ -67,6 +71,11 @@ def external_stacklevel():
     """
     frame = sys._getframe(1)
     level = 1
+    for _ in range(skip):
+        if frame is None:
+            break
+        frame = frame.f_back
+        level += 1
     while frame is not None and _in_library(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .exceptions import DivergenceWarning
+from .exceptions import DivergenceWarning, external_stacklevel
 from .privacy.report import PrivacyReport
 
 __all__ = ["Result", "History", "HISTORY_OBJECTIVE_CONDITION", "with_objective_condition",
@@ -246,8 +246,10 @@ class Result:
                                self.privacy, self.history.objective), self.stats))
         coef = np.asarray(self.coef)
         if coef.dtype.kind == "f" and not _all_finite(coef):
-            # stacklevel 4: __post_init__ <- __init__ <- the solver <- the user's call
+            # past the dataclass's generated __init__ (file <string>), then past the
+            # library's frames: a solver that builds its Result in a helper still points at
+            # the user's call
             warnings.warn(f"the solver diverged: {int(np.sum(~np.isfinite(coef)))} of "
                           f"{coef.size} coefficients are not finite. Lower the step size (or "
                           "the clip); the privacy guarantee is unaffected.", DivergenceWarning,
-                          stacklevel=4)
+                          stacklevel=external_stacklevel(skip=2))

@@ -187,6 +187,25 @@ def test_divergence_warns_at_the_users_call():
     assert res.privacy.epsilon == float("inf")
 
 
+def test_divergence_warns_at_the_users_call_when_a_helper_builds_the_result():
+    # dp_sgd_single_epoch builds its Result in a helper: a fixed stacklevel pointed at
+    # srgd_baselines.py
+    import warnings
+
+    from dpsco_core import Problem
+    from dpsco_core.exceptions import DivergenceWarning
+    from dpsco_core.solvers import dp_sgd_single_epoch
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((2000, 5)), rng.standard_normal(2000)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = dp_sgd_single_epoch(Problem(X, y, loss="squared"), epsilon=float("inf"),
+                                  delta=1e-5, beta=1e-300, clip=float("inf"), random_state=0)
+    div = [w for w in caught if issubclass(w.category, DivergenceWarning)]
+    assert not np.all(np.isfinite(res.coef))
+    assert len(div) == 1 and div[0].filename == __file__
+
+
 def test_shuffle_calibration_meets_the_accountant_exactly():
     # Found by the MLMC evaluation: the calibration's RDP formula rounded differently from the
     # accountant's composition, which then saw epsilon = 1.0000000000000002 > 1 and raised.
