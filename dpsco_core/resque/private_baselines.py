@@ -171,6 +171,9 @@ def phased_erm(data: Any, *, epsilon: float, delta: float, radius_bound: float,
         eps_w, dlt_w = max(eps_w, res.epsilon), max(dlt_w, res.delta)
         phases.append({"n": n_i, "lam": lam_i, "epsilon": res.epsilon})
         i += 1
+    from ..privacy.report import seed_assumptions
+
     privacy = {"epsilon": eps_w, "delta": dlt_w, "neighboring_relation": "replace_one",
-               "composition": "parallel (disjoint batches)", "phases": len(phases)}
+               "composition": "parallel (disjoint batches)", "phases": len(phases),
+               "assumptions": seed_assumptions(random_state)}
     return BaselineResult(x, privacy, eps_w, dlt_w, n_grad, phases)

@@ -100,7 +100,9 @@ class ResquePrivateResult:
     params : dict
         The parameters used (ε_opt, κ, ρ, r, β, T_1..T_3, iterations, calls).
     privacy : dict
-        The privacy report (mode, certified, neighbouring relation, accountant, calls).
+        The privacy report (mode, certified, neighbouring relation, accountant, calls;
+        ``"assumptions"`` lists :data:`~dpsco_core.privacy.SEEDED_ASSUMPTION` when the
+        caller gave ``random_state``).
     """
 
     x: np.ndarray
@@ -502,11 +504,15 @@ def resque_private_sco(data: Any, *, epsilon: float, delta: float, radius_bound:
         delta_total = sum(p["delta"] for p in phases)
     else:                          # disjoint batches: the worst phase
         eps_total, delta_total = eps_worst, delta_worst
+    from ..privacy.report import seed_assumptions
+
     privacy = {"mode": mode, "certified": certified, "epsilon": eps_total,
                "delta": delta_total, "neighboring_relation": "replace_one",
                "composition": ("parallel (disjoint batches)" if phase_budget == "parallel"
                                else "sequential over phases (Proposition 11 as printed)"),
-               "phases": len(phases)}
+               "phases": len(phases),
+               # the phases ran on child seeds: the caller's random_state is what is stated
+               "assumptions": seed_assumptions(random_state)}
     return ResquePrivateResult(x, eps_total, delta_total, certified, mode,
                                Charge(0.0, math.inf, 0.0, certified, 0), n_grad,
                                {"phases": phases}, privacy)

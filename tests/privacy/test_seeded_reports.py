@@ -177,3 +177,19 @@ def test_search_that_ran_no_trial_keeps_the_default_assumptions(problems):
                 break
     assert set(DEFAULT_ASSUMPTIONS) <= set(res.privacy.assumptions)
     assert SEEDED_ASSUMPTION in res.privacy.assumptions
+
+
+def test_resque_phased_privacy_dicts_state_the_callers_seed():
+    from dpsco_core.resque import phased_erm, resque_private_sco
+
+    data = GeometricMedianData(0.4 + 0.3 * np.random.default_rng(0).standard_normal((2000, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for run in (lambda rs: phased_erm(data, epsilon=E, delta=1e-6, radius_bound=1.0,
+                                          min_batch=128, random_state=rs),
+                    lambda rs: resque_private_sco(data, epsilon=E, delta=1e-6,
+                                                  radius_bound=1.0, min_batch=480,
+                                                  line_search="constant", max_iter=2,
+                                                  random_state=rs)):
+            assert run(None).privacy["assumptions"] == ()
+            assert run(5).privacy["assumptions"] == (SEEDED_ASSUMPTION,)
