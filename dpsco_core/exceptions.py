@@ -68,6 +68,15 @@ def external_stacklevel(skip=0):
     warns on behalf of several entry points. The package's command line (``__main__.py``,
     the demo) and ``experiments/`` (``reproduce``) call the library as a user would, so the
     walk stops there: ``python -m dpsco_core demo`` has no user frame above them but runpy's.
+
+    Parameters
+    ----------
+    skip : int, default=0
+        Frames passed over first, whatever their file (see above).
+
+    Returns
+    -------
+    int
     """
     frame = sys._getframe(1)
     level = 1
