@@ -63,7 +63,7 @@ from typing import Protocol
 import numpy as np
 
 from ._random import check_random_state, child_seed_sequences
-from ._validation import check_int, check_positive, check_scalar, check_vector
+from ._validation import all_finite, check_int, check_positive, check_scalar, check_vector
 from .mlmc._schedule import epochs_for_budget
 from .mlmc.domains import Domain, EuclideanSpace, L2Ball, TwoBallIntersection, check_domain
 from .mlmc.estimator import mlmc_draws, optest
@@ -482,6 +482,7 @@ def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, rad
     BallAccelerationResult
     """
     x = check_vector(x0, "x0", copy=True)
+    x0_arr = x.copy()
     eps = check_positive(epsilon, "epsilon")
     R = check_positive(radius_bound, "radius_bound")
     G = check_positive(lipschitz, "lipschitz")
@@ -523,6 +524,16 @@ def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, rad
         x_hat = np.asarray(prox_oracle(y, lam, delta, sigma, dom_k, s_prox), dtype=np.float64)
         g = lam * (y - x_hat)
         v = domain.project(v - 0.5 * a * g)
+        if not (all_finite(x) and all_finite(v)):
+            # a tiny epsilon or radius makes lambda huge (Proposition 2's lambda grows as
+            # R / epsilon): against a far x0 the step overflows, and the next oracle call
+            # would fail on an argument the caller never passed
+            raise ValueError(
+                f"the accelerated step overflowed at iteration {k} (lambda = {lam:.3g}, "
+                f"max |x0| = {float(np.max(np.abs(x0_arr))):.3g}): epsilon={eps!r} and "
+                f"radius_bound={R!r} are too small for the scale of x0; rescale the problem "
+                "so that x0, the radius and the accuracy are within a few hundred orders of "
+                "magnitude of each other.")
         A = A_new
         lambdas.append(lam)
         As.append(A)

@@ -26,6 +26,8 @@ derivative is the subgradient 0.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ._validation import all_finite, check_positive, check_real_array, check_vector
@@ -331,7 +333,7 @@ class Absolute(Loss):
     name = "absolute"
 
 
-_BY_NAME = {
+_BY_NAME: dict[str, Callable[[], Loss]] = {
     "squared": Squared,
     "half_squared": lambda: Squared(half=True),
     "logistic": Logistic,

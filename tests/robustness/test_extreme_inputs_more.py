@@ -663,6 +663,21 @@ def test_minimize_max_of_functions_regression(epsilon, radius):
         _finite(out[0].x)
 
 
+def test_minimize_max_of_functions_far_start_regression():
+    """Pinned (session 17, hypothesis outside CI): x0 at 1e24 with epsilon = radius = 1e-300
+    overflowed ball acceleration's step (lambda ~ 2e300), and the next oracle call raised
+    "v must contain only finite values", naming no argument of the caller."""
+    fam = mlmc.AffineFamily(np.vstack([np.eye(2), -np.eye(2)]), np.array([0.3, -0.2, -0.3, 0.2]))
+    x0 = np.array([1.0, math.ldexp(0.9642486634798957, 80)])
+    with pytest.raises(ValueError, match="overflowed.*epsilon"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mlmc.minimize_max_of_functions(fam, x0, epsilon=1e-300, radius=1e-300, max_iter=2,
+                                           max_epochs=4, max_copies=8, max_level=4,
+                                           max_bisections=2, accuracy_scale=100.0,
+                                           random_state=0)
+
+
 def test_optest_mean_near_max_regression():
     """Pinned (issue 16): OPTEST averaged draws near 1.8e308 by summing them (inf out)."""
     res = mlmc.optest(mlmc.KinkOracle(2, noise=1.0), 1.0, np.array([0.0, 1e308]), j_max=2,
