@@ -214,7 +214,8 @@ class PrivacyAccountant(abc.ABC):
 
         For accountants whose state is ``size`` numbers added up over composition (basic
         composition: epsilon and delta; GDP: mu^2): no-op (0), non-private (inf in the first
-        entry), self-composition (count times the child, rounded up) and composition.
+        entry), self-composition (count times the child, added by :meth:`_add_times`) and
+        composition.
         """
         if isinstance(event, NoOpDpEvent):
             return True
@@ -227,16 +228,24 @@ class PrivacyAccountant(abc.ABC):
             if sink is None:
                 self._walk(child, None)
             else:
-                part = [0.0] * size
+                part = [self._ZERO] * size
                 self._walk(child, part)
                 for i in range(size):
-                    sink[i] = float(round_up(sink[i] + event.count * part[i]))
+                    sink[i] = self._add_times(sink[i], event.count, part[i])
             return True
         if isinstance(event, ComposedDpEvent):
             for child in self._children(event):
                 self._walk(child, sink)
             return True
         return False
+
+    #: The empty sum of :meth:`_walk_structure`'s sinks.
+    _ZERO = 0.0
+
+    @staticmethod
+    def _add_times(total, count, part):
+        """``total + count * part`` for :meth:`_walk_structure`, rounded up."""
+        return float(round_up(total + count * part))
 
     # Parameter checks of the events, shared by the accountants.
     @staticmethod
@@ -700,6 +709,61 @@ def _grid_ends(orders):
     return ends
 
 
+#: Every finite float is a whole number of 2**-1074 (the smallest subnormal), so the exact sum
+#: of float terms, and any whole multiple of one, is a Python int in these units.
+_EXACT_SCALE = 1 << 1074
+
+
+def _exact(x):
+    """``x`` (a float in [0, inf]) as an exact int count of 2**-1074; inf stays ``math.inf``."""
+    if x == 0.0:
+        return 0
+    if x == math.inf:
+        return math.inf
+    num, den = x.as_integer_ratio()             # den = 2**k, k <= 1074
+    return num << (1075 - den.bit_length())
+
+
+def _exact_add(a, b):
+    """Exact sum of two :func:`_exact` values (``math.inf`` is the only float among them:
+    ``int + inf`` would first convert a 1000-bit int to float, an OverflowError)."""
+    if type(a) is float or type(b) is float:
+        return math.inf
+    return a + b
+
+
+def _float_up(n):
+    """The smallest float >= ``n * 2**-1074`` (``n`` an :func:`_exact` value).
+
+    ``int / int`` is correctly rounded in CPython, so the quotient is the float just below or
+    just above the exact value; it is moved up one ulp in the first case only. An exact value
+    stays as it is.
+    """
+    if type(n) is float or n == 0:
+        return float(n)
+    try:
+        f = n / _EXACT_SCALE
+    except OverflowError:
+        return math.inf
+    num, den = f.as_integer_ratio()
+    if (num << (1075 - den.bit_length())) < n:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+def _reciprocal_up(b):
+    """The smallest float >= ``1 / b`` (``b`` a positive finite float); inf if it overflows."""
+    num, den = b.as_integer_ratio()             # 1 / b = den / num exactly
+    try:
+        f = den / num                           # correctly rounded (see _float_up)
+    except OverflowError:
+        return math.inf
+    f_num, f_den = f.as_integer_ratio()
+    if f_num * num < den * f_den:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
 class PureDpAccountant(PrivacyAccountant):
     """Basic composition: epsilons add and deltas add.
 
@@ -720,6 +784,15 @@ class PureDpAccountant(PrivacyAccountant):
     least the summed delta, else ``inf``; :meth:`get_epsilon_and_order` reports the order as
     ``inf`` (pure DP is RDP of order infinity).
 
+    **Rounding.** The sums are exact: :attr:`epsilon` and :attr:`delta` are the smallest
+    floats at least the exact real-valued sums of the events' terms over everything composed
+    so far (counts included), so they are rounded up only when the sum is not a float. The
+    terms are the events' own floats (``epsilon``, ``delta``), ``1/noise_multiplier`` of a
+    Laplace event rounded up to the next float when the quotient is inexact, and the
+    (rounded-up) Liu-Talwar epsilon of a repeat-and-select event. A single
+    ``EpsilonDeltaDpEvent(epsilon, delta)`` thus reports exactly ``(epsilon, delta)``, and
+    ``get_epsilon(delta)`` at its own delta is ``epsilon``.
+
     References
     ----------
     Dwork and Roth, "The algorithmic foundations of differential privacy", 2014, Theorem 3.16.
@@ -727,20 +800,31 @@ class PureDpAccountant(PrivacyAccountant):
 
     name = "basic-composition"
 
+    #: The sinks hold exact sums (:func:`_exact`: ints in units of 2**-1074, or inf).
+    _ZERO = 0
+
     def __init__(self, neighboring_relation=NeighboringRelation.ADD_OR_REMOVE_ONE):
         super().__init__(neighboring_relation)
+        self._exact_sums = (0, 0)      # epsilon, delta: exact (see _exact)
         self._epsilon = 0.0
         self._delta = 0.0
 
     @property
     def epsilon(self):
-        """float: the composed epsilon (sum, rounded up)."""
+        """float: the composed epsilon, the smallest float >= the exact sum of the terms."""
         return self._epsilon
 
     @property
     def delta(self):
-        """float: the composed delta (sum, rounded up)."""
+        """float: the composed delta, the smallest float >= the exact sum of the terms."""
         return self._delta
+
+    @staticmethod
+    def _add_times(total, count, part):
+        # exact: count * part is an int product (or inf, or 0 for a zero part)
+        if type(part) is float:
+            return math.inf
+        return _exact_add(total, int(count) * part)
 
     def _walk(self, event, sink):
         if self._walk_structure(event, sink, 2):
@@ -748,15 +832,15 @@ class PureDpAccountant(PrivacyAccountant):
         if isinstance(event, LaplaceDpEvent):
             if sink is not None:
                 b = check_positive(event.noise_multiplier, "LaplaceDpEvent.noise_multiplier")
-                sink[0] = float(round_up(sink[0] + 1.0 / b))
+                sink[0] = _exact_add(sink[0], _exact(_reciprocal_up(b)))
             return
         if isinstance(event, EpsilonDeltaDpEvent):
             if sink is not None:
                 eps = check_scalar(event.epsilon, "EpsilonDeltaDpEvent.epsilon", low=0.0,
                                    low_open=False)
                 delta = check_delta(event.delta, "EpsilonDeltaDpEvent.delta", allow_zero=True)
-                sink[0] = float(round_up(sink[0] + eps))
-                sink[1] = float(round_up(sink[1] + delta))
+                sink[0] = _exact_add(sink[0], _exact(eps))
+                sink[1] = _exact_add(sink[1], _exact(delta))
             return
         if isinstance(event, RepeatAndSelectDpEvent):
             _, shape = check_repeat_and_select(event.mean, event.shape)
@@ -768,18 +852,19 @@ class PureDpAccountant(PrivacyAccountant):
                     "stopping (shape=1) over a pure-DP run (Liu and Talwar 2019, Theorem 3.1); "
                     f"got {event!r}. Use RdpAccountant.")
             if sink is not None:
-                sink[0] = float(round_up(sink[0] + liu_talwar_epsilon(pure)))
+                sink[0] = _exact_add(sink[0], _exact(liu_talwar_epsilon(pure)))
             return
         raise _Unsupported(
             f"PureDpAccountant does not support {type(event).__name__}: {event!r} has no "
             "(epsilon, delta) guarantee to add up. Use RdpAccountant.")
 
     def _apply(self, event, count):
-        part = [0.0, 0.0]
+        part = [0, 0]
         self._walk(event, part)
-        eps = float(round_up(self._epsilon + count * part[0]))
-        delta = float(round_up(self._delta + count * part[1]))
-        self._epsilon, self._delta = eps, delta
+        eps, delta = (self._add_times(total, count, p)
+                      for total, p in zip(self._exact_sums, part))
+        up_eps, up_delta = _float_up(eps), _float_up(delta)
+        self._exact_sums, self._epsilon, self._delta = (eps, delta), up_eps, up_delta
 
     def get_epsilon_and_order(self, delta):
         """Return ``(epsilon, inf)``: the summed epsilon if ``delta`` covers the summed delta.

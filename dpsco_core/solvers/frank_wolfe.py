@@ -591,10 +591,11 @@ def _fit_to_report(scales, reported_epsilon, target):
     """Noise scales, raised by a relative 1e-12 (doubling) until ``reported_epsilon(scales)``,
     the epsilon of the privacy report, is at most ``target``.
 
-    The calibrations solve for epsilon exactly in floating point; the accountants round every
-    bound up (``privacy._checks.round_up``: 1e-13 relative plus an ulp per step), so without
-    this step a report could state ``epsilon = 1.0000000000003`` for a target of 1: a budget
-    exceeded, if only by rounding. More noise never costs privacy.
+    The calibrations solve for epsilon exactly in floating point; the accountants round their
+    bounds up (RDP: ``privacy._checks.round_up``, 1e-13 relative plus an ulp per step; basic
+    composition: to the next float when a sum such as ``leaves * eps_leaf`` is inexact), so
+    without this step a report could state ``epsilon = 1.0000000000003`` for a target of 1: a
+    budget exceeded, if only by rounding. More noise never costs privacy.
     """
     scales = list(scales)
     bump = 1e-12
@@ -755,14 +756,15 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
         assumptions.extend(_SHUFFLE_ASSUMPTIONS)
     sens_beta = smoothness if calibration == "strict" else None
     if private:
-        # The rows' delta target sits a relative 1e-9 below delta: the basic-composition
-        # report rounds the run's delta (the rows' largest) up, and at delta itself the
-        # report would be epsilon = inf (session 16, with the run's event carrying it).
-        row_delta = None if delta is None else delta * (1.0 - 1e-9)
+        # The rows' delta target is delta itself: the basic-composition report sums exactly
+        # (PureDpAccountant rounds up only an inexact sum), so the run's delta, the rows'
+        # largest, is reported as it is, and a run whose largest row delta is delta reports
+        # a finite epsilon at delta (session 17; the rows used to target a relative 1e-9
+        # below delta, as the old rounding put a run's delta above the rows' largest).
         if calibration == "strict":
             lambdas = [_calibrate_phase(t, _sensitivities(t, b, dom.vertex_norm, lipschitz,
                                                           sens_beta, dom.diameter),
-                                        epsilon, row_delta) for t in range(1, T + 1)]
+                                        epsilon, delta) for t in range(1, T + 1)]
         # The paper's D is the l1 diameter of X (Theorems 6 and 7 assume diam_1(X) <= D; the
         # proof of Theorem 6 bounds one Frank-Wolfe move by eta D): twice the l1-ball radius.
         elif approx:
@@ -774,7 +776,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
 
         def ledger_event(lams):
             rows = vr_frank_wolfe_ledger(b=b, T=T, lambdas=lams, vertex_norm=dom.vertex_norm,
-                                         lipschitz=lipschitz, epsilon=epsilon, delta=row_delta,
+                                         lipschitz=lipschitz, epsilon=epsilon, delta=delta,
                                          smoothness=sens_beta, diameter=dom.diameter)
             return rows, _worst_event(rows, approx)[0]
 

@@ -2,6 +2,7 @@
 
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -308,3 +309,101 @@ def test_pure_accountant_answers_delta_zero_and_epsilon_zero():
     assert pure.get_delta(0.0) == 1.0 and pure.get_delta(1.0) == 0.0
     approx = PureDpAccountant().compose(EpsilonDeltaDpEvent(0.5, 1e-6))
     assert approx.get_epsilon(0.0) == math.inf
+
+
+# --- PureDpAccountant: exact sums, rounded up only when inexact (session 17) -------------------
+
+def _up(q):
+    """The smallest float >= the rational ``q``."""
+    f = float(q)
+    return math.nextafter(f, math.inf) if Fraction(f) < q else f
+
+
+def _assert_smallest_float_at_least(value, q):
+    assert Fraction(value) >= q
+    assert Fraction(math.nextafter(value, -math.inf)) < q
+
+
+def test_pure_accountant_reports_a_single_event_exactly():
+    # The old rounding reported delta = 1e-6 (1 + 2e-13): epsilon = inf at the event's own
+    # delta (vr_frank_wolfe's rows targeted a relative 1e-9 below delta for this reason).
+    acc = PureDpAccountant().compose(EpsilonDeltaDpEvent(1.0, 1e-6))
+    assert (acc.epsilon, acc.delta) == (1.0, 1e-6)
+    assert acc.get_epsilon(1e-6) == 1.0
+    assert acc.get_delta(1.0) == 1e-6
+    # an exact float sum stays exact, whatever the order or the grouping
+    acc = PureDpAccountant().compose(EpsilonDeltaDpEvent(0.25, 2.0 ** -20)).compose(
+        ComposedDpEvent((EpsilonDeltaDpEvent(0.5, 2.0 ** -21), LaplaceDpEvent(4.0))), 2)
+    assert (acc.epsilon, acc.delta) == (1.75, 2.0 ** -19)
+
+
+@pytest.mark.parametrize("compose", [
+    lambda acc: acc.compose(SelfComposedDpEvent(EpsilonDeltaDpEvent(0.1, 1e-7), 10)),
+    lambda acc: acc.compose(ComposedDpEvent((EpsilonDeltaDpEvent(0.1, 1e-7),) * 10)),
+    lambda acc: acc.compose(EpsilonDeltaDpEvent(0.1, 1e-7), 10),
+    lambda acc: [acc.compose(EpsilonDeltaDpEvent(0.1, 1e-7)) for _ in range(10)],
+    lambda acc: acc.compose(SelfComposedDpEvent(ComposedDpEvent(
+        (EpsilonDeltaDpEvent(0.1, 1e-7), NoOpDpEvent())), 5), 2),
+])
+def test_pure_accountant_rounds_an_inexact_sum_up_to_the_next_float(compose):
+    acc = PureDpAccountant()
+    compose(acc)
+    # 10 x 0.1 (the float) is 1 + 5.6e-17: above 1.0, so the next float up
+    _assert_smallest_float_at_least(acc.epsilon, 10 * Fraction(0.1))
+    _assert_smallest_float_at_least(acc.delta, 10 * Fraction(1e-7))
+    assert acc.epsilon == 1.0000000000000002
+    two = PureDpAccountant().compose(ComposedDpEvent((EpsilonDeltaDpEvent(0.1),
+                                                      EpsilonDeltaDpEvent(0.2))))
+    _assert_smallest_float_at_least(two.epsilon, Fraction(0.1) + Fraction(0.2))
+
+
+def test_pure_accountant_sums_over_composes_not_over_rounded_partial_sums():
+    # 3 x 0.1 is not a float (0.30000000000000004 above it), but 4 x 0.1 is (0.4): rounding
+    # the partial sum up before the fourth term would report 0.4000000000000001
+    acc = PureDpAccountant().compose(EpsilonDeltaDpEvent(0.1), 3)
+    assert acc.epsilon == 0.30000000000000004
+    assert acc.compose(EpsilonDeltaDpEvent(0.1)).epsilon == 0.4 == 4 * Fraction(0.1)
+    acc = PureDpAccountant().compose(EpsilonDeltaDpEvent(0.2), 3).compose(
+        EpsilonDeltaDpEvent(0.3))
+    _assert_smallest_float_at_least(acc.epsilon, 3 * Fraction(0.2) + Fraction(0.3))
+    assert acc.epsilon == 0.9
+    big = 3 ** 40                    # a count beyond 2**53: the product is exact too
+    acc = PureDpAccountant().compose(EpsilonDeltaDpEvent(0.1, 1e-30), big)
+    _assert_smallest_float_at_least(acc.epsilon, big * Fraction(0.1))
+    _assert_smallest_float_at_least(acc.delta, big * Fraction(1e-30))
+
+
+@pytest.mark.parametrize("b", [2.0, 3.0, 0.1, 7.3, 1e-300, 1e300])
+def test_pure_accountant_rounds_a_laplace_epsilon_up(b):
+    acc = PureDpAccountant().compose(LaplaceDpEvent(b))
+    _assert_smallest_float_at_least(acc.epsilon, 1 / Fraction(b))
+    # seven Laplace releases and a pure one: seven times the rounded-up 1/b, plus 0.1
+    acc = PureDpAccountant().compose(ComposedDpEvent(
+        (SelfComposedDpEvent(LaplaceDpEvent(b), 7), EpsilonDeltaDpEvent(0.1))))
+    assert Fraction(acc.epsilon) >= 7 / Fraction(b) + Fraction(0.1)
+    _assert_smallest_float_at_least(acc.epsilon, 7 * Fraction(_up(1 / Fraction(b)))
+                                    + Fraction(0.1))
+
+
+def test_pure_accountant_matches_exact_rational_sums_on_random_trees():
+    rng = np.random.default_rng(17)
+    for _ in range(200):
+        leaves = [(float(rng.uniform(0, 2)) * 10.0 ** int(rng.integers(-20, 3)),
+                   float(rng.uniform(0, 1)) * 10.0 ** int(rng.integers(-12, -2)),
+                   int(rng.integers(1, 1000))) for _ in range(int(rng.integers(1, 6)))]
+        tree = ComposedDpEvent(tuple(SelfComposedDpEvent(EpsilonDeltaDpEvent(e, d), k)
+                                     for e, d, k in leaves))
+        count = int(rng.integers(1, 4))
+        acc = PureDpAccountant().compose(tree, count).compose(LaplaceDpEvent(3.0))
+        eps = count * sum(k * Fraction(e) for e, _, k in leaves) + Fraction(_up(Fraction(1, 3)))
+        delta = count * sum(k * Fraction(d) for _, d, k in leaves)
+        assert acc.epsilon == _up(eps) and acc.delta == _up(delta)
+
+
+def test_pure_accountant_infinite_and_overflowing_sums():
+    acc = PureDpAccountant().compose(EpsilonDeltaDpEvent(0.1, 1e-7)).compose(
+        SelfComposedDpEvent(NonPrivateDpEvent(), 3)).compose(EpsilonDeltaDpEvent(0.1, 1e-7))
+    assert acc.epsilon == math.inf and acc.delta == 2e-7
+    assert PureDpAccountant().compose(EpsilonDeltaDpEvent(1e308), 2).epsilon == math.inf
+    tiny = PureDpAccountant().compose(EpsilonDeltaDpEvent(5e-324), 3)   # subnormals: exact
+    assert tiny.epsilon == 1.5e-323
