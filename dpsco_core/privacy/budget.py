@@ -58,9 +58,11 @@ __all__ = ["Budget", "spend", "BUDGET_ACCOUNTANTS"]
 #: Composition modes of :class:`Budget`.
 BUDGET_ACCOUNTANTS = ("rdp", "gdp", "basic-composition", "pld")
 
-#: The accountants round every bound up by a relative 1e-13 per operation (``round_up``), so
-#: a budget split into exact shares (two releases of (1, 1e-5) in (2, 2e-5)) would be refused
-#: for the rounding alone; the comparison allows this relative excess, and no more.
+#: The RDP, GDP and PLD accountants round every bound up by a relative 1e-13 per operation
+#: (``round_up``), so a budget split into exact shares would be refused for the rounding
+#: alone; basic composition sums exactly, but shares that are not floats (three releases of
+#: 0.1 in 0.3: their exact sum is above the float 0.3) would be too. The comparison allows
+#: this relative excess, and no more.
 ROUNDING_TOLERANCE = 1e-10
 
 _check_relation = check_relation      # the name the tuning modules import
