@@ -92,6 +92,21 @@ def test_bregman_divergence(xyc, p, scale):
         run(lambda: mm.bregman_divergence(x, x, p, center=c, scale=scale), ["x"]) is None
 
 
+@pytest.mark.parametrize("x, y, center, scale, expected", [
+    ([1.0], [0.0], [MAX], None, 0.5),
+    ([1.0, 1.0], [0.0, 0.0], [MAX, 1.0], None, 1.0),
+    ([1e300, 0.0], [1e300, 1e-10], None, None, 5e-21),
+    ([1.0], [0.0], [1e170], 4.0, 2.0),
+])
+def test_bregman_divergence_p2_far_center_regression(x, y, center, scale, expected):
+    """Pinned (session 17, hypothesis outside CI): at p = 2 the inputs were scaled by the
+    largest entry of x, y and the centre, so a far centre (or a far shared coordinate) left
+    (x - y) / M subnormal and its square 0: bregman_divergence([1], [0], 2, center=[1.8e308])
+    returned 0.0, not 0.5."""
+    out = mm.bregman_divergence(x, y, 2.0, center=center, scale=scale)
+    assert out == pytest.approx(expected, rel=1e-12, abs=0.0)
+
+
 @SETTINGS
 @given(st.integers(1, 4).flatmap(lambda d: st.tuples(*[vectors(min_size=d, max_size=d)] * 3)),
        PS, st.sampled_from([1e-300, 1e-3, 1.0, 1e300, math.nan]),
