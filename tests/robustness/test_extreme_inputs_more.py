@@ -632,6 +632,19 @@ def test_project_two_balls_huge_regression():
         mlmc.project_two_balls([math.nan, 0.0], np.zeros(2), 1.0, np.zeros(2), 1.0)
 
 
+@pytest.mark.parametrize("v, c2, expected", [
+    ([0.0], [1.0], [1.0]),
+    ([1.0], [-1.0], [-1.0]),
+    ([1.0, 2.0], [-1.0, 3.0], [-1.0, 3.0]),
+])
+def test_project_two_balls_huge_radius_regression(v, c2, expected):
+    """Pinned (session 17, hypothesis outside CI): with radius1 = 1.8e308 the inputs are
+    scaled by 2^1023, and np.linalg.norm of the scaled p1 - center2 (2^-1023) squared to 0, so
+    p1 = v counted as inside the point ball B(center2, 0): [0] came back for center2 = [1]."""
+    out = mlmc.project_two_balls(np.array(v), np.zeros(len(v)), MAX, np.array(c2), 0.0)
+    np.testing.assert_array_equal(out, expected)
+
+
 @FEW
 @given(scaled_problems(), BUDGET,
        st.sampled_from(["dp_srgd", "vr_frank_wolfe", "ttz_frank_wolfe", "projected_dp_sgd_l1",
