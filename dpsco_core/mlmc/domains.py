@@ -443,11 +443,15 @@ def _project_two_balls(v, c1, radius1, c2, radius2):
     if dist > radius1 + radius2:
         raise ValueError(f"the intersection of the balls is empty: the centres are "
                          f"{dist:g} apart, the radii sum to {radius1 + radius2:g}.")
+    # A ball inside the other is tested on the radii too, not only on the projection: the
+    # projection onto one of two equal balls lands on its sphere, where rounding may put it
+    # just outside the other, and the sphere formula below then divided by D = 0
+    # (ZeroDivisionError for center1 == center2, radius1 == radius2).
     p1 = project_l2_ball(v, radius1, c1, n_threads=1)
-    if _norm(p1 - c2) <= radius2:
+    if dist + radius1 <= radius2 or _norm(p1 - c2) <= radius2:
         return p1
     p2 = project_l2_ball(v, radius2, c2, n_threads=1)
-    if _norm(p2 - c1) <= radius1:
+    if dist + radius2 <= radius1 or _norm(p2 - c1) <= radius1:
         return p2
     # Here neither ball contains the other (else one of the returns above fires), so D > 0.
     e = diff / dist

@@ -645,6 +645,25 @@ def test_project_two_balls_huge_radius_regression(v, c2, expected):
     np.testing.assert_array_equal(out, expected)
 
 
+@pytest.mark.parametrize("v, c, r", [
+    ([3.5151007], [0.90347018], 0.09401229776087457),
+    ([-2.975], [-0.811], 0.752),
+    ([0.955, 0.356], [-0.506, 0.594], 0.891),
+    ([-8.182, 7.317, -5.014], [0.879, -1.072, 0.914], 0.02),
+])
+def test_project_two_balls_equal_balls_regression(v, c, r):
+    """Pinned (session 17): for two equal balls the projection onto the first lands on its
+    sphere, where rounding put it just outside the second (and likewise the other way), so
+    the sphere-intersection formula ran with D = 0: ZeroDivisionError (for about a quarter of
+    random points with equal balls)."""
+    from dpsco_core.projections import project_l2_ball
+    v, c = np.array(v), np.array(c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = mlmc.project_two_balls(v, c, r, c.copy(), r)
+    np.testing.assert_array_equal(out, project_l2_ball(v, r, c))
+
+
 @FEW
 @given(scaled_problems(), BUDGET,
        st.sampled_from(["dp_srgd", "vr_frank_wolfe", "ttz_frank_wolfe", "projected_dp_sgd_l1",
