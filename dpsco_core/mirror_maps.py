@@ -140,6 +140,11 @@ def _norm_scaled(v, p):
     return m * s ** (1.0 / p)
 
 
+#: bregman_divergence at p = 2: below this ||x - y|| / M the entries of (x - y) / M may be
+#: subnormal and the square underflows, so D is recomputed on x - y scaled by its own size.
+_P2_RESCALE_BELOW = 2.0 ** -500
+
+
 def _check_scale(scale, p):
     """a = ``scale`` in (0, inf), default 1/(p-1)."""
     return 1.0 / (p - 1.0) if scale is None else check_positive(scale, "scale")
@@ -271,7 +276,19 @@ def bregman_divergence(x, y, p, center=None, scale=None):
         return 0.0
     xs, ys, cs = x / M, y / M, c / M
     if p == 2.0:
-        ds = 0.5 * a * _norm_scaled(xs - ys, 2.0) ** 2
+        n = _norm_scaled(xs - ys, 2.0)
+        if n < _P2_RESCALE_BELOW and np.any(x != y):
+            # D = (a/2)||x - y||^2 does not depend on c, but M does: a far centre (or one far
+            # coordinate of x and y) leaves ||x - y|| / M subnormal, and D came out 0 or
+            # inexact (x = [1], y = [0], center = [1.8e308] gave 0, not 0.5). Here x - y is
+            # finite (|x_i - y_i| <= 2^-500 M), so scale by its own largest entry.
+            d = x - y
+            Md = float(np.max(np.abs(d)))
+            with np.errstate(over="ignore"):
+                out = ((0.5 * a * _norm_scaled(d / Md, 2.0) ** 2) * Md) * Md
+            return float(_finite_or_raise(np.float64(out), "x and y are",
+                                          "the divergence D_h(x, y)"))
+        ds = 0.5 * a * n ** 2
     else:
         hx = 0.5 * a * _norm_scaled(xs - cs, p) ** 2
         hy = 0.5 * a * _norm_scaled(ys - cs, p) ** 2

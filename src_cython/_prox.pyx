@@ -161,6 +161,11 @@ cdef double _dist_l2(const double *v, const double *center, Py_ssize_t d, double
         total += partial[c]
     if _SUMSQ_LOW <= total < INFINITY:
         return sqrt(total)
+    if total != total:
+        # NaN in v (the caller's finiteness check reads it off this result): the max-abs scan
+        # below skips NaN (x > m is false), so a v of NaNs only would give m = 0 and a
+        # distance of 0, and project_l2_ball([nan], 1) returned [nan] as "inside".
+        return total
     # Overflow or possible underflow: ||x|| = m ||x / m|| with m = max |x_i| (rare; serial).
     for i in range(d):
         x = fabs(v[i] - center[i]) if center != NULL else fabs(v[i])

@@ -348,6 +348,22 @@ def _orthogonal_unit(e):
     return w / np.linalg.norm(w)
 
 
+#: Below this np.linalg.norm's squares may be subnormal or 0: _norm recomputes it scaled.
+_NORM_RESCALE_BELOW = 2.0 ** -500
+
+
+def _norm(x):
+    """||x||_2: ``np.linalg.norm`` (the same bits) unless the result is below 2^-500, where the
+    squares underflow (||[2^-1023]|| came out 0), and then max|x_i| ||x / max|x_i|||."""
+    n = float(np.linalg.norm(x))
+    if n >= _NORM_RESCALE_BELOW:
+        return n
+    m = float(np.max(np.abs(x))) if x.size else 0.0
+    if m == 0.0:
+        return 0.0
+    return m * float(np.linalg.norm(x / m))
+
+
 def project_two_balls(v, center1, radius1, center2, radius2):
     r"""Exact Euclidean projection onto :math:`B(c_1, r_1) \cap B(c_2, r_2)` (closed form).
 
@@ -409,7 +425,7 @@ def project_two_balls(v, center1, radius1, center2, radius2):
     M = math.ldexp(1.0, math.frexp(top)[1] - 1)     # top / M in [1, 2)
     with np.errstate(over="ignore", under="ignore"):
         diff = c2 / M - c1 / M
-        dist = float(np.linalg.norm(diff))
+        dist = _norm(diff)
         if dist > r1 / M + r2 / M:
             raise ValueError(f"the intersection of the balls is empty: the centres center1 "
                              f"and center2 are {dist * M:g} apart, the radii radius1 + radius2 "
@@ -423,15 +439,19 @@ def project_two_balls(v, center1, radius1, center2, radius2):
 
 def _project_two_balls(v, c1, radius1, c2, radius2):
     diff = c2 - c1
-    dist = float(np.linalg.norm(diff))
+    dist = _norm(diff)
     if dist > radius1 + radius2:
         raise ValueError(f"the intersection of the balls is empty: the centres are "
                          f"{dist:g} apart, the radii sum to {radius1 + radius2:g}.")
+    # A ball inside the other is tested on the radii too, not only on the projection: the
+    # projection onto one of two equal balls lands on its sphere, where rounding may put it
+    # just outside the other, and the sphere formula below then divided by D = 0
+    # (ZeroDivisionError for center1 == center2, radius1 == radius2).
     p1 = project_l2_ball(v, radius1, c1, n_threads=1)
-    if np.linalg.norm(p1 - c2) <= radius2:
+    if dist + radius1 <= radius2 or _norm(p1 - c2) <= radius2:
         return p1
     p2 = project_l2_ball(v, radius2, c2, n_threads=1)
-    if np.linalg.norm(p2 - c1) <= radius1:
+    if dist + radius2 <= radius1 or _norm(p2 - c1) <= radius1:
         return p2
     # Here neither ball contains the other (else one of the returns above fires), so D > 0.
     e = diff / dist
@@ -439,7 +459,7 @@ def _project_two_balls(v, c1, radius1, c2, radius2):
     rho = np.sqrt(max(radius1 * radius1 - t * t, 0.0))
     m = c1 + t * e
     q = v - ((v - m) @ e) * e - m
-    qn = float(np.linalg.norm(q))
+    qn = _norm(q)
     if rho == 0.0 or v.shape[0] == 1:
         return m
     return m + rho * (q / qn if qn > 0.0 else _orthogonal_unit(e))

@@ -46,7 +46,6 @@ from ..exceptions import PrivacyBudgetError
 __all__ = ["gdp_delta", "gdp_epsilon", "gdp_mu"]
 
 _SQRT2 = math.sqrt(2.0)
-_MAX_DOUBLINGS = 200
 # Relative upward slack on every delta: covers the few-ulp error of erfcx/log_ndtr (measured
 # against mpmath below 1e-13 relative) so that a computed delta is never below the exact one.
 _LOG_DELTA_SLACK = 1e-12
@@ -140,13 +139,18 @@ def gdp_delta(mu, epsilon):
 
 
 def _bracket_up(f, start):
-    """Smallest ``start * 2^k`` where ``f`` is <= 0 (``f`` decreasing), with the previous point."""
+    """Smallest ``start * 2^k`` where ``f`` is <= 0 (``f`` decreasing), with the previous point;
+    None if there is none below the float64 range.
+
+    The doublings go on to the top of the range: gdp_epsilon's root is about mu^2 / 2, which
+    ``mu * 2^200`` does not reach for mu >= 2^200 (gdp_epsilon(2.0**200, 0.5) raised "no
+    bracket found")."""
     lo, hi = 0.0, start
-    for _ in range(_MAX_DOUBLINGS):
+    while math.isfinite(hi):
         if f(hi) <= 0.0:
             return lo, hi
         lo, hi = hi, 2.0 * hi
-    raise PrivacyBudgetError("no bracket found")  # pragma: no cover (2^200 covers every input)
+    return None
 
 
 def gdp_epsilon(mu, delta):
@@ -165,6 +169,12 @@ def gdp_epsilon(mu, delta):
         Epsilon with ``gdp_delta(mu, epsilon) <= delta``, within a relative 1e-12 of the exact
         root (0 if ``delta >= 2 Phi(mu/2) - 1``, the delta at epsilon 0).
 
+    Raises
+    ------
+    ValueError
+        If ``mu`` or ``delta`` is out of range, or ``mu`` is so large (above about 1.9e154)
+        that epsilon, about ``mu^2 / 2``, exceeds the float64 range.
+
     References
     ----------
     Dong, Roth and Su 2019, Corollary 2.13 (inverted by Brent's method).
@@ -178,7 +188,10 @@ def gdp_epsilon(mu, delta):
 
     if gap(0.0) <= 0.0:
         return 0.0
-    lo, hi = _bracket_up(gap, max(mu, 1e-3))
+    bracket = _bracket_up(gap, max(mu, 1e-3))
+    if bracket is None:
+        raise _epsilon_out_of_range(mu, delta)
+    lo, hi = bracket
     try:
         root = optimize.brentq(gap, lo, hi, xtol=1e-300, rtol=1e-13, maxiter=200)
     except RuntimeError:  # no convergence (extreme mu): the bracket's upper end is valid
@@ -189,7 +202,16 @@ def gdp_epsilon(mu, delta):
     while _delta_from_log(_log_gdp_delta(mu, root)) > delta:
         root = max(root * (1.0 + step), float(np.nextafter(root, math.inf)))
         step *= 2.0
+    if not math.isfinite(root):
+        raise _epsilon_out_of_range(mu, delta)
     return root
+
+
+def _epsilon_out_of_range(mu, delta):
+    return ValueError(
+        f"mu={mu!r} is too large: the epsilon of mu-GDP at delta={delta!r} is about mu^2 / 2, "
+        "beyond the float64 range (1.8e308). Such a mechanism protects nothing; use a "
+        "smaller mu (more noise).")
 
 
 def gdp_mu(epsilon, delta):

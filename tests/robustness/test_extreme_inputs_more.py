@@ -92,6 +92,21 @@ def test_bregman_divergence(xyc, p, scale):
         run(lambda: mm.bregman_divergence(x, x, p, center=c, scale=scale), ["x"]) is None
 
 
+@pytest.mark.parametrize("x, y, center, scale, expected", [
+    ([1.0], [0.0], [MAX], None, 0.5),
+    ([1.0, 1.0], [0.0, 0.0], [MAX, 1.0], None, 1.0),
+    ([1e300, 0.0], [1e300, 1e-10], None, None, 5e-21),
+    ([1.0], [0.0], [1e170], 4.0, 2.0),
+])
+def test_bregman_divergence_p2_far_center_regression(x, y, center, scale, expected):
+    """Pinned (session 17, hypothesis outside CI): at p = 2 the inputs were scaled by the
+    largest entry of x, y and the centre, so a far centre (or a far shared coordinate) left
+    (x - y) / M subnormal and its square 0: bregman_divergence([1], [0], 2, center=[1.8e308])
+    returned 0.0, not 0.5."""
+    out = mm.bregman_divergence(x, y, 2.0, center=center, scale=scale)
+    assert out == pytest.approx(expected, rel=1e-12, abs=0.0)
+
+
 @SETTINGS
 @given(st.integers(1, 4).flatmap(lambda d: st.tuples(*[vectors(min_size=d, max_size=d)] * 3)),
        PS, st.sampled_from([1e-300, 1e-3, 1.0, 1e300, math.nan]),
@@ -615,6 +630,38 @@ def test_project_two_balls_huge_regression():
     np.testing.assert_allclose(out, [2e300, 0.0], rtol=1e-12)
     with pytest.raises(ValueError, match="v"):
         mlmc.project_two_balls([math.nan, 0.0], np.zeros(2), 1.0, np.zeros(2), 1.0)
+
+
+@pytest.mark.parametrize("v, c2, expected", [
+    ([0.0], [1.0], [1.0]),
+    ([1.0], [-1.0], [-1.0]),
+    ([1.0, 2.0], [-1.0, 3.0], [-1.0, 3.0]),
+])
+def test_project_two_balls_huge_radius_regression(v, c2, expected):
+    """Pinned (session 17, hypothesis outside CI): with radius1 = 1.8e308 the inputs are
+    scaled by 2^1023, and np.linalg.norm of the scaled p1 - center2 (2^-1023) squared to 0, so
+    p1 = v counted as inside the point ball B(center2, 0): [0] came back for center2 = [1]."""
+    out = mlmc.project_two_balls(np.array(v), np.zeros(len(v)), MAX, np.array(c2), 0.0)
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("v, c, r", [
+    ([3.5151007], [0.90347018], 0.09401229776087457),
+    ([-2.975], [-0.811], 0.752),
+    ([0.955, 0.356], [-0.506, 0.594], 0.891),
+    ([-8.182, 7.317, -5.014], [0.879, -1.072, 0.914], 0.02),
+])
+def test_project_two_balls_equal_balls_regression(v, c, r):
+    """Pinned (session 17): for two equal balls the projection onto the first lands on its
+    sphere, where rounding put it just outside the second (and likewise the other way), so
+    the sphere-intersection formula ran with D = 0: ZeroDivisionError (for about a quarter of
+    random points with equal balls)."""
+    from dpsco_core.projections import project_l2_ball
+    v, c = np.array(v), np.array(c)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = mlmc.project_two_balls(v, c, r, c.copy(), r)
+    np.testing.assert_array_equal(out, project_l2_ball(v, r, c))
 
 
 @FEW

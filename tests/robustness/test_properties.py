@@ -160,6 +160,25 @@ def test_gdp_epsilon_on_arbitrary_inputs(mu, delta):
     assert eps >= 0 and not math.isnan(eps)
 
 
+@pytest.mark.parametrize("mu", [2.0 ** 200, 1e100, 1.3e154])
+@pytest.mark.parametrize("delta", [0.5, 1e-5])
+def test_gdp_epsilon_huge_mu_regression(mu, delta):
+    """Pinned (session 17, hypothesis outside CI): gdp_epsilon(2^200, 0.5) raised
+    PrivacyBudgetError("no bracket found"), naming no argument: the bracket doubled from mu
+    200 times, short of the root near mu^2 / 2 for mu >= 2^200."""
+    eps = P.gdp_epsilon(mu, delta)
+    assert math.isfinite(eps) and eps == pytest.approx(mu * mu / 2.0, rel=1e-12)
+    assert P.gdp_delta(mu, eps) <= delta
+
+
+@pytest.mark.parametrize("mu", [1.9e154, 1e200, 1.7976931348623157e308])
+def test_gdp_epsilon_beyond_the_float_range_regression(mu):
+    """Past mu ~ 1.9e154 the epsilon (about mu^2 / 2) exceeds the float64 range: a ValueError
+    naming mu, not "no bracket found"."""
+    with pytest.raises(ValueError, match=r"^mu=.* is too large"):
+        P.gdp_epsilon(mu, 0.5)
+
+
 @SETTINGS
 @given(mu=st.floats(min_value=1e-3, max_value=50.0),
        delta=st.floats(min_value=1e-15, max_value=0.99))
