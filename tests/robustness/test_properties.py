@@ -74,8 +74,10 @@ def test_additive_mechanisms_on_arbitrary_arrays(arr, kind):
     if isinstance(result, Exception):
         assert isinstance(result, ValueError)
         if _finite(arr):
-            # the exact sampler's grid holds |x| below 2^62 grid units (about 2^50 here)
-            assert "too large" in str(result) and np.max(np.abs(arr)) >= 2.0 ** 49
+            # the exact sampler's grid holds |x| below 2^62 grid units (about 2^50 here); |x|
+            # in float64, as np.abs of the int64 minimum is the int64 minimum itself
+            assert "too large" in str(result) and \
+                np.max(np.abs(arr.astype(np.float64))) >= 2.0 ** 49
             return
         assert "finite" in str(result)
         return
@@ -101,7 +103,11 @@ def test_report_noisy_max_on_arbitrary_arrays(arr, noise, return_value):
         assert isinstance(result, ValueError)
         if return_value and "too large" in str(result):
             # the exact value's grid holds |score| below 2^62 grid units (about 2^50 here)
-            assert np.max(np.abs(arr)) >= 2.0 ** 49
+            assert np.max(np.abs(arr.astype(np.float64))) >= 2.0 ** 49
+            return
+        if "scores must be in" in str(result):
+            # |score| above 1.8e308 / 2 is refused so that no noisy score overflows
+            assert np.max(np.abs(arr.astype(np.float64))) > M._MAX_SCORE
             return
         assert arr.ndim != 1 or arr.size == 0 or not _finite(arr)
         return
@@ -226,7 +232,8 @@ def test_scalar_arguments_reject_wrong_types_clearly(value):
     checks = (
         # (call, the argument its message must name, is the value valid, check the output)
         (lambda: M.LaplaceMechanism(sensitivity=value, epsilon=1.0), "sensitivity",
-         lambda: real(value) and value > 0,
+         # the noise scale (sensitivity / epsilon) is capped so that no draw overflows
+         lambda: real(value) and 0 < value <= M._MAX_NOISE_SCALE,
          lambda out: out.sensitivity == value and out.noise_scale == pytest.approx(value)),
         (lambda: P.zcdp_to_epsilon(value, 1e-5), "rho",
          lambda: real(value) and value >= 0,
