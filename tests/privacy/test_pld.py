@@ -237,3 +237,49 @@ def test_noisy_mirror_descent_with_the_pld_accountant():
     assert res.stats["noise_multiplier"] < rdp.stats["noise_multiplier"]
     with pytest.raises(ValueError, match="accountant"):
         md.localized_mirror_descent(prob, accountant="prv", **kwargs)
+
+
+@pytest.mark.parametrize("event", [
+    GaussianDpEvent(1e-3), GaussianDpEvent(1e-300), LaplaceDpEvent(1e-300),
+    LaplaceDpEvent(1e-4), PoissonSampledDpEvent(0.01, GaussianDpEvent(1e-3)),
+    PoissonSampledDpEvent(0.01, GaussianDpEvent(1e-300)),
+    SingleEpochTreeAggregationDpEvent(1e-300, 4),
+])
+def test_pld_counts_a_loss_beyond_its_range_as_non_private(event):
+    """Pinned (session 17, hypothesis outside CI, a Budget(accountant="pld") charged with a
+    mechanism at a huge epsilon): a Gaussian of multiplier 1e-3 asked dp-accounting for a
+    76 GiB PLD (MemoryError), 1e-300 divided by zero, a Laplace of scale 1e-300 raised
+    "Maximum allowed size exceeded" and one of 1e-5 ran out of memory. A release whose
+    privacy loss reaches beyond MAX_PLD_PRIVACY_LOSS = 500 now counts as non-private."""
+    acc = PldAccountant(ZERO_OUT).compose(event)
+    assert acc.get_epsilon(1e-5) == math.inf
+    assert acc.get_delta(1.0) == 1.0
+
+
+def test_pld_below_its_range_is_unchanged():
+    """The releases inside the range keep their PLD (bitwise, values of session 17)."""
+    assert PldAccountant(ZERO_OUT).compose(GaussianDpEvent(1.0)).get_epsilon(1e-5) == \
+        4.377178100029208
+    assert PldAccountant(ZERO_OUT).compose(LaplaceDpEvent(0.1)).get_epsilon(1e-5) == \
+        9.999980000300997
+
+
+def test_pld_budget_refuses_a_huge_epsilon_as_over_budget():
+    from dpsco_core import mechanisms
+    from dpsco_core.exceptions import PrivacyBudgetError
+    from dpsco_core.privacy import Budget
+
+    budget = Budget(1.0, 1e-5, accountant="pld", neighboring_relation="replace_one")
+    with pytest.raises(PrivacyBudgetError, match="epsilon=inf"):
+        mechanisms.laplace_mechanism(np.zeros(1), sensitivity=1.0, epsilon=1e300,
+                                     random_state=0, budget=budget)
+    assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("event", [GaussianDpEvent(1e-300),
+                                   SingleEpochTreeAggregationDpEvent(1e-300, 4)])
+def test_gdp_multiplier_whose_square_underflows(event):
+    """Pinned (session 17): 1 / s^2 divided by zero for s below 1e-154 (ZeroDivisionError
+    from a Budget(accountant="gdp") charge); the GDP mu is now inf."""
+    acc = GdpAccountant(ZERO_OUT).compose(event)
+    assert acc.mu == math.inf and acc.get_epsilon(1e-5) == math.inf
