@@ -262,7 +262,9 @@ def _extra_orders(epsilon, delta):
     accountant's grid so that budgets whose optimum lies outside the default grid [1.1, 1024]
     (small or very large epsilon) are accounted tightly, with the optimum inside the grid."""
     half = _zcdp_order_offset(epsilon, delta)
-    return (1.0 + 0.5 * half, 1.0 + half, 1.0 + 2.0 * half)
+    # at degenerate budgets (epsilon below ~1e-150: half is inf) no order is left
+    return tuple(a for a in (1.0 + 0.5 * half, 1.0 + half, 1.0 + 2.0 * half)
+                 if 1.0 < a < math.inf)
 
 
 @functools.lru_cache(maxsize=256)
@@ -295,6 +297,10 @@ def _ssp_calibration(epsilon, delta, private_clip, share, relation, releases):
     if not math.isfinite(epsilon):
         return 0.0, 0.0, NonPrivateDpEvent()
     eps_q = pure_share_epsilon(epsilon, delta, share) if private_clip else 0.0
+    if private_clip and not eps_q > 0.0:
+        raise ValueError(f"epsilon={epsilon!r} is too small for the private row clip: its "
+                         "share of epsilon underflows to 0. Give a larger epsilon, or a "
+                         "public clip=.")
     s, event = _calibrate(epsilon, delta, eps_q, relation, releases=releases)
     return eps_q, s, event
 
