@@ -283,3 +283,28 @@ def test_gdp_multiplier_whose_square_underflows(event):
     from a Budget(accountant="gdp") charge); the GDP mu is now inf."""
     acc = GdpAccountant(ZERO_OUT).compose(event)
     assert acc.mu == math.inf and acc.get_epsilon(1e-5) == math.inf
+
+
+@pytest.mark.parametrize("event", [
+    SelfComposedDpEvent(LaplaceDpEvent(0.5), 10**9),
+    SelfComposedDpEvent(EpsilonDeltaDpEvent(1.0), 10**9),
+    SelfComposedDpEvent(PoissonSampledDpEvent(0.5, GaussianDpEvent(1.0)), 10**9),
+])
+def test_pld_counts_a_composition_beyond_its_range_as_non_private(event):
+    """Pinned (session 17, hypothesis outside CI): a billion Laplace releases of scale 0.5
+    asked dp-accounting for a 29.8 TiB composed PMF (MemoryError, after two minutes of the
+    test). A self-composition whose PMF would hold more than MAX_PLD_POINTS = 1e7 points
+    (from dp-accounting's own truncation bounds, computed without composing) counts as
+    non-private."""
+    acc = PldAccountant(ZERO_OUT).compose(event)
+    assert acc.get_epsilon(1e-5) == math.inf
+    assert acc.get_delta(1.0) == 1.0
+
+
+def test_pld_compositions_inside_the_range_are_unchanged():
+    """Bitwise the values before the check (session 17): DP-SGD's ledger of the issue, and a
+    pure ledger of 1000 releases of epsilon 1 (2e4-point PMFs composed to ~5e6 points)."""
+    dpsgd = SelfComposedDpEvent(PoissonSampledDpEvent(256 / 45312, GaussianDpEvent(0.9)), 8850)
+    assert PldAccountant(ZERO_OUT).compose(dpsgd).get_epsilon(1e-5) == 3.714515448911972
+    pure = SelfComposedDpEvent(EpsilonDeltaDpEvent(1.0), 1000)
+    assert PldAccountant(ZERO_OUT).compose(pure).get_epsilon(1e-5) == 577.912117620654
