@@ -219,6 +219,13 @@ def _score_multiplier(solver_event, score_share):
     times the solver's RDP at order 2 divided by 2 (the trial's rho for Gaussian solvers)."""
     rho_solver = float(RdpAccountant([2.0]).compose(solver_event).rdp[0]) / 2.0
     rho_score = rho_solver * score_share / (1.0 - score_share)
+    if not rho_score > 0.0:
+        # a run calibrated to epsilon ~ 1e-150 or less: its RDP underflows to 0 and the score
+        # would need infinite noise (1 / sqrt(0) raised ZeroDivisionError; found by hypothesis,
+        # session 17)
+        raise ValueError("epsilon is too small for the private selection: the trials' runs "
+                         "are so noisy that their Renyi divergence underflows to 0, and the "
+                         "scores would need infinite noise. Give a larger epsilon.")
     return 1.0 / math.sqrt(2.0 * rho_score)
 
 

@@ -633,3 +633,18 @@ def test_search_refuses_a_score_the_exact_sampler_cannot_hold_before_the_charge(
         tune_solver(prob, epsilon=1e-6, delta=1.0 / 9, solver="cd", passes=1, mean=3.0,
                     random_state=0, budget=budget)
     assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+def test_selection_at_an_epsilon_whose_runs_underflow_names_epsilon(solver):
+    """Pinned (session 17, hypothesis outside CI, DPLasso(epsilon=1e-300) charged to a
+    Budget): a trial's run at epsilon ~ 1e-300 has an RDP that underflows to 0, and the
+    score's multiplier 1 / sqrt(2 rho) raised ZeroDivisionError."""
+    # (DP-SGD's calibration already refuses epsilon ~ 1e-300 itself: "cannot meet epsilon")
+    message = "^epsilon is too small for the private selection" if solver == "cd" else \
+        r"^the selection cannot meet epsilon=1e-300"
+    with pytest.raises(ValueError, match=message):
+        trial_epsilon(target_epsilon=1e-300, target_delta=1e-6, solver=solver, n_train=30,
+                      n_features=2, passes=1.0, mean=2.0, shape=1.0,
+                      relation=NeighboringRelation.REPLACE_ONE if solver == "cd"
+                      else NeighboringRelation.ZERO_OUT, batch_size=3)
