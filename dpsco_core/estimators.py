@@ -649,8 +649,14 @@ class _DPLinearModel(BaseEstimator):
         schedule, ``n``, ``p`` and the hyperparameters' count (one pair, or the grid). Where
         no share applies (an infinite epsilon), ``epsilon / K``."""
         from .privacy.events import EpsilonDeltaDpEvent
+        from .solvers._common import check_solver_epsilon
         from .tuning.search import DEFAULT_TRIALS_SHAPE, _default_relation
 
+        # the solvers' range, checked before the quantile or a share is computed from it (an
+        # epsilon of 1e300 reached the calibration of the K fits' share as inf, and a budget's
+        # check of the quantile and the fits raised naming target_epsilon; found by hypothesis,
+        # session 17)
+        check_solver_epsilon(self.epsilon)
         base = self.epsilon / K
         if not math.isfinite(self.epsilon):
             return _FitPlan(base, self._resolved_solver(problem, base, delta / K))

@@ -996,3 +996,19 @@ def test_predictions_that_overflow_name_X():
     np.testing.assert_array_equal(reg.predict(X), X @ reg.coef_ + reg.intercept_)
     bounded = DPLasso(alpha=0.0, epsilon=math.inf, passes=2, bounds=(-1, 1), random_state=0)
     assert np.all(np.isfinite(bounded.fit(X, 100 * X[:, 0]).predict(huge)))   # clipped as in fit
+
+
+@pytest.mark.parametrize("solver", ["auto", "cd", "sgd", "ssp"])
+def test_epsilon_beyond_the_solvers_range_is_refused_before_anything_runs(solver):
+    """Pinned (session 17, hypothesis outside CI): epsilon = 1e300 (above the solvers' 1e6)
+    reached the one-vs-rest share and the private quantile's plan as inf, and a budget's check
+    of the releases raised naming target_epsilon (an argument of nobody's call). fit checks
+    the solvers' range first, naming epsilon, before anything is charged."""
+    from dpsco_core.privacy import Budget
+
+    budget = Budget(1.0, 1e-5)
+    model = DPLasso(epsilon=1e300, solver=solver, bounds=(-1.0, 1.0), label_bound=1.0,
+                    passes=1, random_state=0, budget=budget)
+    with pytest.raises(ValueError, match=r"^epsilon must be in \(0, 1e\+06\] or inf"):
+        model.fit(np.array([[1.0, 0.5], [-0.5, 1.0], [0.25, -1.0]]), np.array([1.0, -1.0, 0.5]))
+    assert budget.ledger == ()
