@@ -54,8 +54,8 @@ def ceil_fraction(value, name):
     """``ceil(value)`` for a Fraction, as an int in [1, 2^62)."""
     out = max(1, -((-value.numerator) // value.denominator))
     if out >= _INT_LIMIT:
-        raise ValueError(f"{name} is too large for secure=True ({out} grid units); "
-                         "use a larger epsilon or fewer coordinates.")
+        raise ValueError(f"{name} is too large for secure=True (about 2^{out.bit_length() - 1} "
+                         "grid units, above 2^62); use a larger epsilon or fewer coordinates.")
     return out
 
 

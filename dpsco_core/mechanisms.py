@@ -157,6 +157,15 @@ def _noisy_array(x, name, scale, kind, random_state, n_threads, secure_params=No
     return out.reshape(arr.shape)
 
 
+def _public_grid(parameters, x):
+    """``parameters(d)`` of the exact sampler for ``x``'s d coordinates, computed now (a
+    function of public numbers: its ValueError must come before the budget is charged), as
+    the ``secure_params`` of :func:`_noisy_array`."""
+    size = np.asarray(x).size
+    grid = parameters(size)
+    return lambda d: grid if d == size else parameters(d)
+
+
 def _secure_gaussian_multiplier(epsilon, delta):
     """Smallest z (up to 1e-9 relative, rounded up) with zcdp_to_epsilon(1/(2 z^2), delta,
     "cks") <= epsilon, by bisection on log z; the returned end satisfies the target."""
@@ -289,7 +298,11 @@ class GaussianMechanism:
                                               "noise_multiplier * sensitivity")
         if self.secure:
             # Guarantee on the rounded query: sensitivity Delta (1 + SLACK), sigma >= z Delta'.
-            self.event = ZCDpEvent(0.5 / self.noise_multiplier ** 2)
+            # (z^2 overflows from z ~ 1.3e154, a valid multiplier: rho is then rounded up from
+            # (0.5 / z) / z, which underflows, instead of raising OverflowError.)
+            z = self.noise_multiplier
+            self.event = ZCDpEvent(0.5 / z ** 2 if z <= 1e154 else
+                                   math.nextafter(0.5 / z / z, math.inf))
         else:
             self.event = GaussianDpEvent(self.noise_multiplier)
 
@@ -327,11 +340,14 @@ class GaussianMechanism:
         """
         seed_seq = _release_arguments(random_state, n_threads)
         check_real_array(x, "x")          # its type, not its values: public
-        spend(budget, self.event, neighboring_relation=neighboring_relation, delta=self.delta)
         params = None
         if self.secure:
             from ._secure import gaussian_parameters
-            params = lambda d: gaussian_parameters(self.sensitivity, self.noise_multiplier, d)  # noqa: E731
+            # the exact sampler's grid: public (sensitivity, multiplier and x's size), so a
+            # noise scale the grid cannot hold is refused before the charge
+            params = _public_grid(lambda d: gaussian_parameters(self.sensitivity,
+                                                                self.noise_multiplier, d), x)
+        spend(budget, self.event, neighboring_relation=neighboring_relation, delta=self.delta)
         return _noisy_array(x, "x", self.noise_scale, _noise.GAUSSIAN, seed_seq, n_threads,
                             params)
 
@@ -404,11 +420,13 @@ class LaplaceMechanism:
         """
         seed_seq = _release_arguments(random_state, n_threads)
         check_real_array(x, "x")          # its type, not its values: public
-        spend(budget, self.event, neighboring_relation=neighboring_relation)
         params = None
         if self.secure:
             from ._secure import laplace_parameters
-            params = lambda d: laplace_parameters(self.sensitivity, self.epsilon, d)  # noqa: E731
+            # public, before the charge (as for GaussianMechanism)
+            params = _public_grid(lambda d: laplace_parameters(self.sensitivity, self.epsilon,
+                                                               d), x)
+        spend(budget, self.event, neighboring_relation=neighboring_relation)
         return _noisy_array(x, "x", self.noise_scale, _noise.LAPLACE, seed_seq, n_threads,
                             params)
 
@@ -539,6 +557,13 @@ class ReportNoisyMax:
         seed_seq = _release_arguments(random_state, n_threads)
         # the scores' shape and type (public), not their values, before the charge
         scores = check_vector(scores, "scores", check_finite=False)
+        # the exact samplers' grids (public: sensitivity and epsilon), refused before the
+        # charge when they cannot hold the noise
+        if self.secure:
+            from ._secure import permute_and_flip_parameters
+            permute_and_flip_parameters(self.sensitivity, self.epsilon)
+        elif return_value:
+            self._value_grid(1)
         spend(budget, self.event_with_value if return_value else self.event,
               neighboring_relation=neighboring_relation)
         scores = check_vector(scores, "scores")

@@ -214,7 +214,16 @@ class PublicBounds:
         scale = np.ones_like(norms)
         scale[over] = self.row_norm / norms[over]
         if sp.issparse(X):
-            return type(X)(sp.diags(scale) @ X).asformat(X.format)
+            # The stored entries scaled in place of a copy: the structure (and the index order)
+            # stays the input's. ``diags(scale) @ X`` returned rows with unsorted indices
+            # (after an empty row), which the read-only Problem could then not canonicalise:
+            # abs(problem.X) raised "WRITEBACKIFCOPY base is read-only" (found by hypothesis,
+            # session 17).
+            rows = (np.repeat(np.arange(X.shape[0]), np.diff(X.indptr)) if X.format == "csr"
+                    else X.indices)
+            X = X.copy()
+            X.data = X.data * scale[rows]
+            return X
         return X * scale[:, None]
 
     # ---------------------------------------------------------------- constants

@@ -940,13 +940,13 @@ class GdpAccountant(PrivacyAccountant):
         if isinstance(event, GaussianDpEvent):
             if sink is not None:
                 s = check_positive(event.noise_multiplier, "GaussianDpEvent.noise_multiplier")
-                sink[0] = float(round_up(sink[0] + 1.0 / (s * s)))
+                sink[0] = float(round_up(sink[0] + _inverse_variance(1.0, s)))
             return
         if isinstance(event, SingleEpochTreeAggregationDpEvent):
             _check_tree_relation(self._relation)
             if sink is not None:
                 depth, s = _tree_parameters(event)
-                sink[0] = float(round_up(sink[0] + depth / (s * s)))
+                sink[0] = float(round_up(sink[0] + _inverse_variance(depth, s)))
             return
         raise _Unsupported(
             f"GdpAccountant does not support {type(event).__name__}: {event!r} (only unsampled "
@@ -1016,15 +1016,92 @@ def _import_pld():
     return privacy_loss_distribution
 
 
+#: The largest privacy loss :class:`PldAccountant` discretises: a Gaussian (multiplier s,
+#: its loss reaching about ``10 / s + 1 / (2 s^2)`` before dp-accounting's tail truncation at
+#: mass e^-50) or Laplace (scale b, loss up to ``1 / b``) release whose loss goes beyond it
+#: counts as non-private (epsilon inf), as randomized response beyond epsilon 745 does. At the
+#: default discretisation 1e-4 its PLD would hold more than 1e7 points (about 20 s and
+#: gigabytes for a Gaussian of multiplier 0.03, whose epsilon is about 700 at delta = 1e-5);
+#: a multiplier of 1e-3 asked for 76 GiB and 1e-300 divided by zero (found by hypothesis,
+#: session 17). Releases this far from private fit no budget.
+MAX_PLD_PRIVACY_LOSS = 500.0
+
+
+def _gaussian_loss_bound(inverse_variance):
+    """The largest privacy loss dp-accounting discretises for a Gaussian of multiplier
+    ``inverse_variance^-1/2`` (sensitivity 1): ``10 / s + 1 / (2 s^2)``."""
+    return 10.0 * math.sqrt(inverse_variance) + 0.5 * inverse_variance
+
+
 def _pld_state():
     """Empty PLD state: the exactly composable parts, merged before any discretisation.
 
     ``gauss``: sum of ``count / s^2`` over unsampled Gaussian releases (one Gaussian of
     multiplier ``gauss^-1/2`` is exactly their composition); ``sampled``: ``{(q, s): count}``;
     ``laplace``: ``{b: count}``; ``pure``: ``{epsilon: count}``; ``non_private``: a
-    NonPrivateDpEvent was composed.
+    NonPrivateDpEvent was composed, or a release whose privacy loss goes beyond
+    :data:`MAX_PLD_PRIVACY_LOSS`.
     """
     return {"gauss": 0.0, "sampled": {}, "laplace": {}, "pure": {}, "non_private": False}
+
+
+#: The most points a self-composed PLD may hold (about 80 MB per float64 array): a
+#: composition spread wider (a privacy loss spread over more than 1000 at the default
+#: discretisation, epsilon in the hundreds at least) counts as non-private, as a single
+#: release beyond :data:`MAX_PLD_PRIVACY_LOSS` does. SelfComposedDpEvent(LaplaceDpEvent(0.5),
+#: 10**9) asked dp-accounting for 29.8 TiB (found by hypothesis, session 17).
+MAX_PLD_POINTS = 10**7
+
+#: :meth:`PldAccountant._pld`'s answer for a ledger with a part beyond MAX_PLD_POINTS.
+_BEYOND_PLD_RANGE = object()
+
+
+def _self_composed(pld, count):
+    """``pld.self_compose(count)``, or None when dp-accounting's composed PMF would hold more
+    than :data:`MAX_PLD_POINTS` points (:func:`_composed_points`)."""
+    if _composed_points(pld, count) > MAX_PLD_POINTS:
+        return None
+    return pld.self_compose(count)
+
+
+def _composed_points(pld, count):
+    """The points of dp-accounting's ``count``-fold self-composition of ``pld``, from its own
+    truncation bounds (``compute_self_convolve_bounds`` at its default tail mass 1e-15),
+    without composing. Reads dp-accounting's PMFs (0.4 to 0.6); 0 (no limit) for a layout it
+    does not know."""
+    from dp_accounting.pld import common, pld_pmf
+
+    worst = 0
+    pmfs = (getattr(pld, "_pmf_remove", None), getattr(pld, "_pmf_add", None))
+    for pmf in {id(p): p for p in pmfs if p is not None}.values():
+        if isinstance(pmf, pld_pmf.SparsePLDPmf):
+            losses = list(getattr(pmf, "_loss_probs", {}))
+            if count * math.log(max(len(losses), 1)) <= math.log(1000):
+                continue                    # composed sparsely: at most 1000 points
+            if not losses or max(losses) - min(losses) + 1 > MAX_PLD_POINTS:
+                return math.inf if losses else 0
+            pmf = pmf.to_dense_pmf()
+        probs = getattr(pmf, "_probs", None)
+        if probs is None:
+            continue
+        lower, upper = common.compute_self_convolve_bounds(probs, count, 1e-15)
+        worst = max(worst, upper - lower + 1)
+    return worst
+
+
+def _inverse_variance(count, s):
+    """``count / s^2``, inf where ``s^2`` underflows (a multiplier below 1e-154)."""
+    return count / (s * s) if s * s > 0.0 else math.inf
+
+
+def _beyond_pld_range(state):
+    """Whether a part of ``state`` has a privacy loss beyond :data:`MAX_PLD_PRIVACY_LOSS`."""
+    if _gaussian_loss_bound(state["gauss"]) > MAX_PLD_PRIVACY_LOSS:
+        return True
+    if any(_gaussian_loss_bound(_inverse_variance(1, s)) > MAX_PLD_PRIVACY_LOSS
+           for _, s in state["sampled"]):
+        return True
+    return any(1.0 / b > MAX_PLD_PRIVACY_LOSS for b in state["laplace"])
 
 
 class PldAccountant(PrivacyAccountant):
@@ -1074,6 +1151,10 @@ class PldAccountant(PrivacyAccountant):
       ``self_compose``.)
     * ``ZCDpEvent`` has no PLD (use the RDP accountant); ``NoOpDpEvent``: nothing;
       ``NonPrivateDpEvent``: epsilon inf.
+    * A Gaussian (merged, or sampled) or Laplace release whose privacy loss reaches beyond
+      :data:`MAX_PLD_PRIVACY_LOSS` = 500 (multiplier below about 0.045, Laplace epsilon above
+      500) counts as non-private, epsilon inf: its PLD would not fit in memory (more than
+      1e7 points at the default discretisation).
 
     :meth:`get_epsilon_and_order` reports the order as None.
 
@@ -1134,13 +1215,13 @@ class PldAccountant(PrivacyAccountant):
         if isinstance(event, GaussianDpEvent):
             if sink is not None:
                 s = check_positive(event.noise_multiplier, "GaussianDpEvent.noise_multiplier")
-                sink["gauss"] += count / (s * s)
+                sink["gauss"] += _inverse_variance(count, s)
             return
         if isinstance(event, SingleEpochTreeAggregationDpEvent):
             _check_tree_relation(self._relation)
             if sink is not None:
                 depth, s = _tree_parameters(event)
-                sink["gauss"] += count * depth / (s * s)
+                sink["gauss"] += _inverse_variance(count * depth, s)
             return
         if isinstance(event, LaplaceDpEvent):
             if sink is not None:
@@ -1181,7 +1262,7 @@ class PldAccountant(PrivacyAccountant):
                 q = check_sample_rate(event.sampling_probability,
                                       "PoissonSampledDpEvent.sampling_probability")
                 if q == 1.0:
-                    sink["gauss"] += count / (s * s)
+                    sink["gauss"] += _inverse_variance(count, s)
                 else:
                     sink["sampled"][(q, s)] = sink["sampled"].get((q, s), 0) + count
             return
@@ -1203,6 +1284,7 @@ class PldAccountant(PrivacyAccountant):
             for k, c in part[key].items():
                 merged[k] = merged.get(k, 0) + c
             state[key] = merged
+        state["non_private"] = state["non_private"] or _beyond_pld_range(state)
         self._state, self._pld_cache = state, None
 
     def _pld(self):
@@ -1215,22 +1297,25 @@ class PldAccountant(PrivacyAccountant):
                     standard_deviation=st["gauss"] ** -0.5, pessimistic_estimate=True,
                     value_discretization_interval=v))
             for (q, s), c in st["sampled"].items():
-                plds.append(lib.from_gaussian_mechanism(
+                plds.append(_self_composed(lib.from_gaussian_mechanism(
                     standard_deviation=s, sampling_prob=q, pessimistic_estimate=True,
-                    value_discretization_interval=v).self_compose(c))
+                    value_discretization_interval=v), c))
             for b, c in st["laplace"].items():
-                plds.append(lib.from_laplace_mechanism(
+                plds.append(_self_composed(lib.from_laplace_mechanism(
                     parameter=b, pessimistic_estimate=True,
-                    value_discretization_interval=v).self_compose(c))
+                    value_discretization_interval=v), c))
             relation = relation_to_dp_accounting(NeighboringRelation.REPLACE_ONE)
             for eps, c in st["pure"].items():
-                plds.append(lib.from_randomized_response(
+                plds.append(_self_composed(lib.from_randomized_response(
                     noise_parameter=_rr_noise_parameter(eps), num_buckets=2,
                     pessimistic_estimate=True, value_discretization_interval=v,
-                    neighboring_relation=relation).self_compose(c))
+                    neighboring_relation=relation), c))
             pld = None
-            for part in plds:
-                pld = part if pld is None else pld.compose(part)
+            if any(part is None for part in plds):
+                pld = _BEYOND_PLD_RANGE
+            else:
+                for part in plds:
+                    pld = part if pld is None else pld.compose(part)
             self._pld_cache = (pld,)
         return self._pld_cache[0]
 
@@ -1254,6 +1339,8 @@ class PldAccountant(PrivacyAccountant):
         pld = self._pld()
         if pld is None:
             return 0.0, None
+        if pld is _BEYOND_PLD_RANGE:
+            return math.inf, None
         return float(round_up(max(0.0, pld.get_epsilon_for_delta(delta)))), None
 
     def get_delta(self, epsilon):
@@ -1275,6 +1362,8 @@ class PldAccountant(PrivacyAccountant):
         pld = self._pld()
         if pld is None:
             return 0.0
+        if pld is _BEYOND_PLD_RANGE:
+            return 1.0
         return float(min(1.0, round_up(pld.get_delta_for_epsilon(epsilon))))
 
 

@@ -160,7 +160,9 @@ def _zcdp_rho(epsilon, delta):
 def _zcdp_order_offset(epsilon, delta):
     """``sqrt(log(1/delta) / rho)`` for the rho of :func:`_zcdp_rho`: rho-zCDP converts best
     to (epsilon, delta) at the Renyi order one plus this (Bun and Steinke's optimum)."""
-    return math.sqrt(-math.log(delta) / _zcdp_rho(epsilon, delta))
+    rho = _zcdp_rho(epsilon, delta)
+    # rho underflows to 0 below epsilon ~ 1e-150: the optimum is beyond every float order
+    return math.sqrt(-math.log(delta) / rho) if rho > 0.0 else math.inf
 
 
 #: Factors of :func:`zcdp_centred_orders` around the zCDP optimum (a twelfth of an octave apart).
@@ -187,9 +189,12 @@ def zcdp_centred_orders(epsilon, delta):
     Returns
     -------
     tuple of float
+        The orders in (1, inf): at degenerate budgets some or all fall outside and are left
+        out (epsilon near 1e300 puts the optimum at order 1 + 1e-150, which rounds to 1;
+        epsilon below about 1e-150 puts it beyond the float range).
     """
     half = _zcdp_order_offset(float(check_epsilon(epsilon)), float(check_delta(delta)))
-    return tuple(1.0 + half * f for f in ZCDP_ORDER_FACTORS)
+    return tuple(a for a in (1.0 + half * f for f in ZCDP_ORDER_FACTORS) if 1.0 < a < math.inf)
 
 
 def _sorted_default_orders():

@@ -263,6 +263,15 @@ def _public_smoothness(problem, smoothness):
     return M, PUBLIC_BOUNDS_ASSUMPTION.format(bounds=problem.public_bounds)
 
 
+def _smoothness_reads_no_record(problem, smoothness):
+    """Whether :func:`_smoothness` computes M_j from public numbers alone (an array, or
+    ``"auto"`` / ``"public"`` with the problem's public bounds): no record is read, nothing
+    is drawn."""
+    if isinstance(smoothness, str):
+        return smoothness in ("auto", "public") and problem.public_bounds is not None
+    return True
+
+
 def _smoothness(problem, smoothness, share, bounds, epsilon, seed_seq, m=None):
     """M_j, the event of their release (None if not private), assumptions, conditions and
     the budget share used. ``m`` is the public normaliser of the private release; a private
@@ -617,16 +626,27 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
     share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p,
                               problem.loss)
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
+    public = None
+    if _smoothness_reads_no_record(problem, smoothness):
+        # Public constants (no record read, nothing drawn): a run they refuse (noise or steps
+        # that overflow at a tiny epsilon) is refused before the budget is charged, as any
+        # invalid public argument is.
+        public = _smoothness(problem, smoothness, smoothness_share, smoothness_bounds,
+                             epsilon, seed_seq, m)
+        steps, clips = dp_cd_constants(public[0], step=step, clip=clip)
+        _check_step_noise(steps, check_noise_scale(
+            _noise_scales(s, relation, clips if coord_clips is None else coord_clips, m),
+            epsilon))
     event = _run_event(share, epsilon, p, cd_event)
     spend(budget, event, neighboring_relation=relation, delta=delta)
-    M, _, assumptions, conditions, _ = _smoothness(
+    M, _, assumptions, conditions, _ = public if public is not None else _smoothness(
         problem, smoothness, smoothness_share, smoothness_bounds, epsilon, seed_seq, m)
-    assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
     steps, clips = dp_cd_constants(M, step=step, clip=clip)
     if coord_clips is not None:
         clips = coord_clips
     noise_scales = check_noise_scale(_noise_scales(s, relation, clips, m), epsilon)
     _check_step_noise(steps, noise_scales)
+    assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
 
     start = time.perf_counter()
     bit_generator = _kernel_generator(seed_seq)

@@ -262,7 +262,9 @@ def _extra_orders(epsilon, delta):
     accountant's grid so that budgets whose optimum lies outside the default grid [1.1, 1024]
     (small or very large epsilon) are accounted tightly, with the optimum inside the grid."""
     half = _zcdp_order_offset(epsilon, delta)
-    return (1.0 + 0.5 * half, 1.0 + half, 1.0 + 2.0 * half)
+    # at degenerate budgets (epsilon below ~1e-150: half is inf) no order is left
+    return tuple(a for a in (1.0 + 0.5 * half, 1.0 + half, 1.0 + 2.0 * half)
+                 if 1.0 < a < math.inf)
 
 
 @functools.lru_cache(maxsize=256)
@@ -295,6 +297,10 @@ def _ssp_calibration(epsilon, delta, private_clip, share, relation, releases):
     if not math.isfinite(epsilon):
         return 0.0, 0.0, NonPrivateDpEvent()
     eps_q = pure_share_epsilon(epsilon, delta, share) if private_clip else 0.0
+    if private_clip and not eps_q > 0.0:
+        raise ValueError(f"epsilon={epsilon!r} is too small for the private row clip: its "
+                         "share of epsilon underflows to 0. Give a larger epsilon, or a "
+                         "public clip=.")
     s, event = _calibrate(epsilon, delta, eps_q, relation, releases=releases)
     return eps_q, s, event
 
@@ -424,7 +430,11 @@ def _solve(A, rhs, penalty, max_iter, tol):
         return _solve_linear(A + penalty.lam * np.eye(A.shape[0]), rhs), 0, True
     w, sweeps = _cd_quadratic(A, rhs, penalty, np.zeros(rhs.size), max_iter, step_tol=tol)
     # Converged when the gradient mapping at step 1/L is small relative to its value at 0.
-    L = max(float(np.linalg.eigvalsh(A)[-1]), np.finfo(np.float64).tiny)
+    # L at least the penalty's strength / 1e300: a Gram matrix near 0 (rows near 0 with no
+    # noise, epsilon = inf) made the step 1/L times the penalty overflow in its prox, which
+    # refused the fit naming a step nobody passed (found by hypothesis, session 17).
+    strength = 0.0 if kind == PENALTY_BOX else max(map(abs, penalty.params), default=0.0)
+    L = max(float(np.linalg.eigvalsh(A)[-1]), np.finfo(np.float64).tiny, strength / 1e300)
     mapping = lambda v: L * (v - penalty.prox(v - (A @ v - rhs) / L, 1.0 / L))  # noqa: E731
     size = float(np.linalg.norm(mapping(w)))
     converged = sweeps < max_iter or size <= tol * max(1.0, float(

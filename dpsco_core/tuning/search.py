@@ -219,6 +219,13 @@ def _score_multiplier(solver_event, score_share):
     times the solver's RDP at order 2 divided by 2 (the trial's rho for Gaussian solvers)."""
     rho_solver = float(RdpAccountant([2.0]).compose(solver_event).rdp[0]) / 2.0
     rho_score = rho_solver * score_share / (1.0 - score_share)
+    if not rho_score > 0.0:
+        # a run calibrated to epsilon ~ 1e-150 or less: its RDP underflows to 0 and the score
+        # would need infinite noise (1 / sqrt(0) raised ZeroDivisionError; found by hypothesis,
+        # session 17)
+        raise ValueError("epsilon is too small for the private selection: the trials' runs "
+                         "are so noisy that their Renyi divergence underflows to 0, and the "
+                         "scores would need infinite noise. Give a larger epsilon.")
     return 1.0 / math.sqrt(2.0 * rho_score)
 
 
@@ -237,6 +244,34 @@ def _default_relation(solver, sampling):
     """:func:`tune_solver`'s relation when none is given."""
     return "replace_one" if sampling == "shuffle" and solver == "sgd" else \
         DEFAULT_RELATION[solver]
+
+
+def _check_score_noise(noise_multiplier, loss_clip, n_val, epsilon):
+    """Refuse, before anything is charged, a score whose exact Gaussian noise (standard
+    deviation ``noise_multiplier loss_clip / n_val``, public numbers) the secure sampler's grid
+    cannot hold (a tiny epsilon): every trial would fail at its score, after the charge."""
+    from .._secure import gaussian_parameters
+
+    try:
+        gaussian_parameters(loss_clip / n_val, noise_multiplier, 1)
+    except ValueError:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for the search: each trial's private score "
+            f"needs Gaussian noise of {noise_multiplier:.3g} times its sensitivity, beyond "
+            "what the exact sampler holds. Use a larger epsilon, a smaller mean (fewer "
+            "trials) or a larger score_share.") from None
+
+
+def _check_sgd_relation(relation, sampling, name):
+    """Refuse the pairs ``dp_sgd`` refuses (its accounting holds Poisson batches under
+    add/remove-one and zero-out, shuffled batches under replace-one and zero-out), naming
+    the caller's argument ``name``."""
+    if (relation is NeighboringRelation.REPLACE_ONE and sampling == "poisson") or (
+            relation is NeighboringRelation.ADD_OR_REMOVE_ONE and sampling == "shuffle"):
+        allowed = ("add_or_remove_one or zero_out" if sampling == "poisson"
+                   else "replace_one or zero_out")
+        raise ValueError(f"{name}={relation.value!r} is not supported by DP-SGD with "
+                         f"sampling={sampling!r}: its accounting holds under {allowed}.")
 
 
 def search_event(*, epsilon: float, delta: float, solver: str, n_samples: int,
@@ -269,6 +304,8 @@ def search_event(*, epsilon: float, delta: float, solver: str, n_samples: int,
     if solver == "cd":
         sampling = "poisson"            # as tune_solver: one cache key for DP-CD's events
     relation = _check_relation(neighboring_relation or _default_relation(solver, sampling))
+    if solver == "sgd":
+        _check_sgd_relation(relation, sampling, "neighboring_relation")
     events = _search_plan(solver, epsilon, delta, n_samples, n_samples, n_features, passes,
                           mean, shape, relation, batch_size, average, score_share, refit,
                           selection_share if refit else None, sampling)[3]
@@ -345,6 +382,14 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
         ``(epsilon, trial_event)``: the conservative end of the bisection.
     """
     from ..exceptions import PrivacyBudgetError
+
+    if solver not in ("cd", "sgd"):
+        raise ValueError(f"solver must be 'cd' or 'sgd'; got {solver!r}.")
+    if sampling not in ("poisson", "shuffle"):
+        raise ValueError(f"sampling must be 'poisson' or 'shuffle'; got {sampling!r}.")
+    relation = _check_relation(relation, "relation")
+    if solver == "sgd":
+        _check_sgd_relation(relation, sampling, "relation")
 
     def cost(e):
         try:
@@ -554,6 +599,7 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         constants = rms_smoothness(problem.loss, rms_row_norm, p,
                                    feature_bounds=problem.public_bounds.feature_bounds(p))
 
+    _check_score_noise(t_event.events[1].noise_multiplier, B, n_val, epsilon)
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before the data
 
     seed_split, seed_sel, seed_final = child_seed_sequences(check_random_state(random_state),

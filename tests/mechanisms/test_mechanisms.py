@@ -275,3 +275,40 @@ def test_gaussian_bad_x():
 def test_a_tiny_sensitivity_names_the_secure_grid_and_the_sensitivity():
     with pytest.raises(ValueError, match="sensitivity"):
         mech.gaussian_mechanism(1.0, sensitivity=1e-300, epsilon=1.0, delta=1e-6)
+
+
+@pytest.mark.parametrize("release", [
+    lambda b: mech.laplace_mechanism(np.zeros(2), sensitivity=1.0, epsilon=1e-300,
+                                     random_state=0, budget=b),
+    lambda b: mech.gaussian_mechanism(np.zeros(2), sensitivity=1.0, noise_multiplier=1e200,
+                                      random_state=0, budget=b),
+    lambda b: mech.report_noisy_max(np.zeros(3), sensitivity=1.0, epsilon=1e-300, secure=True,
+                                    random_state=0, budget=b),
+    lambda b: mech.report_noisy_max(np.zeros(3), sensitivity=1.0, epsilon=1e-300,
+                                    return_value=True, random_state=0, budget=b),
+], ids=["laplace", "gaussian", "noisy-max-secure", "noisy-max-value"])
+def test_exact_sampler_refusals_cost_no_budget(release):
+    """Pinned (session 17, hypothesis outside CI): the exact samplers' grid parameters (public:
+    sensitivity, epsilon or multiplier, the size of x) were computed after the budget was
+    charged, so a noise scale the grid cannot hold (epsilon = 1e-300) raised after the charge
+    and the refused release stayed in the ledger; and the Laplace message printed a
+    300-digit number of grid units. They are checked before the charge now."""
+    from dpsco_core.privacy import Budget
+
+    budget = Budget(1.0, 1e-5, accountant="basic-composition",
+                    neighboring_relation="replace_one")
+    with pytest.raises(ValueError, match="too large for secure=True") as info:
+        release(budget)
+    assert budget.ledger == ()
+    assert len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("z", [1e150, 1e154, 2e154, 1e200, 1e300])
+def test_exact_gaussian_event_of_a_huge_multiplier(z):
+    """Pinned (session 17, found with the test above): rho = 0.5 / z**2 raised OverflowError
+    for z above ~1.3e154 (z**2 of a Python float); rho is now rounded up from (0.5 / z) / z."""
+    gm = mech.GaussianMechanism(sensitivity=1.0, noise_multiplier=z)
+    if z <= 1e154:
+        assert gm.event.rho == 0.5 / z ** 2            # unchanged where z**2 is finite
+    else:
+        assert 0.0 < gm.event.rho and gm.event.rho > 0.5 / z / z

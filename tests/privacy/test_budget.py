@@ -1,5 +1,6 @@
 """Budget: refuses before the data are touched, composes as the accountant does, one relation."""
 
+import math
 import threading
 
 import numpy as np
@@ -487,3 +488,33 @@ def test_an_invalid_public_argument_costs_nothing(call):
         dp.mechanisms.laplace_mechanism(np.array([np.nan]), sensitivity=1.0, epsilon=1.0,
                                         budget=budget)
     assert len(budget.ledger) == 1
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1e300, 1e-300), (1e300, 0.1), (1e-300, 1e-300),
+                                            (1e-300, 0.1), (5e-324, 0.5)])
+def test_budget_at_degenerate_epsilons(epsilon, delta):
+    """Pinned (session 17, hypothesis outside CI): the default "rdp" mode adds the 49 orders
+    around its own zCDP optimum 1 + sqrt(log(1/delta) / rho); at epsilon = 1e300 they all
+    rounded to 1 ("orders must all be in (1, inf); got 1.0", naming an argument nobody
+    passed), and at epsilon = 1e-300 rho underflowed to 0 (ZeroDivisionError). Orders outside
+    (1, inf) are now left out."""
+    from dpsco_core.privacy.calibration import zcdp_centred_orders
+
+    budget = Budget(epsilon, delta)
+    assert np.all(np.asarray(budget.orders) > 1.0) and np.all(np.isfinite(budget.orders))
+    assert all(1.0 < a < math.inf for a in zcdp_centred_orders(epsilon, delta))
+    try:
+        budget.charge(GaussianDpEvent(10.0), neighboring_relation="replace_one")
+    except PrivacyBudgetError:
+        assert budget.ledger == ()
+    assert 0.0 <= budget.spent_epsilon <= epsilon
+
+
+def test_zcdp_centred_orders_unchanged_at_ordinary_budgets():
+    """Bitwise the orders before the filter (values of session 17)."""
+    from dpsco_core.privacy.calibration import zcdp_centred_orders
+
+    orders = zcdp_centred_orders(1.0, 1e-6)
+    assert len(orders) == 49
+    assert (orders[0], orders[24], orders[-1]) == (8.030571665885997, 29.122286663543985,
+                                                   113.48914665417594)

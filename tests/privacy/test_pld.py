@@ -237,3 +237,74 @@ def test_noisy_mirror_descent_with_the_pld_accountant():
     assert res.stats["noise_multiplier"] < rdp.stats["noise_multiplier"]
     with pytest.raises(ValueError, match="accountant"):
         md.localized_mirror_descent(prob, accountant="prv", **kwargs)
+
+
+@pytest.mark.parametrize("event", [
+    GaussianDpEvent(1e-3), GaussianDpEvent(1e-300), LaplaceDpEvent(1e-300),
+    LaplaceDpEvent(1e-4), PoissonSampledDpEvent(0.01, GaussianDpEvent(1e-3)),
+    PoissonSampledDpEvent(0.01, GaussianDpEvent(1e-300)),
+    SingleEpochTreeAggregationDpEvent(1e-300, 4),
+])
+def test_pld_counts_a_loss_beyond_its_range_as_non_private(event):
+    """Pinned (session 17, hypothesis outside CI, a Budget(accountant="pld") charged with a
+    mechanism at a huge epsilon): a Gaussian of multiplier 1e-3 asked dp-accounting for a
+    76 GiB PLD (MemoryError), 1e-300 divided by zero, a Laplace of scale 1e-300 raised
+    "Maximum allowed size exceeded" and one of 1e-5 ran out of memory. A release whose
+    privacy loss reaches beyond MAX_PLD_PRIVACY_LOSS = 500 now counts as non-private."""
+    acc = PldAccountant(ZERO_OUT).compose(event)
+    assert acc.get_epsilon(1e-5) == math.inf
+    assert acc.get_delta(1.0) == 1.0
+
+
+def test_pld_below_its_range_is_unchanged():
+    """The releases inside the range keep their PLD (bitwise, values of session 17)."""
+    assert PldAccountant(ZERO_OUT).compose(GaussianDpEvent(1.0)).get_epsilon(1e-5) == \
+        4.377178100029208
+    assert PldAccountant(ZERO_OUT).compose(LaplaceDpEvent(0.1)).get_epsilon(1e-5) == \
+        9.999980000300997
+
+
+def test_pld_budget_refuses_a_huge_epsilon_as_over_budget():
+    from dpsco_core import mechanisms
+    from dpsco_core.exceptions import PrivacyBudgetError
+    from dpsco_core.privacy import Budget
+
+    budget = Budget(1.0, 1e-5, accountant="pld", neighboring_relation="replace_one")
+    with pytest.raises(PrivacyBudgetError, match="epsilon=inf"):
+        mechanisms.laplace_mechanism(np.zeros(1), sensitivity=1.0, epsilon=1e300,
+                                     random_state=0, budget=budget)
+    assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("event", [GaussianDpEvent(1e-300),
+                                   SingleEpochTreeAggregationDpEvent(1e-300, 4)])
+def test_gdp_multiplier_whose_square_underflows(event):
+    """Pinned (session 17): 1 / s^2 divided by zero for s below 1e-154 (ZeroDivisionError
+    from a Budget(accountant="gdp") charge); the GDP mu is now inf."""
+    acc = GdpAccountant(ZERO_OUT).compose(event)
+    assert acc.mu == math.inf and acc.get_epsilon(1e-5) == math.inf
+
+
+@pytest.mark.parametrize("event", [
+    SelfComposedDpEvent(LaplaceDpEvent(0.5), 10**9),
+    SelfComposedDpEvent(EpsilonDeltaDpEvent(1.0), 10**9),
+    SelfComposedDpEvent(PoissonSampledDpEvent(0.5, GaussianDpEvent(1.0)), 10**9),
+])
+def test_pld_counts_a_composition_beyond_its_range_as_non_private(event):
+    """Pinned (session 17, hypothesis outside CI): a billion Laplace releases of scale 0.5
+    asked dp-accounting for a 29.8 TiB composed PMF (MemoryError, after two minutes of the
+    test). A self-composition whose PMF would hold more than MAX_PLD_POINTS = 1e7 points
+    (from dp-accounting's own truncation bounds, computed without composing) counts as
+    non-private."""
+    acc = PldAccountant(ZERO_OUT).compose(event)
+    assert acc.get_epsilon(1e-5) == math.inf
+    assert acc.get_delta(1.0) == 1.0
+
+
+def test_pld_compositions_inside_the_range_are_unchanged():
+    """Bitwise the values before the check (session 17): DP-SGD's ledger of the issue, and a
+    pure ledger of 1000 releases of epsilon 1 (2e4-point PMFs composed to ~5e6 points)."""
+    dpsgd = SelfComposedDpEvent(PoissonSampledDpEvent(256 / 45312, GaussianDpEvent(0.9)), 8850)
+    assert PldAccountant(ZERO_OUT).compose(dpsgd).get_epsilon(1e-5) == 3.714515448911972
+    pure = SelfComposedDpEvent(EpsilonDeltaDpEvent(1.0), 1000)
+    assert PldAccountant(ZERO_OUT).compose(pure).get_epsilon(1e-5) == 577.912117620654

@@ -355,3 +355,29 @@ def test_negative_per_coordinate_clips_are_named_as_such():
         dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=1, clip=-np.ones(prob.n_features))
     with pytest.raises(ValueError, match="got shape"):
         dp.dp_cd(prob, epsilon=1.0, delta=1e-5, passes=1, clip=np.ones(prob.n_features + 1))
+
+
+@pytest.mark.parametrize("smoothness", ["auto", "public", "array"])
+def test_public_constants_refusal_costs_no_budget(smoothness):
+    """Pinned (session 17, hypothesis outside CI): with public M_j (the problem's bounds, or
+    an array) the noise a tiny epsilon needs (1e-300: sigma ~ 1e300, beyond 1e150) was
+    refused after the budget was charged, and the refused run stayed in a GDP budget's ledger
+    (GDP composes it to epsilon ~ 0, so the charge passed). The public constants are now
+    checked before the charge; with constants read from the data the order is unchanged."""
+    from dpsco_core.privacy import Budget
+
+    prob = dp.Problem(np.array([[1.0, 0.5], [-0.5, 1.0], [0.25, -1.0]]),
+                      np.array([1.0, -1.0, 0.5]), penalty=dp.L1(0.1), bounds=(-1.0, 1.0),
+                      label_bound=1.0)
+    M = np.array([1.0, 1.0]) if smoothness == "array" else smoothness
+    budget = Budget(1.0, 1e-5, accountant="gdp", neighboring_relation="replace_one")
+    with pytest.raises(ValueError, match=r"epsilon=1e-300 is too small for this run"):
+        dp.dp_cd(prob, epsilon=1e-300, delta=1e-6, passes=1, step=1.0, clip=1.0,
+                 smoothness=M, random_state=0, record_history=False, budget=budget)
+    assert budget.ledger == ()
+    # the same run at an ordinary epsilon is charged and bitwise the run without a budget
+    a = dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=1, step=1.0, clip=1.0, smoothness=M,
+                 random_state=0, budget=budget)
+    b = dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=1, step=1.0, clip=1.0, smoothness=M,
+                 random_state=0)
+    assert len(budget.ledger) == 1 and a.coef.tobytes() == b.coef.tobytes()

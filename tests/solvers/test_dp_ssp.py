@@ -375,3 +375,39 @@ def test_too_many_columns_refused_before_anything_is_formed():
     with pytest.raises(ValueError, match="at most 16384 columns"):
         dp_ssp(prob, epsilon=1.0, delta=DELTA, random_state=0, budget=budget)
     assert budget.ledger == ()
+
+
+def test_non_private_solve_with_a_gram_matrix_near_zero():
+    """Pinned (session 17, hypothesis outside CI, through DPLasso(alpha=1000, epsilon=inf)):
+    rows near 0 and no noise give a Gram matrix near 0, whose top eigenvalue set the
+    convergence check's step 1 / L; 1 / L times the L1 strength overflowed in the prox, and the
+    fit was refused with "step must be at most 1.8e+305 for this penalty", a step nobody
+    passed. L is now at least the penalty's strength / 1e300 (the check only)."""
+    X = np.array([[-2.22507386e-313], [6.43769558e-189]])
+    prob = dp.Problem(X, np.zeros(2), loss="half_squared", penalty=dp.L1(1000.0),
+                      row_norm=1.0, label_bound=1.0)
+    res = dp_ssp(prob, epsilon=math.inf, delta=1e-5, random_state=0)
+    np.testing.assert_array_equal(res.coef, [0.0])
+
+
+def test_epsilons_whose_zcdp_optimum_leaves_the_float_range():
+    """Pinned (session 17, hypothesis outside CI, from Budget at degenerate epsilons): the
+    orders added around the zCDP optimum 1 + sqrt(log(1/delta) / rho) were inf at epsilon =
+    1e-160 ("orders must contain only finite values", naming an argument nobody passed) and
+    divided by zero below (rho underflowed); they are left out now. Below ~1e-160 the private
+    clip's share of epsilon underflows to 0 and is refused before the charge, naming
+    epsilon."""
+    from dpsco_core.privacy import Budget
+
+    prob = dp.Problem(np.array([[0.5], [0.2]]), np.zeros(2), loss="half_squared",
+                      row_norm=1.0, label_bound=1.0)
+    for clip in (None, 1.0):
+        res = dp_ssp(prob, epsilon=1e-160, delta=1e-5, clip=clip, random_state=0)
+        assert np.all(np.isfinite(res.coef)) and res.privacy.epsilon <= 1e-160
+    assert np.all(np.isfinite(dp_ssp(prob, epsilon=1e-200, delta=1e-5, clip=1.0,
+                                     random_state=0).coef))
+    budget = Budget(1.0, 1e-5, neighboring_relation="replace_one")
+    with pytest.raises(ValueError, match=r"epsilon=1e-200 is too small for the private row "
+                                         r"clip"):
+        dp_ssp(prob, epsilon=1e-200, delta=1e-5, random_state=0, budget=budget)
+    assert budget.ledger == ()

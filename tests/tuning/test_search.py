@@ -587,3 +587,64 @@ def test_rms_row_norm_gives_the_runs_smoothness_constants(monkeypatch, problem, 
                     rms_row_norm=math.nan, candidates=[grids.Candidate(1.0, 0.5)],
                     loss_clip=10.0, budget=budget)
     assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("relation, sampling", [(NeighboringRelation.REPLACE_ONE, "poisson"),
+                                                (NeighboringRelation.ADD_OR_REMOVE_ONE,
+                                                 "shuffle")])
+def test_trial_epsilon_refuses_dp_sgds_unsupported_relations_naming_relation(relation,
+                                                                             sampling):
+    """Pinned (session 17, hypothesis outside CI): trial_epsilon(solver="sgd",
+    relation=replace-one) with Poisson batches reached the accountant, whose
+    UnsupportedEventError named no argument; it now refuses the pairs dp_sgd refuses, naming
+    ``relation`` (search_event names ``neighboring_relation``), as tune_solver does."""
+    from dpsco_core.tuning.search import search_event
+
+    with pytest.raises(ValueError, match=rf"^relation='{relation.value}' is not supported by "
+                                         rf"DP-SGD with sampling='{sampling}'"):
+        trial_epsilon(target_epsilon=1.0, target_delta=1e-6, solver="sgd", n_train=100,
+                      n_features=3, passes=1.0, mean=3.0, shape=1.0, relation=relation,
+                      batch_size=10, sampling=sampling)
+    with pytest.raises(ValueError, match=rf"^neighboring_relation='{relation.value}'"):
+        search_event(epsilon=1.0, delta=1e-6, solver="sgd", n_samples=100, n_features=3,
+                     passes=1.0, neighboring_relation=relation, sampling=sampling,
+                     batch_size=10)
+    for bad, name in [(dict(solver="newton"), "solver"), (dict(sampling="other"), "sampling"),
+                      (dict(relation="bogus"), "relation")]:
+        args = dict(target_epsilon=1.0, target_delta=1e-6, solver="cd", n_train=100,
+                    n_features=3, passes=1.0, mean=3.0, shape=1.0,
+                    relation=NeighboringRelation.REPLACE_ONE)
+        with pytest.raises(ValueError, match=f"^{name} must be"):
+            trial_epsilon(**{**args, **bad})
+
+
+def test_search_refuses_a_score_the_exact_sampler_cannot_hold_before_the_charge():
+    """Pinned (session 17, hypothesis outside CI, through DPLasso(epsilon=1e-6) on 3
+    records): each trial's score is an exact Gaussian whose noise (public: its multiplier,
+    the loss clip and the public count) the sampler's grid could not hold; the search was
+    charged, then its first trial failed with the sampler's message (secure=True, "1
+    coordinates of x": arguments of nobody's call). It is refused before the charge now,
+    naming epsilon."""
+    prob = Problem(np.array([[0.5], [0.2], [-0.3]]), np.array([0.1, 0.2, 0.3]),
+                   loss="half_squared", bounds=(-1, 1), label_bound=1.0)
+    budget = Budget(10.0, 0.5)
+    with pytest.raises(ValueError, match=r"^epsilon=1e-06 is too small for the search: each "
+                                         r"trial's private score"):
+        tune_solver(prob, epsilon=1e-6, delta=1.0 / 9, solver="cd", passes=1, mean=3.0,
+                    random_state=0, budget=budget)
+    assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+def test_selection_at_an_epsilon_whose_runs_underflow_names_epsilon(solver):
+    """Pinned (session 17, hypothesis outside CI, DPLasso(epsilon=1e-300) charged to a
+    Budget): a trial's run at epsilon ~ 1e-300 has an RDP that underflows to 0, and the
+    score's multiplier 1 / sqrt(2 rho) raised ZeroDivisionError."""
+    # (DP-SGD's calibration already refuses epsilon ~ 1e-300 itself: "cannot meet epsilon")
+    message = "^epsilon is too small for the private selection" if solver == "cd" else \
+        r"^the selection cannot meet epsilon=1e-300"
+    with pytest.raises(ValueError, match=message):
+        trial_epsilon(target_epsilon=1e-300, target_delta=1e-6, solver=solver, n_train=30,
+                      n_features=2, passes=1.0, mean=2.0, shape=1.0,
+                      relation=NeighboringRelation.REPLACE_ONE if solver == "cd"
+                      else NeighboringRelation.ZERO_OUT, batch_size=3)
