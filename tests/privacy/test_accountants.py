@@ -7,7 +7,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpsco_core.exceptions import OrderGridWarning, UnsupportedEventError
+from dpsco_core.exceptions import OrderGridWarning, PrivacyBudgetError, UnsupportedEventError
 from dpsco_core.privacy import (
     ComposedDpEvent,
     EpsilonDeltaDpEvent,
@@ -407,3 +407,19 @@ def test_pure_accountant_infinite_and_overflowing_sums():
     assert PureDpAccountant().compose(EpsilonDeltaDpEvent(1e308), 2).epsilon == math.inf
     tiny = PureDpAccountant().compose(EpsilonDeltaDpEvent(5e-324), 3)   # subnormals: exact
     assert tiny.epsilon == 1.5e-323
+
+
+@pytest.mark.parametrize("parts", [(1e-300,), (1e-200, 1.0)])
+def test_sampled_composition_of_a_multiplier_whose_inverse_square_overflows(parts):
+    """Pinned (session 17, hypothesis outside CI, a Budget charged with it): the effective
+    multiplier (sum s_i^-2)^-1/2 of Gaussians on one Poisson batch raised OverflowError from
+    s ** -2 for s below ~1e-154; such a composition has (almost) no noise: epsilon inf."""
+    from dpsco_core.privacy import Budget
+
+    event = PoissonSampledDpEvent(0.5, ComposedDpEvent(tuple(GaussianDpEvent(s) for s in parts)))
+    acc = RdpAccountant(None, NeighboringRelation.ZERO_OUT).compose(event)
+    assert acc.get_epsilon(1e-5) == math.inf
+    budget = Budget(1.0, 1e-5, neighboring_relation="zero_out")
+    with pytest.raises(PrivacyBudgetError, match="epsilon=inf"):
+        budget.charge(event, neighboring_relation="zero_out")
+    assert budget.ledger == ()
