@@ -68,11 +68,13 @@ Requires scikit-learn >= 1.6 (``pip install "dpsco-core[sklearn]"``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import math
 import re
 import warnings
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -136,6 +138,62 @@ def _structure_checked(X):
     if isinstance(X, np.ndarray) and (isinstance(X, np.ma.MaskedArray) or X.dtype.kind in "mM"):
         check_real_array(X, "X")     # raises; other dtypes get scikit-learn's own errors
     return X
+
+
+#: Errors of scikit-learn's and NumPy's input checks that quote the data they reject, and the
+#: part of each message kept: (pattern, kept prefix or None for a message of our own).
+_WITHHELD = " (the values are withheld from this message: the data are private)"
+_RESHAPE_HINT = ("Reshape your data either using array.reshape(-1, 1) if your data has a "
+                 "single feature or array.reshape(1, -1) if it contains a single sample.")
+
+
+def _without_values(message: str) -> str | None:
+    """``message`` with the data values it quotes removed, or None when it quotes none that
+    scikit-learn or NumPy are known to quote.
+
+    Known quoting messages: scikit-learn's "Expected 2D array, got 1D array instead:
+    array=[...]" and "Complex data not supported\n[...]", its parameter validation's
+    "... Got <value> instead.", NumPy's "could not convert string to float: '<entry>'" and
+    "invalid literal for int() ...: '<entry>'". The prefixes name the problem; the values are
+    dropped, including the traceback's chained exception (``from None``).
+    """
+    if "array=" in message:
+        head = message.split("array=", 1)[0].rstrip(" :\n")
+        return f"{head}{_WITHHELD}. {_RESHAPE_HINT}"
+    if message.startswith("Complex data not supported"):
+        return f"Complex data not supported{_WITHHELD}."
+    if re.match(r"(could not convert|invalid literal)", message):
+        return ("an entry of the data does not convert to a number" + _WITHHELD
+                + ": pass real numbers (bool, integer or float).")
+    if re.search(r"\bGot\b.*\binstead\b", message, flags=re.DOTALL):
+        head = re.split(r"\s*\bGot\b", message, maxsplit=1)[0].rstrip(" .")
+        return f"{head}{_WITHHELD}."
+    return None
+
+
+@contextlib.contextmanager
+def _values_withheld() -> Iterator[None]:
+    """Re-raise input errors of scikit-learn and NumPy without the data values they quote.
+
+    An error message is an output: it reaches logs, notebooks and whoever queries a service
+    built on these estimators, none of which ``privacy_`` accounts for. Messages of
+    dpsco-core's own checks name shapes and dtypes, never values; this keeps the third-party
+    ones to the same rule (tests/privacy/test_error_messages.py feeds sentinel values
+    through every entry point). Errors quoting no values are re-raised unchanged.
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        message = _without_values(str(exc))
+        if message is None:
+            raise
+        raise type(exc)(message) from None
+
+
+def _validate_private(estimator: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
+    """scikit-learn's ``validate_data`` on our structure check, its errors quoting no data."""
+    with _values_withheld():
+        return validate_data(estimator, _structure_checked(X), *args, **kwargs)
 
 
 def _check_sample_weight(sample_weight, n_samples):
@@ -970,7 +1028,7 @@ class _DPLinearModel(BaseEstimator):
         from .public_bounds import check_public_bounds
 
         check_is_fitted(self)
-        X = validate_data(self, _structure_checked(X), accept_sparse=["csr", "csc"],
+        X = _validate_private(self, X, accept_sparse=["csr", "csc"],
                           reset=False, dtype=np.float64)
         public = check_public_bounds(self.bounds, self.row_norm, None)
         return X if public is None else public.enforce_features(X)
@@ -1318,7 +1376,7 @@ class DPLasso(RegressorMixin, _DPLinearModel):
             Without public ``bounds`` / ``row_norm`` (the solver's constants are then read
             from the data), and with ``diagnostics=True``.
         """
-        X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
+        X, y = _validate_private(self, X, y, accept_sparse=["csr", "csc"],
                              dtype=np.float64,
                              y_numeric=True)
         _check_sample_weight(sample_weight, X.shape[0])
@@ -1368,7 +1426,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         float
             :math:`1 - \\sum_i (y_i - \\hat y_i)^2 / \\sum_i (y_i - \\bar y)^2`.
         """
-        return float(super().score(X, y, sample_weight=sample_weight))
+        with _values_withheld():
+            return float(super().score(X, y, sample_weight=sample_weight))
 
 
 
@@ -1796,7 +1855,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         """
         from .privacy.budget import Budget
 
-        X, y = validate_data(self, _structure_checked(X), y, accept_sparse=["csr", "csc"],
+        X, y = _validate_private(self, X, y, accept_sparse=["csr", "csc"],
                              dtype=np.float64)
         check_classification_targets(y)     # rejects continuous targets, as scikit-learn does
         _check_sample_weight(sample_weight, X.shape[0])
@@ -1969,7 +2028,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         from sklearn.metrics import accuracy_score
 
         check_is_fitted(self)
-        y = np.asarray(y)
-        truth = _label_index(y, None if self.classes is None else self.classes_)
-        return float(accuracy_score(truth, self._predicted_index(X),
-                                    sample_weight=sample_weight))
+        with _values_withheld():
+            y = np.asarray(y)
+            truth = _label_index(y, None if self.classes is None else self.classes_)
+            return float(accuracy_score(truth, self._predicted_index(X),
+                                        sample_weight=sample_weight))
