@@ -106,7 +106,8 @@ def dp_sgd_schedule(n_samples, passes, *, sampling="poisson", batch_size=None,
 
 def _smoothness(problem, smoothness, epsilon):
     r"""Check ``smoothness`` now; return a function giving beta of the step gamma / beta and
-    the report's assumptions and conditions.
+    the report's assumptions and conditions, and whether that beta is public (it reads no
+    record, so its checks run before the charge).
 
     ``"public"``: :math:`\beta \le s_\ell R'^2` from the problem's public bounds
     (:mod:`dpsco_core.public_bounds`). ``"exact"``: :math:`s_\ell \lambda_{\max}(X^\top X)/n`
@@ -124,17 +125,34 @@ def _smoothness(problem, smoothness, epsilon):
                              "with Problem(X, y, ..., bounds=(lower, upper)) and/or row_norm=.")
         if smoothness != "exact" and bounds is not None:
             beta = bounds.smoothness(problem.loss, problem.n_features)
-            return lambda: (beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source=repr(bounds))], [])
+            return (lambda: (beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source=repr(bounds))],
+                             [])), True
         if not math.isfinite(epsilon):     # a non-private run claims nothing to condition
-            return lambda: (problem.smoothness(), [], [])
+            return (lambda: (problem.smoothness(), [], [])), False
 
         def read_from_data():
             condition = data_constant("the smoothness constant beta of DP-SGD's step gamma / "
                                       "beta", SMOOTHNESS_CONDITION)
             return problem.smoothness(), [], [condition]
-        return read_from_data
+        return read_from_data, False
     beta = check_scalar(smoothness, "smoothness", low=0.0)
-    return lambda: (beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source="passed as smoothness=")], [])
+    return (lambda: (beta, [PUBLIC_SMOOTHNESS_ASSUMPTION.format(source="passed as smoothness=")],
+                     [])), True
+
+
+def _step_size(step, beta, noise_scale, norm):
+    """The step gamma / beta, refused when beta is 0 or the noise it adds to coef overflows
+    (a tiny beta, X near 0, makes step / beta huge). The message names no beta: read from
+    the data, it is private."""
+    if not beta > 0.0:
+        raise ValueError("the problem's smoothness constant beta is 0 (X is all zeros): the "
+                         "step gamma / beta is undefined.")
+    eta = step / beta
+    if not eta * noise_scale / norm <= MAX_NOISE_SCALE:
+        raise ValueError(f"step / beta times the noise standard deviation per batch is beyond "
+                         f"{MAX_NOISE_SCALE:g}: coef would overflow; rescale X (beta comes from "
+                         "X or its public bounds) or use a smaller step or a larger epsilon.")
+    return eta
 
 
 def _relation(neighboring_relation, sampling):
@@ -377,7 +395,7 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     # work of one parallel region: a batch's rows times p (serial below the threshold, and
     # no more threads than idle CPUs on a busy machine; results do not depend on it)
     n_threads = effective_n_threads(n_threads, work=max(1, int(norm)) * p)
-    read_beta = _smoothness(problem, smoothness, epsilon)
+    read_beta, beta_is_public = _smoothness(problem, smoothness, epsilon)
     assumptions = []
 
     batch_size_int = int(norm) if sampling == "shuffle" else 0
@@ -400,19 +418,14 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
         noise_scale = check_noise_scale(s * sensitivity_factor(relation) * clip, epsilon)
     else:
         s, noise_scale, event = 0.0, 0.0, NonPrivateDpEvent()
+    if beta_is_public:
+        # a public beta's step is refused (overflowing noise at a tiny epsilon) before the
+        # charge, as any invalid public argument is
+        _step_size(step, read_beta()[0], noise_scale, norm)
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
     beta, beta_assumptions, conditions = read_beta()
     assumptions = beta_assumptions + assumptions
-    if not beta > 0.0:
-        raise ValueError("the problem's smoothness constant beta is 0 (X is all zeros): the "
-                         "step gamma / beta is undefined.")
-    eta = step / beta
-    if not eta * noise_scale / norm <= MAX_NOISE_SCALE:
-        # the noise each step adds to coef: a tiny beta (X near 0) makes step / beta huge
-        raise ValueError(f"step / beta times the noise standard deviation per batch is "
-                         f"{eta * noise_scale / norm:.3g}, beyond {MAX_NOISE_SCALE:g}: coef "
-                         f"would overflow (beta={beta:.3g} from X); rescale X or use a "
-                         "smaller step or a larger epsilon.")
+    eta = _step_size(step, beta, noise_scale, norm)
 
     start = time.perf_counter()
     seed_seq = check_random_state(random_state)

@@ -43,7 +43,7 @@ import numpy as np
 from .._random import check_random_state, child_seed_sequences
 from .._validation import check_delta, check_scalar
 from ..privacy.accountants import RdpAccountant
-from ..privacy.budget import _check_relation, spend
+from ..privacy.budget import Budget, _check_relation, spend
 from ..privacy.calibration import _largest_within
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NeighboringRelation,
                               PoissonSampledDpEvent,
@@ -458,7 +458,7 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         Total delta, in (0, 1).
     solver : {"cd", "sgd"}, default="cd"
     passes : float, default=20.0
-    candidates : sequence of Candidate, optional
+    candidates : sequence of Candidate or of (step, clip) pairs, optional
         Public (step, clip) pairs; default the public grid: centred on the noise-level rule
         at the trial's epsilon given ``rms_row_norm``
         (:func:`~dpsco_core.tuning.grids.noise_rule_grid`), else spanning the bounds' scale
@@ -507,7 +507,9 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         Seeds the split, the selection and every run: the search is reproducible from a
         seed.
     budget : Budget, optional
-        Charged with the whole event before the data are read.
+        Charged with the whole event before the data are read. Every distinct candidate's
+        public checks run before the charge (the solver's own, up to its charge): a
+        candidate any trial or the refit would refuse raises with nothing charged.
     conditions : tuple of str, default=()
         Data-dependent conditions of the caller (for example a grid scale read from the
         data), added to the report with the runs' own assumptions and conditions.
@@ -606,7 +608,7 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
                                      n_samples=n_train, label_bound=label_bound,
                                      neighboring_relation=relation, sampling=sampling,
                                      batch_size=batch_size)
-    candidates = list(candidates)
+    candidates = _checked_candidates(candidates)
     event = events[0] if len(events) == 1 else ComposedDpEvent(tuple(events))
     # With public bounds, the solvers' constants are the bounds' worst cases, against which the
     # rule's step 1 is 25 times short on standardized features bounded at +-5: rho gives
@@ -625,6 +627,21 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
         raise ValueError(f"epsilon={epsilon!r} is too small for this search: the RDP accountant "
                          f"puts the selection and the refit at epsilon {planned.epsilon:.3g}. "
                          "Use refit=False, or a larger epsilon.")
+    # Each run divides by its public count: the split's size (public under replace-one and
+    # zero-out) or public_n under add/remove-one (no split then).
+    train_n = m if relation is NeighboringRelation.ADD_OR_REMOVE_ONE else None
+
+    def run(problem_, cand, eps_, delta_, seed, record_history=False, budget=None):
+        return _run_solver(solver, problem_, cand, eps_, delta_, passes, batch_size, average,
+                           relation, seed, record_history, public_n=train_n,
+                           sampling=sampling, smoothness=constants, budget=budget)
+
+    # Every candidate's public checks, on a training part of the trials' public size (its
+    # first rows: which rows does not matter to checks that read none), then the refit's.
+    _check_runs_before_charge(run, _split_problem(problem, slice(0, n - n_val)) if split
+                              else problem, candidates, e_trial, sel_delta)
+    if refit:
+        _check_runs_before_charge(run, problem, candidates, final_eps, final_delta)
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before the data
 
     seed_split, seed_sel, seed_final = child_seed_sequences(check_random_state(random_state),
@@ -635,17 +652,9 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
             _split_problem(problem, np.sort(perm[:n_val]))
     else:
         train = val = problem
-    # Each run divides by its public count: the split's size (public under replace-one and
-    # zero-out) or public_n under add/remove-one (no split then).
-    train_n = m if relation is NeighboringRelation.ADD_OR_REMOVE_ONE else None
     e_solver = e_trial
     s_event = t_event.events[1]
     s_score = s_event.noise_multiplier
-
-    def run(problem_, cand, eps_, delta_, seed, record_history=False):
-        return _run_solver(solver, problem_, cand, eps_, delta_, passes, batch_size, average,
-                           relation, seed, record_history, public_n=train_n,
-                           sampling=sampling, smoothness=constants)
 
     def trial(cand, seed):
         s_run, s_sc = child_seed_sequences(seed, 2)
@@ -698,9 +707,63 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
                         bool(zero_fallback))
 
 
+class _PublicChecksPassed(Exception):
+    """Raised by :class:`_ChecksOnlyBudget` at a run's charge: every check before it passed."""
+
+
+class _ChecksOnlyBudget(Budget):
+    """A budget whose charge ends the run: a solver given it runs the checks it makes before
+    its charge (public arguments and constants only: no record is read before a charge) and
+    stops there, reading no data and drawing no noise."""
+
+    def __init__(self) -> None:
+        super().__init__(1.0, 0.5)
+
+    def charge(self, *args: Any, **kwargs: Any) -> None:
+        raise _PublicChecksPassed
+
+
+def _checked_candidates(candidates):
+    """The public candidates as a non-empty list of :class:`Candidate` (``(step, clip)``
+    pairs are converted), each step and clip a number in (0, inf): checked before the
+    search's charge, so that no trial fails on them after the data were read."""
+    if isinstance(candidates, (str, bytes)) or not hasattr(candidates, "__iter__"):
+        raise TypeError("candidates must be a sequence of Candidate(step, clip); got "
+                        f"{type(candidates).__name__}.")
+    checked = []
+    for i, cand in enumerate(candidates):
+        if not isinstance(cand, Candidate):
+            if not (isinstance(cand, (tuple, list)) and len(cand) == 2):
+                raise TypeError(f"candidates[{i}] must be a Candidate(step, clip) or a (step, "
+                                f"clip) pair; got {type(cand).__name__}.")
+            cand = Candidate(*cand)
+        checked.append(Candidate(check_scalar(cand.step, f"candidates[{i}].step", low=0.0),
+                                 check_scalar(cand.clip, f"candidates[{i}].clip", low=0.0)))
+    if not checked:
+        raise ValueError("candidates is empty: pass at least one Candidate(step, clip).")
+    return checked
+
+
+def _check_runs_before_charge(run, problem, candidates, epsilon, delta):
+    """Run each distinct candidate's pre-charge checks (:class:`_ChecksOnlyBudget`).
+
+    A trial refused for a public reason (a step whose noise overflows at this epsilon, a clip
+    the solver refuses) would otherwise fail after the search's charge, with the budget spent
+    and a run of trials already made on the data; with public constants every such refusal
+    is raised here, before the charge. Checks that need the data (constants read from them,
+    without public bounds) still run inside the trials.
+    """
+    for cand in dict.fromkeys(candidates):
+        try:
+            run(problem, cand, epsilon, delta, None, budget=_ChecksOnlyBudget())
+        except _PublicChecksPassed:
+            continue
+        raise RuntimeError("a run passed its checks without charging its budget.")
+
+
 def _run_solver(solver, problem, cand, epsilon, delta, passes, batch_size, average, relation,
                 seed, record_history=False, public_n=None, sampling="poisson",
-                smoothness=None):
+                smoothness=None, budget=None):
     """One run; ``smoothness``: None (the solver's default) or ``(M, beta)`` public constants."""
     if solver == "cd":
         from ..solvers.dp_cd import dp_cd
@@ -708,7 +771,7 @@ def _run_solver(solver, problem, cand, epsilon, delta, passes, batch_size, avera
         return dp_cd(problem, epsilon=epsilon, delta=delta, passes=passes, step=cand.step,
                      clip=cand.clip, average=average, neighboring_relation=relation,
                      public_n=public_n, random_state=seed, record_history=record_history,
-                     smoothness="auto" if smoothness is None else smoothness[0])
+                     smoothness="auto" if smoothness is None else smoothness[0], budget=budget)
     from ..solvers.dp_sgd import dp_sgd
 
     m = problem.n_samples if public_n is None else public_n
@@ -716,4 +779,4 @@ def _run_solver(solver, problem, cand, epsilon, delta, passes, batch_size, avera
                   batch_size=min(batch_size, m), step=cand.step, clip=cand.clip,
                   neighboring_relation=relation, public_n=public_n, random_state=seed,
                   record_history=record_history, conversion="improved", sampling=sampling,
-                  smoothness="auto" if smoothness is None else smoothness[1])
+                  smoothness="auto" if smoothness is None else smoothness[1], budget=budget)

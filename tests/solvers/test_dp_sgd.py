@@ -219,3 +219,29 @@ def test_shuffle_calibration_meets_the_accountant_exactly():
                      batch_size=128, sampling="shuffle", neighboring_relation="replace_one",
                      random_state=0)
         assert res.privacy.epsilon <= eps
+
+
+@pytest.mark.parametrize("smoothness", ["auto", "public", 1.0])
+def test_public_beta_step_refusal_costs_no_budget(smoothness):
+    """Session 18: with a public beta (the problem's bounds, or a number) a step whose noise
+    overflows coef (step / beta times the noise per batch beyond 1e150) was refused after
+    the budget was charged; it is refused before now. The message names no beta (read from
+    the data, it would be private)."""
+    from dpsco_core.privacy import Budget
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(50, 2))
+    prob = dp.Problem(X, X[:, 0], bounds=(-1.0, 1.0), label_bound=1.0)
+    budget = Budget(10.0, 1e-5)
+    with pytest.raises(ValueError, match="coef would overflow"):
+        dp_sgd(prob, epsilon=1.0, delta=1e-6, passes=1, batch_size=10, step=1e308, clip=1.0,
+               smoothness=smoothness, random_state=0, budget=budget)
+    assert budget.ledger == ()
+    # with beta read from the data the check can only run after the charge
+    budget = Budget(10.0, 1e-5)
+    with pytest.warns(dp.exceptions.PrivacyLeakWarning), \
+            pytest.raises(ValueError, match="coef would overflow") as error:
+        dp_sgd(prob, epsilon=1.0, delta=1e-6, passes=1, batch_size=10, step=1e308, clip=1.0,
+               smoothness="exact", random_state=0, budget=budget)
+    assert len(budget.ledger) == 1
+    assert "beta=" not in str(error.value)

@@ -666,3 +666,88 @@ def test_small_budget_with_refit_is_reported_within_epsilon(shape):
                       shape=shape, refit=True, random_state=0, budget=budget)
     assert res.privacy.epsilon <= 1e-4 and np.all(np.isfinite(res.coef))
     assert len(budget.ledger) == 1 and budget.spent_epsilon <= 1e-3
+
+
+def _bounded_problem(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 3))
+    return Problem(X, X[:, 0], loss="squared", bounds=(-1, 1), label_bound=1.0)
+
+
+@pytest.mark.parametrize("candidates, error, message", [
+    ([grids.Candidate(-1.0, 1.0)], ValueError, r"^candidates\[0\]\.step must be in"),
+    ([grids.Candidate(1.0, math.inf)], ValueError, r"^candidates\[0\]\.clip must be a finite"),
+    ([grids.Candidate(1.0, 1.0), grids.Candidate(math.nan, 1.0)], ValueError,
+     r"^candidates\[1\]\.step must be a finite"),
+    ([grids.Candidate(1.0, 0.0)], ValueError, r"^candidates\[0\]\.clip must be in"),
+    ([], ValueError, "^candidates is empty"),
+    (["x"], TypeError, r"^candidates\[0\] must be a Candidate"),
+    ("ab", TypeError, "^candidates must be a sequence"),
+    # public, valid as numbers, refused by the solver itself: noise times step overflows
+    ([grids.Candidate(1.0, 1.0), grids.Candidate(1e308, 1.0)], ValueError,
+     "coef would overflow"),
+])
+@pytest.mark.parametrize("solver", ["cd", "sgd"])
+@pytest.mark.parametrize("fraction", [0.0, 0.2])
+def test_candidates_a_run_would_refuse_are_refused_before_the_charge(candidates, error, message,
+                                                                     solver, fraction):
+    """Session 18: a candidate refused for a public reason (a step whose noise overflows, a
+    clip of 0 or inf, not a candidate at all) made its trial fail after the search's charge,
+    once the random stopping reached it: the budget was spent and trials had read the data.
+    Every distinct candidate now runs the solver's pre-charge checks first (a budget whose
+    charge stops the run), the refit's too."""
+    budget = Budget(10.0, 1e-5)
+    with pytest.raises(error, match=message):
+        tune_solver(_bounded_problem(), epsilon=1.0, delta=1e-6, solver=solver,
+                    candidates=candidates, validation_fraction=fraction, refit=True,
+                    passes=1, mean=3.0, random_state=0, budget=budget)
+    assert budget.ledger == ()
+
+
+def test_candidate_pairs_are_candidates():
+    """(step, clip) pairs are taken as Candidate(step, clip): the same search, bitwise."""
+    prob = _bounded_problem()
+    runs = [tune_solver(prob, epsilon=1.0, delta=1e-6, solver="cd", candidates=cands,
+                        passes=1, mean=3.0, random_state=4)
+            for cands in ([(0.5, 1.0), (1.0, 2.0)],
+                          [grids.Candidate(0.5, 1.0), grids.Candidate(1.0, 2.0)])]
+    np.testing.assert_array_equal(runs[0].coef, runs[1].coef)
+    assert runs[0].candidate == runs[1].candidate
+    assert isinstance(runs[0].candidate, grids.Candidate)
+
+
+def test_pre_charge_checks_read_no_record(monkeypatch):
+    """The candidates' checks stop at each run's charge: no run reads X before the search's
+    own charge, and the result is the one without the checks (they draw from no stream the
+    search uses)."""
+    from dpsco_core.tuning import search
+
+    prob = _bounded_problem()
+    order = []
+
+    class Recording(Budget):
+        def charge(self, *args, **kwargs):
+            order.append("charge")
+            return super().charge(*args, **kwargs)
+
+    real_columns = Problem.X_kernel_columns
+
+    def recording_columns(self, *args, **kwargs):
+        order.append("read")
+        return real_columns(self, *args, **kwargs)
+
+    monkeypatch.setattr(Problem, "X_kernel_columns", recording_columns)
+    candidates = [(0.5, 1.0), (0.5, 1.0), (1.0, 2.0)]
+    checked = []
+    real_checks = search._check_runs_before_charge
+    monkeypatch.setattr(search, "_check_runs_before_charge",
+                        lambda *a, **k: checked.append(a[2]) or real_checks(*a, **k))
+    result = tune_solver(prob, epsilon=1.0, delta=1e-6, solver="cd", candidates=candidates,
+                         passes=1, mean=3.0, random_state=4, budget=Recording(10.0, 1e-5))
+    assert checked == [[grids.Candidate(0.5, 1.0)] * 2 + [grids.Candidate(1.0, 2.0)]]
+    assert order[0] == "charge" and "read" in order
+    monkeypatch.setattr(search, "_check_runs_before_charge", lambda *a, **k: None)
+    np.testing.assert_array_equal(
+        result.coef, tune_solver(prob, epsilon=1.0, delta=1e-6, solver="cd",
+                                 candidates=candidates, passes=1, mean=3.0,
+                                 random_state=4).coef)
