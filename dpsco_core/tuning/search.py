@@ -427,9 +427,18 @@ def trial_epsilon(*, target_epsilon, target_delta, solver, n_train, n_features, 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderGridWarning)
         lo, hi = target_epsilon * 0.05, target_epsilon
-        if cost(lo)[0] > target_epsilon:
-            raise ValueError(f"the selection cannot meet epsilon={target_epsilon!r}: even "
-                             f"trials of epsilon {lo:.3g} exceed it (lower mean or shape).")
+        lowest, trial = cost(lo)
+        if lowest > target_epsilon:
+            if trial is None:       # the solver's own calibration, not the selection, refused
+                raise ValueError(
+                    f"the selection cannot meet epsilon={target_epsilon!r}: {solver!r} cannot "
+                    f"calibrate trials of epsilon {lo:.3g} (delta={target_delta!r}, "
+                    f"{passes!r} passes). Use a larger epsilon or fewer passes.")
+            raise ValueError(f"the selection cannot meet epsilon={target_epsilon!r}: with "
+                             f"trials of epsilon {lo:.3g} it costs {lowest:.3g}, most of it the "
+                             f"random stopping's own (mean={mean!r}, shape={shape!r}, "
+                             f"delta={target_delta!r}): use a smaller mean or shape, or a "
+                             "larger epsilon.")
         lo = _largest_within(lambda e: cost(e)[0] <= target_epsilon, lo, hi,
                              TRIAL_EPSILON_TOLERANCE)
         return lo, cost(lo)[1]

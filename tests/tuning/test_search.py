@@ -640,7 +640,8 @@ def test_selection_at_an_epsilon_whose_runs_underflow_names_epsilon(solver):
     """Pinned (session 17, hypothesis outside CI, DPLasso(epsilon=1e-300) charged to a
     Budget): a trial's run at epsilon ~ 1e-300 has an RDP that underflows to 0, and the
     score's multiplier 1 / sqrt(2 rho) raised ZeroDivisionError."""
-    # (DP-SGD's calibration already refuses epsilon ~ 1e-300 itself: "cannot meet epsilon")
+    # (DP-SGD's trials at any epsilon below ~1e-5 still cost the random stopping's own
+    # ~0.0078 at mean 2: "cannot meet epsilon")
     message = "^epsilon is too small for the private selection" if solver == "cd" else \
         r"^the selection cannot meet epsilon=1e-300"
     with pytest.raises(ValueError, match=message):
@@ -751,3 +752,28 @@ def test_pre_charge_checks_read_no_record(monkeypatch):
         result.coef, tune_solver(prob, epsilon=1.0, delta=1e-6, solver="cd",
                                  candidates=candidates, passes=1, mean=3.0,
                                  random_state=4).coef)
+
+
+def test_selection_refusal_names_its_cause(monkeypatch):
+    """Session 18: "lower mean or shape" was the remedy of every refusal, also where the
+    solver's calibration (not the random stopping) refused the trials. The random
+    stopping's floor is named with its cost; a calibration refusal names the solver."""
+    from dpsco_core.exceptions import PrivacyBudgetError
+    from dpsco_core.tuning import search
+
+    args = dict(target_epsilon=1e-3, target_delta=1e-6, solver="cd", n_train=30,
+                n_features=2, passes=1.0, mean=2.0, shape=1.0,
+                relation=NeighboringRelation.REPLACE_ONE)
+    with pytest.raises(ValueError, match=r"^the selection cannot meet epsilon=0\.001: with "
+                                         r"trials of epsilon 5e-05 it costs 0\.00\d+, most of "
+                                         r"it the random stopping's own \(mean=2\.0, "
+                                         r"shape=1\.0, delta=1e-06\): use a smaller mean"):
+        trial_epsilon(**args)
+
+    def refused(*a, **k):
+        raise PrivacyBudgetError("beyond max_noise_multiplier")
+
+    monkeypatch.setattr(search, "_trial_event", refused)
+    with pytest.raises(ValueError, match=r"^the selection cannot meet epsilon=1\.0: 'cd' "
+                                         r"cannot calibrate trials of epsilon 0\.05"):
+        trial_epsilon(**{**args, "target_epsilon": 1.0})
