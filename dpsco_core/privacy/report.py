@@ -32,7 +32,8 @@ from .events import (
 )
 
 __all__ = ["PrivacyReport", "ACCOUNTANTS", "DEFAULT_ASSUMPTIONS", "FLOATING_POINT_ASSUMPTION",
-           "MODES", "HEURISTIC_CONDITION", "SEEDED_ASSUMPTION", "seed_assumptions"]
+           "MODES", "HEURISTIC_CONDITION", "SEEDED_ASSUMPTION", "DISJOINT_BATCHES_ASSUMPTION",
+           "seed_assumptions", "disjoint_batches_report"]
 
 #: Modes a solver with a certified and a heuristic parametrisation states in its report.
 MODES = ("certified", "heuristic")
@@ -87,6 +88,58 @@ def seed_assumptions(random_state):
     tuple of str
     """
     return () if random_state is None else (SEEDED_ASSUMPTION,)
+
+
+#: The assumption of a report of phases run on disjoint batches (parallel composition).
+DISJOINT_BATCHES_ASSUMPTION = (
+    "parallel composition: the phases run on disjoint batches of the records (consecutive "
+    "public index ranges), a neighbour differs in one batch, and the later phases only "
+    "post-process that phase's output on identical data; the report is the worst phase's")
+
+
+def disjoint_batches_report(reports, random_state):
+    """The report of phases run one after another on disjoint batches, each started from the
+    previous output (the phased ERM of Feldman, Koren and Talwar 2020, used by ReSQue's
+    Proposition 11 and the noisy-GD baseline).
+
+    Under replace-one (and zero-out) a neighbour differs in one batch: the phases before it
+    are identical, its phase is (epsilon_i, delta_i)-DP and the later ones post-process its
+    output on identical data, so the run is (max epsilon_i, max delta_i)-DP. The report is
+    the worst phase's (largest epsilon; its ``event`` recomputes that epsilon), at the
+    largest delta, with every phase's conditions, :data:`DISJOINT_BATCHES_ASSUMPTION`, the
+    mode ``"heuristic"`` if any phase's is, and the caller's seed statement.
+
+    Parameters
+    ----------
+    reports : sequence of PrivacyReport
+        The phases' reports, under one neighbouring relation (not add/remove-one, under
+        which the batches' boundaries would move).
+    random_state : None, int, SeedSequence or Generator
+        The caller's argument, as given (the phases ran on child seeds).
+
+    Returns
+    -------
+    PrivacyReport
+    """
+    import dataclasses
+
+    from .events import NeighboringRelation
+
+    if not reports:
+        raise ValueError("disjoint_batches_report needs at least one phase's report.")
+    relations = {NeighboringRelation(r.neighboring_relation) for r in reports}
+    if len(relations) != 1 or NeighboringRelation.ADD_OR_REMOVE_ONE in relations:
+        raise ValueError("the phases' reports must share one neighbouring relation, "
+                         "replace-one or zero-out; got "
+                         f"{sorted(r.value for r in relations)}.")
+    worst = max(reports, key=lambda r: (r.epsilon, r.delta))
+    modes = {r.mode for r in reports}
+    mode = "heuristic" if "heuristic" in modes else worst.mode
+    report = dataclasses.replace(
+        worst, delta=max(r.delta for r in reports), mode=mode,
+        conditions=tuple(dict.fromkeys(c for r in reports for c in r.conditions)),
+        assumptions=tuple(dict.fromkeys(worst.assumptions + (DISJOINT_BATCHES_ASSUMPTION,))))
+    return with_caller_seed(report, random_state)
 
 
 def with_caller_seed(report, random_state):

@@ -40,8 +40,9 @@ class BaselineResult:
     Attributes
     ----------
     x : ndarray of shape (d,)
-    privacy : PrivacyReport or dict
-        The library's report (noisy GD) or the phases' composition (phased ERM).
+    privacy : PrivacyReport
+        The library's report (phased ERM: the worst phase's, by parallel composition over
+        disjoint batches, :func:`~dpsco_core.privacy.report.disjoint_batches_report`).
     epsilon, delta : float
         The guarantee.
     n_gradients : int
@@ -158,8 +159,8 @@ def phased_erm(data: Any, *, epsilon: float, delta: float, radius_bound: float,
     n, d, L = data.n_samples, data.n_features, float(data.lipschitz)
     eta = (R / L) * min(1.0 / math.sqrt(n), eps / math.sqrt(d * math.log(1.0 / dlt)))
     seeds = iter(child_seed_sequences(check_random_state(random_state), 64))
-    x, start, i, phases, n_grad = np.zeros(d), 0, 1, [], 0
-    eps_w, dlt_w = 0.0, 0.0
+    x, start, i, phases, reports, n_grad = np.zeros(d), 0, 1, [], [], 0
+    min_batch = check_int(min_batch, "min_batch", low=1)
     while (n >> i) >= min_batch:
         n_i = n >> i
         lam_i = 1.0 / (eta * 4.0 ** (-i) * n_i)
@@ -168,12 +169,13 @@ def phased_erm(data: Any, *, epsilon: float, delta: float, radius_bound: float,
                                  n_steps=max(1, math.ceil(steps_per_record * n_i)), reg=lam_i,
                                  reg_center=x, x0=x, random_state=next(seeds))
         x, start, n_grad = res.x, start + n_i, n_grad + res.n_gradients
-        eps_w, dlt_w = max(eps_w, res.epsilon), max(dlt_w, res.delta)
+        reports.append(res.privacy)
         phases.append({"n": n_i, "lam": lam_i, "epsilon": res.epsilon})
         i += 1
-    from ..privacy.report import seed_assumptions
+    if not phases:
+        raise ValueError(f"data must have at least {2 * min_batch} records (the first phase "
+                         f"uses n/2 >= min_batch = {min_batch}); got {n}.")
+    from ..privacy.report import disjoint_batches_report
 
-    privacy = {"epsilon": eps_w, "delta": dlt_w, "neighboring_relation": "replace_one",
-               "composition": "parallel (disjoint batches)", "phases": len(phases),
-               "assumptions": seed_assumptions(random_state)}
-    return BaselineResult(x, privacy, eps_w, dlt_w, n_grad, phases)
+    report = disjoint_batches_report(reports, random_state)
+    return BaselineResult(x, report, report.epsilon, report.delta, n_grad, phases)

@@ -100,9 +100,10 @@ class ResquePrivateResult:
     params : dict
         The parameters used (ε_opt, κ, ρ, r, β, T_1..T_3, iterations, calls).
     privacy : dict
-        The privacy report (mode, certified, neighbouring relation, accountant, calls;
-        ``"assumptions"`` lists :data:`~dpsco_core.privacy.SEEDED_ASSUMPTION` when the
-        caller gave ``random_state``).
+        ``"report"``: the :class:`~dpsco_core.privacy.report.PrivacyReport` (its ``event``
+        recomputes ``epsilon`` by the RDP accountant; its ``assumptions`` list
+        :data:`~dpsco_core.privacy.SEEDED_ASSUMPTION` when the caller gave ``random_state``),
+        and the mode, certified, neighbouring relation, accountant and calls.
     """
 
     x: np.ndarray
@@ -464,7 +465,10 @@ def resque_private_sco(data: Any, *, epsilon: float, delta: float, radius_bound:
     Returns
     -------
     ResquePrivateResult
-        ``n_gradients`` and ``params["phases"]`` cover every phase.
+        ``n_gradients`` and ``params["phases"]`` cover every phase; ``privacy["report"]`` is
+        the whole run's report: under ``"parallel"`` the worst phase's (with
+        :data:`~dpsco_core.privacy.report.DISJOINT_BATCHES_ASSUMPTION`), under ``"paper"`` the phases' events composed in
+        RDP at the sum of their deltas (tighter than adding their epsilons).
     """
     eps, dlt = check_privacy_parameters(epsilon, delta, mode)
     if phase_budget not in ("parallel", "paper"):
@@ -476,8 +480,8 @@ def resque_private_sco(data: Any, *, epsilon: float, delta: float, radius_bound:
     eta = (R / L) * min(1.0 / math.sqrt(n), eps / math.sqrt(d * math.log(1.0 / dlt)))
     seeds = iter(child_seed_sequences(check_random_state(random_state), 64))
     x = np.zeros(d)
-    start, i, phases, n_grad = 0, 1, [], 0
-    certified, eps_worst, delta_worst = True, 0.0, 0.0
+    start, i, phases, reports, n_grad = 0, 1, [], [], 0
+    certified = True
     while True:
         n_i = n >> i
         if n_i < n_min or start + n_i > n:
@@ -492,27 +496,58 @@ def resque_private_sco(data: Any, *, epsilon: float, delta: float, radius_bound:
         start += n_i
         n_grad += res.n_gradients
         certified = certified and res.certified
-        eps_worst, delta_worst = max(eps_worst, res.epsilon), max(delta_worst, res.delta)
         phases.append({"n": n_i, "lam": lam_i, "epsilon": res.epsilon, "delta": res.delta,
                        "n_gradients": res.n_gradients, **res.params})
+        reports.append(res.privacy["report"])
         i += 1
     if not phases:
         raise ValueError(f"data must have at least {2 * n_min} records (the first phase uses "
                          f"n/2 >= min_batch = {n_min}); got {n}.")
-    if phase_budget == "paper":    # sequential composition of the (eps/2^i, delta/2^i) phases
-        eps_total = sum(p["epsilon"] for p in phases)
-        delta_total = sum(p["delta"] for p in phases)
-    else:                          # disjoint batches: the worst phase
-        eps_total, delta_total = eps_worst, delta_worst
-    from ..privacy.report import seed_assumptions
-
-    privacy = {"mode": mode, "certified": certified, "epsilon": eps_total,
-               "delta": delta_total, "neighboring_relation": "replace_one",
+    report = _phased_report(reports, phase_budget, eps, random_state)
+    eps_total, delta_total = report.epsilon, report.delta
+    privacy = {"report": report, "mode": mode, "certified": certified,
+               "epsilon": eps_total, "delta": delta_total, "neighboring_relation": "replace_one",
                "composition": ("parallel (disjoint batches)" if phase_budget == "parallel"
-                               else "sequential over phases (Proposition 11 as printed)"),
+                               else "sequential over phases (Proposition 11's budgets, composed "
+                                    "in RDP)"),
                "phases": len(phases),
                # the phases ran on child seeds: the caller's random_state is what is stated
-               "assumptions": seed_assumptions(random_state)}
+               "assumptions": report.assumptions}
     return ResquePrivateResult(x, eps_total, delta_total, certified, mode,
                                Charge(0.0, math.inf, 0.0, certified, 0), n_grad,
                                {"phases": phases}, privacy)
+
+
+def _phased_report(reports, phase_budget, epsilon, random_state):
+    """The PrivacyReport of the phases of :func:`resque_private_sco` (each phase's report from
+    :func:`resque_private_erm`), recomputable from its ``event`` by the RDP accountant.
+
+    ``"parallel"``: the worst phase's report
+    (:func:`~dpsco_core.privacy.report.disjoint_batches_report`). ``"paper"``: the phases'
+    events composed in RDP (Lemma 3) and converted once at the sum of their deltas
+    (Corollary 1): never above the target, where adding the phases' (epsilon_i, delta_i) of
+    Proposition 11 would give their sum (0.46 against 0.71 on the tests' 4,000 records). The
+    conditions of every phase are kept; the mode is heuristic if any phase's is; the seed
+    statement is the caller's.
+    """
+    import dataclasses
+
+    from ..privacy.events import ComposedDpEvent, NeighboringRelation
+    from ..privacy.report import (DEFAULT_ASSUMPTIONS, PrivacyReport, disjoint_batches_report,
+                                  with_caller_seed)
+
+    if phase_budget == "parallel":
+        return disjoint_batches_report(reports, random_state)
+    conditions = tuple(dict.fromkeys(c for r in reports for c in r.conditions))
+    mode = "certified" if all(r.mode == "certified" for r in reports) else "heuristic"
+    report = PrivacyReport.from_event(
+        ComposedDpEvent(tuple(r.event for r in reports)),
+        delta=sum(r.delta for r in reports), accountant="rdp",
+        neighboring_relation=NeighboringRelation.REPLACE_ONE,
+        assumptions=DEFAULT_ASSUMPTIONS, mode=mode)
+    report = dataclasses.replace(report, conditions=tuple(
+        dict.fromkeys(report.conditions + conditions)))
+    if report.epsilon > epsilon * (1.0 + 1e-9):
+        raise RuntimeError(f"privacy calibration error: the phases compose to epsilon "
+                           f"{report.epsilon!r} above the target {epsilon!r}.")
+    return with_caller_seed(report, random_state)

@@ -19,7 +19,8 @@ from dpsco_core.datasets import make_rademacher_lasso
 from dpsco_core.estimators import DPLasso, DPLogisticRegression
 from dpsco_core.mlmc import mlmc_dp_sco
 from dpsco_core.privacy import SEEDED_ASSUMPTION
-from dpsco_core.privacy.report import seed_assumptions, with_caller_seed
+from dpsco_core.privacy.report import (DISJOINT_BATCHES_ASSUMPTION, PrivacyReport,
+                                      seed_assumptions, with_caller_seed)
 from dpsco_core.resque import GeometricMedianData, noisy_projected_gd, resque_private_erm
 from dpsco_core.solvers import mirror_descent as md
 from dpsco_core.tuning.search import tune_solver
@@ -191,5 +192,10 @@ def test_resque_phased_privacy_dicts_state_the_callers_seed():
                                                   radius_bound=1.0, min_batch=480,
                                                   line_search="constant", max_iter=2,
                                                   random_state=rs)):
-            assert run(None).privacy["assumptions"] == ()
-            assert run(5).privacy["assumptions"] == (SEEDED_ASSUMPTION,)
+            unseeded, seeded = run(None), run(5)
+            reports = [r.privacy if isinstance(r.privacy, PrivacyReport)
+                       else r.privacy["report"] for r in (unseeded, seeded)]
+            assert SEEDED_ASSUMPTION not in reports[0].assumptions
+            assert reports[1].assumptions == reports[0].assumptions + (SEEDED_ASSUMPTION,)
+            assert DISJOINT_BATCHES_ASSUMPTION in reports[0].assumptions
+            assert (reports[0].epsilon, reports[0].delta) == (unseeded.epsilon, unseeded.delta)
