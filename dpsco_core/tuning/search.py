@@ -728,7 +728,8 @@ class _ChecksOnlyBudget(Budget):
     def __init__(self) -> None:
         super().__init__(1.0, 0.5)
 
-    def charge(self, *args: Any, **kwargs: Any) -> None:
+    def charge(self, event: Any, *, neighboring_relation: Any,
+               delta: float | None = None) -> float:
         raise _PublicChecksPassed
 
 
