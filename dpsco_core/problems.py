@@ -38,7 +38,8 @@ from ._typing import ArrayLike, FloatArray, MatrixLike
 from ._validation import all_finite, check_int, check_real_array, check_sparse, check_vector
 from .losses import LOSS_HINGE, LOSS_LOGISTIC, check_loss
 from .penalties import check_penalty
-from .public_bounds import _loss_lipschitz, _loss_smoothness, check_public_bounds
+from .public_bounds import (_loss_lipschitz, _loss_smoothness, _row_sq_norms,
+                            check_public_bounds)
 
 if TYPE_CHECKING:
     from .losses import Loss
@@ -552,16 +553,9 @@ class Problem:
         return self._cached("column_sq_norms", compute)
 
     def _row_sq_norms(self):
+        # in an order fixed by the values, not by X's layout (public_bounds._row_sq_norms)
         def compute():
-            if self.is_sparse:
-                return np.asarray(self.X.multiply(self.X).sum(axis=1), dtype=np.float64).ravel()
-            if self._float32:
-                # row chunks of the same layout: per row the same einsum sum, the same bits
-                out = np.empty(self.n_samples)
-                for a, chunk in _row_chunks(self.X_data):
-                    out[a:a + chunk.shape[0]] = np.einsum("ij,ij->i", chunk, chunk)
-                return out
-            return np.einsum("ij,ij->i", self.X, self.X)
+            return _row_sq_norms(self.X if self.is_sparse else self.X_data)
         return self._cached("row_sq_norms", compute)
 
     def column_norms(self) -> FloatArray:

@@ -252,3 +252,32 @@ def test_estimator_without_label_bound_on_row_scaled_sparse_rows():
         model = DPLasso(epsilon=1.0, passes=1, fit_intercept=False, row_norm=1.0,
                         n_trials=2.0, random_state=0).fit(X, np.zeros(2))
     assert np.all(np.isfinite(model.coef_))
+
+
+def test_row_norms_do_not_depend_on_the_layout():
+    """Session 18: einsum of a Fortran array and multiply().sum(axis=1) of a CSC matrix summed
+    each row in another order than the C array and the CSR matrix, and DP-SGD's clipping
+    (and the row_norm scaling of public bounds) inherited the last bits. One order now: C-
+    ordered float64 rows for dense X, column order for sparse X."""
+    import scipy.sparse as sp
+
+    from dpsco_core.public_bounds import _row_sq_norms
+
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((3001, 37)) * (rng.random((3001, 37)) < 0.3)
+    X = X.astype(np.float32).astype(np.float64)       # exact in float32 too
+    dense = [X, np.asfortranarray(X), X.astype(np.float32),
+             np.asfortranarray(X.astype(np.float32)), X[:, ::-1][:, ::-1]]
+    reference = np.einsum("ij,ij->i", X, X)
+    for variant in dense:
+        np.testing.assert_array_equal(_row_sq_norms(variant), reference)
+        np.testing.assert_array_equal(Problem(variant, np.zeros(3001)).row_norms(),
+                                      np.sqrt(reference))
+    sparse = [sp.csr_matrix(X), sp.csc_matrix(X), sp.csr_array(X), sp.csc_array(X)]
+    first = _row_sq_norms(sparse[0])
+    for variant in sparse:
+        np.testing.assert_array_equal(_row_sq_norms(variant), first)
+        np.testing.assert_array_equal(Problem(variant, np.zeros(3001)).row_norms(),
+                                      np.sqrt(first))
+    np.testing.assert_allclose(first, reference, rtol=1e-14)
+    assert _row_sq_norms(sp.csr_matrix((4, 3))).tolist() == [0.0] * 4      # empty rows

@@ -245,3 +245,33 @@ def test_public_beta_step_refusal_costs_no_budget(smoothness):
                smoothness="exact", random_state=0, budget=budget)
     assert len(budget.ledger) == 1
     assert "beta=" not in str(error.value)
+
+
+@pytest.mark.parametrize("public", [dict(bounds=(-2.0, 2.0), label_bound=3.0),
+                                    dict(row_norm=3.0, label_bound=3.0)])
+def test_same_bits_whatever_the_layout(public):
+    """Session 18 (left from session 16: "agree to 1e-17, not bitwise"): with public
+    constants, DP-SGD and DP-CD give the same bits on C- and Fortran-ordered X, float64 or
+    float32 (of float32 values), and on CSR and CSC X. The row norms that clip (and scale
+    onto row_norm) were summed in a layout-dependent order."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((600, 9)) * (rng.random((600, 9)) < 0.4)
+    X = X.astype(np.float32).astype(np.float64)
+    y = X[:, 0] + 0.1 * rng.standard_normal(600)
+
+    def runs(variants):
+        out = []
+        for Xv in variants:
+            prob = dp.Problem(Xv, y, loss="squared", penalty=dp.L1(0.01), **public)
+            out.append(np.concatenate([
+                dp_sgd(prob, epsilon=1.0, delta=1e-6, passes=2, batch_size=32,
+                       random_state=3).coef,
+                dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=2, random_state=3).coef]))
+        return out
+
+    dense = runs([X, np.asfortranarray(X), X.astype(np.float32),
+                  np.asfortranarray(X.astype(np.float32))])
+    sparse = runs([sp.csr_matrix(X), sp.csc_matrix(X), sp.csc_array(X)])
+    for group in (dense, sparse):
+        for other in group[1:]:
+            np.testing.assert_array_equal(other, group[0])
