@@ -409,10 +409,10 @@ def dp_sgd(problem: Problem, *, epsilon: float, delta: float, passes: float,
     eta = step / beta
     if not eta * noise_scale / norm <= MAX_NOISE_SCALE:
         # the noise each step adds to coef: a tiny beta (X near 0) makes step / beta huge
-        raise ValueError(f"step / beta times the noise standard deviation per batch is "
-                         f"{eta * noise_scale / norm:.3g}, beyond {MAX_NOISE_SCALE:g}: coef "
-                         f"would overflow (beta={beta:.3g} from X); rescale X or use a "
-                         "smaller step or a larger epsilon.")
+        # no value in the message: beta may be read from the data (smoothness="exact"/"auto")
+        raise ValueError(f"step / beta times the noise standard deviation per batch is beyond "
+                         f"{MAX_NOISE_SCALE:g}: coef would overflow; rescale X (beta comes from "
+                         "X or its public bounds) or use a smaller step or a larger epsilon.")
 
     start = time.perf_counter()
     seed_seq = check_random_state(random_state)
