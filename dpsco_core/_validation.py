@@ -4,6 +4,11 @@ Every public function of dpsco-core validates its arguments here, once, and the 
 valid input. Messages follow one pattern: the argument's name, the accepted set in interval
 notation, and the value received ("delta must be in (0, 1); got 1.5."). A wrong type raises
 ``TypeError``, a wrong value ``ValueError``. Nothing here modifies its input.
+
+Values are quoted for public arguments only (privacy parameters, bounds, options). Checks of
+the data (X, y, scores, sparse structures) name shapes, dtypes and the failed property, never
+an entry, an index or a count read from the data: an error message is an output that no privacy
+report accounts for (tests/privacy/test_error_messages.py).
 """
 
 import math
@@ -22,6 +27,7 @@ __all__ = [
     "all_finite",
     "check_sparse",
     "check_n_threads",
+    "exception_summary",
 ]
 
 
@@ -29,6 +35,21 @@ def _is_real(value):
     if type(value) is float or type(value) is int:     # the common case, before the ABC check
         return True
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+#: NumPy's and SciPy's conversion messages known to quote nothing but shapes.
+_SHAPE_ONLY_MESSAGES = ("setting an array element with a sequence",)
+
+
+def exception_summary(exc):
+    """``exc``'s message when it is one NumPy is known to write without the data's values (a
+    ragged array's shapes), else only its type: a third-party message on malformed input may
+    quote the entries or indices it rejected ("could not convert string to float: '...'",
+    "index 17 is out of bounds ..."), and the input may be private data."""
+    message = str(exc)
+    if message.startswith(_SHAPE_ONLY_MESSAGES):
+        return message
+    return f"{type(exc).__name__}; its message is withheld as it may quote the data"
 
 
 def check_scalar(value, name, *, low=None, high=None, low_open=True, high_open=True,
@@ -182,7 +203,7 @@ def check_real_array(x, name):
         arr = np.asarray(x)
     except (ValueError, TypeError) as exc:
         raise TypeError(f"{name} must be an array of real numbers; got {type(x).__name__} "
-                        f"that NumPy cannot convert ({exc}).") from None
+                        f"that NumPy cannot convert ({exception_summary(exc)}).") from None
     if arr.dtype.kind not in _REAL_KINDS:
         raise TypeError(f"{name} must be an array of real numbers (bool, integer or float); "
                         f"got dtype {arr.dtype}.")
@@ -207,10 +228,13 @@ def _index_array(a, name, what):
 
 
 def _check_range(a, high, name, what):
-    """Every entry of the integer array ``a`` in [0, high)."""
+    """Every entry of the integer array ``a`` in [0, high).
+
+    The message names neither the offending entries nor their positions: the indices of a
+    sparse matrix say which entries of the private data are nonzero."""
     if a.size and (a.min() < 0 or a.max() >= high):
-        raise ValueError(f"{name}.{what} must be in [0, {high}) (the matrix's shape); got "
-                         f"entries in [{a.min()}, {a.max()}].")
+        raise ValueError(f"{name}.{what} must be in [0, {high}) (the matrix's shape); some "
+                         "are not (their values are not shown: they locate private entries).")
 
 
 def _index_dtype(*bounds):
@@ -229,7 +253,7 @@ def _compressed_parts(X, name):
     data = X.data
     if not isinstance(data, np.ndarray) or data.ndim != 1:
         raise ValueError(f"{name}.data must be a 1-d numpy array; got "
-                         f"{type(data).__name__} of shape {np.shape(data)}.")
+                         f"{type(data).__name__} of {np.ndim(data)} dimension(s).")
     indices = _index_array(X.indices, name, "indices")
     indptr = _index_array(X.indptr, name, "indptr")
     if indptr.shape[0] != major + 1:
@@ -237,16 +261,16 @@ def _compressed_parts(X, name):
                          f"{'row' if X.format == 'csr' else 'column'}, plus one); got "
                          f"{indptr.shape[0]}.")
     if indices.shape[0] != data.shape[0]:
-        raise ValueError(f"{name}.indices and {name}.data must have the same length; got "
-                         f"{indices.shape[0]} and {data.shape[0]}.")
+        raise ValueError(f"{name}.indices and {name}.data must have the same length (the "
+                         "number of stored entries); they differ.")
     if indptr[0] != 0:
-        raise ValueError(f"{name}.indptr must start at 0; got {indptr[0]}.")
+        raise ValueError(f"{name}.indptr must start at 0; it does not.")
     if major and np.any(indptr[1:] < indptr[:-1]):
         raise ValueError(f"{name}.indptr must be non-decreasing.")
     nnz = int(indptr[-1])
     if nnz > indices.shape[0]:
-        raise ValueError(f"{name}.indptr must end at most at len({name}.indices) = "
-                         f"{indices.shape[0]} (the number of stored entries); got {nnz}.")
+        raise ValueError(f"{name}.indptr must end at most at len({name}.indices) (the number "
+                         "of stored entries); it ends beyond.")
     # Entries past indptr[-1] are not part of the matrix (SciPy's prune drops them).
     data, indices = data[:nnz], indices[:nnz]
     _check_range(indices, minor, name, "indices")
@@ -319,7 +343,8 @@ def check_sparse(X, name="X"):
             try:
                 X = X.tocoo()
             except (ValueError, TypeError, IndexError) as exc:
-                raise ValueError(f"{name} is a malformed {X.format.upper()} matrix: {exc}")                     from None
+                raise ValueError(f"{name} is a malformed {X.format.upper()} matrix "
+                                 f"({exception_summary(exc)}).") from None
         data = X.data
         if not isinstance(data, np.ndarray) or data.ndim != 1:
             raise ValueError(f"{name}.data must be a 1-d numpy array.")
@@ -327,8 +352,8 @@ def check_sparse(X, name="X"):
         for what, a, high in (("row", X.row, n_rows), ("col", X.col, n_cols)):
             a = _index_array(a, name, what)
             if a.shape[0] != data.shape[0]:
-                raise ValueError(f"{name}.{what} and {name}.data must have the same length; "
-                                 f"got {a.shape[0]} and {data.shape[0]}.")
+                raise ValueError(f"{name}.{what} and {name}.data must have the same length "
+                                 "(the number of stored entries); they differ.")
             _check_range(a, high, name, what)
             coords.append(a.astype(_index_dtype(n_rows, n_cols, data.shape[0])))
         coo = type(X)((data, tuple(coords)), shape=(n_rows, n_cols), copy=False)

@@ -287,10 +287,10 @@ class MLMCProximalOracle:
                                        base_level=self.base_level, c=self.c)
         except ValueError:
             if self.max_copies is None:
-                raise ValueError(f"epsilon is too small for this proximal oracle: the variance "
-                                 f"target (sigma / lam)^2 = {(sigma / lam) ** 2!r} needs more "
-                                 "copies than float64 counts; set max_copies or increase "
-                                 "epsilon.") from None
+                # lam may come from a line search on the private oracle: not quoted
+                raise ValueError("epsilon is too small for this proximal oracle: the variance "
+                                 "target (sigma / lam)^2 needs more copies than float64 "
+                                 "counts; set max_copies or increase epsilon.") from None
             n = self.max_copies
         if self.max_copies is not None:
             n = min(n, self.max_copies)
@@ -528,9 +528,11 @@ def ball_acceleration(ball_oracle, prox_oracle, next_lambda, x0, *, epsilon, rad
             # a tiny epsilon or radius makes lambda huge (Proposition 2's lambda grows as
             # R / epsilon): against a far x0 the step overflows, and the next oracle call
             # would fail on an argument the caller never passed
+            # neither the iteration nor lambda is quoted: both may depend on the private
+            # oracle (a line search, the iterates); x0, epsilon and radius_bound are public
             raise ValueError(
-                f"the accelerated step overflowed at iteration {k} (lambda = {lam:.3g}, "
-                f"max |x0| = {float(np.max(np.abs(x0_arr))):.3g}): epsilon={eps!r} and "
+                f"the accelerated step overflowed (max |x0| = "
+                f"{float(np.max(np.abs(x0_arr))):.3g}): epsilon={eps!r} and "
                 f"radius_bound={R!r} are too small for the scale of x0; rescale the problem "
                 "so that x0, the radius and the accuracy are within a few hundred orders of "
                 "magnitude of each other.")

@@ -1041,13 +1041,10 @@ def _finite_output(values: Any, what: str, X: Any) -> Any:
     with np.errstate(invalid="ignore", over="ignore"):
         finite = bool(np.all(np.isfinite(values)))
     if not finite:
-        import scipy.sparse as sp
-
-        largest = abs(X).max() if sp.issparse(X) else np.max(np.abs(X), initial=0.0)
-        raise ValueError(f"the model's {what} overflow float64 on this X (entries up to "
-                         f"{float(largest):.3g} in absolute value): rescale X, or fit with "
-                         "public bounds= or row_norm= (X is then clipped onto them, as in "
-                         "fit).")
+        # the message names no entry of X (private data, as in fit)
+        raise ValueError(f"the model's {what} overflow float64 on this X (its entries are too "
+                         "large in absolute value): rescale X, or fit with public bounds= or "
+                         "row_norm= (X is then clipped onto them, as in fit).")
     return values
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import exception_summary
+
 __all__ = ["oracle_vector", "oracle_value", "MAX_DEFAULT_ITER", "default_iterations"]
 
 #: Largest iteration count a default (from epsilon, lipschitz, radius, ...) may reach; a caller
@@ -28,7 +30,7 @@ def oracle_vector(g: Any, name: str, shape: Sequence[int]) -> np.ndarray:
         g = np.asarray(g, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must return real numbers; got {type(g).__name__} "
-                        f"({exc}).") from None
+                        f"({exception_summary(exc)}).") from None
     if g.shape != tuple(shape):
         raise ValueError(f"{name} must return an array of shape {tuple(shape)} (the point's); "
                          f"got {g.shape}.")
@@ -44,7 +46,7 @@ def oracle_value(v: Any, name: str) -> float:
         v = float(v)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must return a real number; got {type(v).__name__} "
-                        f"({exc}).") from None
+                        f"({exception_summary(exc)}).") from None
     if math.isnan(v):
         raise ValueError(f"{name} returned NaN.")
     return v

@@ -428,8 +428,8 @@ def project_two_balls(v, center1, radius1, center2, radius2):
         dist = _norm(diff)
         if dist > r1 / M + r2 / M:
             raise ValueError(f"the intersection of the balls is empty: the centres center1 "
-                             f"and center2 are {dist * M:g} apart, the radii radius1 + radius2 "
-                             f"sum to {r1 + r2:g}.")
+                             f"and center2 are farther apart than the radii radius1 + radius2 "
+                             f"= {r1 + r2:g}.")
         out = _project_two_balls(v / M, c1 / M, r1 / M, c2 / M, r2 / M) * M
     if not np.all(np.isfinite(out)):     # only if M ~ 1.8e308 and the answer leaves the range
         raise ValueError("v, center1 and center2 are too large: the projection exceeds the "
@@ -441,8 +441,8 @@ def _project_two_balls(v, c1, radius1, c2, radius2):
     diff = c2 - c1
     dist = _norm(diff)
     if dist > radius1 + radius2:
-        raise ValueError(f"the intersection of the balls is empty: the centres are "
-                         f"{dist:g} apart, the radii sum to {radius1 + radius2:g}.")
+        raise ValueError(f"the intersection of the balls is empty: the centres are farther "
+                         f"apart than the radii's sum {radius1 + radius2:g}.")
     # A ball inside the other is tested on the radii too, not only on the projection: the
     # projection onto one of two equal balls lands on its sphere, where rounding may put it
     # just outside the other, and the sphere formula below then divided by D = 0
@@ -485,8 +485,8 @@ class TwoBallIntersection(Domain):
         self.radius2 = ball2.radius
         dist = float(np.linalg.norm(self.center2 - self.center1))
         if dist > self.radius1 + self.radius2:
-            raise ValueError(f"the domain is empty: the balls' centres are {dist:g} apart, "
-                             f"their radii sum to {self.radius1 + self.radius2:g}.")
+            raise ValueError(f"the domain is empty: the balls' centres are farther apart than "
+                             f"their radii's sum {self.radius1 + self.radius2:g}.")
 
     def project(self, v):
         """Exact Euclidean projection of ``v`` onto the intersection (:func:`project_two_balls`).

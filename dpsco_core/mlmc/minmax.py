@@ -231,8 +231,8 @@ class SoftmaxGradientOracle:
         x = np.asarray(x, dtype=np.float64)
         dist = float(np.linalg.norm(x - self.center))
         if dist > self.radius * (1.0 + 1e-9) + 1e-15:
-            raise ValueError(f"x is {dist:g} from the centre, outside the radius "
-                             f"eps_prime / G = {self.radius:g} where Algorithm 9 is valid.")
+            raise ValueError(f"x lies outside the radius eps_prime / G = {self.radius:g} "
+                             "around the centre, where Algorithm 9 is valid.")
         trials = 0
         while True:
             trials += 1

@@ -86,10 +86,10 @@ def _offsets(x, center, rho):
                          "or smoothing_radius.")
     norms = np.sqrt(np.einsum("ij,ij->i", V, V))
     if norms.size and norms.max() > 1.0 + 1e-12:
-        warnings.warn(f"a query lies {norms.max():.3g} smoothing radii from the centre "
-                      f"(> 1): ReSQue's second moment grows like exp(||v||^2/rho^2) "
-                      f"= {np.exp(min(norms.max() ** 2, 700.0)):.3g}.", ReSQueWarning,
-                      stacklevel=external_stacklevel())
+        # no distance in the message: queries and centres may be private iterates
+        warnings.warn("a query lies more than one smoothing radius from the centre: ReSQue's "
+                      "second moment grows like exp(||v||^2/rho^2) with v = (x - center) / "
+                      "smoothing_radius.", ReSQueWarning, stacklevel=external_stacklevel())
     return V, single
 
 

@@ -372,9 +372,11 @@ def _check_step_noise(steps, noise_scales):
     with np.errstate(over="ignore", invalid="ignore"):
         worst = float(np.max(steps * noise_scales))
     if not worst <= MAX_NOISE_SCALE:
-        raise ValueError(f"step / M_j times the noise standard deviation reaches {worst:.3g}, "
-                         f"beyond {MAX_NOISE_SCALE:g}: coef would overflow (a column of X "
-                         "is near 0); rescale X or use a smaller step or a larger epsilon.")
+        # no value in the message: M_j may be read from the data (smoothness="exact"/"auto")
+        raise ValueError(f"step / M_j times the noise standard deviation exceeds "
+                         f"{MAX_NOISE_SCALE:g} for some coordinate j: coef would overflow (a "
+                         "column of X is near 0); rescale X or use a smaller step or a larger "
+                         "epsilon.")
 
 
 def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assumptions,

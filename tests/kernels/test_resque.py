@@ -319,7 +319,7 @@ def test_far_query_warns_at_the_callers_line():
              lambda: batch.estimate(far),
              lambda: glm.estimate(far)]
     for call in calls:
-        with pytest.warns(resque.ReSQueWarning, match="smoothing radii") as record:
+        with pytest.warns(resque.ReSQueWarning, match="more than one smoothing radius") as record:
             call()
         assert [r.filename for r in record] == [__file__]
     # inside the ball: silent
