@@ -34,6 +34,7 @@ __all__ = [
     "calibrate_sampled_gaussian_pld",
     "calibrate_gaussian",
     "calibrate_analytic_gaussian",
+    "calibrate_gdp_multiplier",
     "pure_share_epsilon",
     "zcdp_centred_orders",
     "dp_cd_noise_multiplier",
@@ -454,6 +455,46 @@ def _sampled_gaussian_start(target_epsilon, target_delta, sample_rate, steps,
     return min(max(s, _MIN_NOISE_MULTIPLIER), max_noise_multiplier) if math.isfinite(s) else 1.0
 
 
+def calibrate_gdp_multiplier(*, target_epsilon, target_delta, event_of, sqrt_releases,
+                             neighboring_relation=None):
+    """Noise multiplier ``s`` of a mechanism whose composition is ``(sqrt_releases / s)``-GDP,
+    such that the GDP accountant's report of ``event_of(s)`` is within ``target_epsilon``.
+
+    ``s = sqrt_releases / gdp_mu(target_epsilon, target_delta)`` (Dong, Roth and Su 2019,
+    Corollaries 2.13 and 3.3), rounded up; then raised by doubling relative steps from 2^-52
+    while :class:`~dpsco_core.privacy.accountants.GdpAccountant`'s epsilon of the event (its
+    own round-ups and the conservative side of its root: 1.6e-13 above the target before
+    this check, on every noisy-GD baseline) exceeds the target. The report a solver states is
+    the accountant's, so the calibration is checked against it, not against the formula.
+
+    Parameters
+    ----------
+    target_epsilon, target_delta : float
+    event_of : callable
+        ``s -> DpEvent``: the released event at multiplier ``s``.
+    sqrt_releases : float
+        ``sqrt`` of the composition's count of unit-sensitivity Gaussians (``sqrt(steps)``, or
+        ``sqrt(levels)`` of a tree).
+    neighboring_relation : NeighboringRelation, optional
+        The accountant's relation (events such as the single-epoch tree support only some).
+
+    Returns
+    -------
+    float
+    """
+    from .accountants import GdpAccountant
+
+    s = float(round_up(sqrt_releases / _gdp_mu(target_epsilon, target_delta)))
+    kwargs = {} if neighboring_relation is None else {"neighboring_relation": neighboring_relation}
+    step = 2.0 ** -52
+    while True:
+        epsilon = GdpAccountant(**kwargs).compose(event_of(s)).get_epsilon(target_delta)
+        if epsilon <= target_epsilon:
+            return s
+        s = float(round_up(s * (1.0 + step)))
+        step *= 2.0
+
+
 def calibrate_gaussian(*, target_epsilon, target_delta, steps=1, accountant="rdp", orders=None,
                        conversion="improved", epsilon_tolerance=1e-6,
                        max_noise_multiplier=MAX_NOISE_MULTIPLIER):
@@ -503,7 +544,10 @@ def calibrate_gaussian(*, target_epsilon, target_delta, steps=1, accountant="rdp
     epsilon_tolerance = check_positive(epsilon_tolerance, "epsilon_tolerance")
     max_noise_multiplier = check_positive(max_noise_multiplier, "max_noise_multiplier")
     if accountant == "gdp":
-        s = float(round_up(math.sqrt(steps) / _gdp_mu(target_epsilon, target_delta)))
+        s = calibrate_gdp_multiplier(
+            target_epsilon=target_epsilon, target_delta=target_delta,
+            event_of=lambda m: SelfComposedDpEvent(GaussianDpEvent(m), steps),
+            sqrt_releases=math.sqrt(steps))
         if s > max_noise_multiplier:
             raise PrivacyBudgetError(
                 f"{steps} Gaussian releases at (target_epsilon={target_epsilon:g}, "
@@ -570,8 +614,11 @@ def calibrate_analytic_gaussian(*, target_epsilon, target_delta, sensitivity=1.0
     target_delta = check_delta(target_delta, "target_delta")
     sensitivity = check_positive(sensitivity, "sensitivity")
     releases = check_int(releases, "releases", low=1)
-    mu = _gdp_mu(target_epsilon, target_delta)
-    sigma = float(round_up(math.sqrt(releases) * sensitivity / mu))
+    multiplier = calibrate_gdp_multiplier(
+        target_epsilon=target_epsilon, target_delta=target_delta,
+        event_of=lambda m: SelfComposedDpEvent(GaussianDpEvent(m), releases),
+        sqrt_releases=math.sqrt(releases))
+    sigma = float(round_up(multiplier * sensitivity))
     if not 0.0 < sigma < math.inf:
         # Found by property-based testing: a huge epsilon with a tiny sensitivity underflowed
         # to sigma = 0, i.e. no noise at all.

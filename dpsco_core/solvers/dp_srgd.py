@@ -37,9 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["dp_srgd", "theory_params"]
 
-#: Relative slack on the noise multiplier so that the accountant's upward rounding of mu
-#: never puts epsilon above the target (1e-9 more noise: immaterial for utility).
-_CALIBRATION_SLACK = 1e-9
 
 SINGLE_EPOCH_ASSUMPTIONS = (
     "n is public; batches are B consecutive positions of a secret, data-independent random "
@@ -72,6 +69,28 @@ def check_single_epoch_args(problem, *, epsilon, delta, batch_size, preset, beta
                          "paper's relation) or 'replace_one' (sensitivity x2).")
     ridge = check_penalty_supported(problem, solver)
     return problem, epsilon, delta, B, T, beta, clip, radius, relation, ridge
+
+
+def single_epoch_calibration(epsilon, delta, relation, clip, B, T, *, tree):
+    """(mu, noise multiplier s, absolute noise std, event) of a single-epoch run.
+
+    A record enters one round's clipped batch mean: l2 sensitivity ``factor C / B``. With tree
+    noise its leaf lies in ``bit_length(T)`` nodes (``s = sqrt(levels) / mu``); with
+    independent noise the run is one Gaussian mechanism (``s = 1 / mu``). ``mu =
+    gdp_mu(epsilon, delta)``; ``s`` is raised by the last bits the GDP accountant's report
+    needs to stay within epsilon (:func:`~dpsco_core.privacy.calibration.
+    calibrate_gdp_multiplier`; a fixed 1e-9 slack until session 18).
+    """
+    from ..privacy.calibration import calibrate_gdp_multiplier
+
+    if not math.isfinite(epsilon):
+        return math.inf, 0.0, 0.0, NonPrivateDpEvent()
+    sensitivity = sensitivity_factor(relation) * clip / B
+    event_of = ((lambda s: SingleEpochTreeAggregationDpEvent(s, T)) if tree else GaussianDpEvent)
+    s = calibrate_gdp_multiplier(target_epsilon=epsilon, target_delta=delta, event_of=event_of,
+                                 sqrt_releases=math.sqrt(T.bit_length()) if tree else 1.0,
+                                 neighboring_relation=relation)
+    return gdp_mu(epsilon, delta), s, check_noise_scale(s * sensitivity, epsilon), event_of(s)
 
 
 def single_epoch_report(event, *, delta, relation, target_epsilon, assumptions, random_state):
@@ -249,15 +268,8 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
     # work of one round's kernel call: two margins per batch row (issue 18: serial below
     # SERIAL_WORK, idle CPUs only on a busy machine)
     n_threads = effective_n_threads(n_threads, work=2 * B * problem.n_features)
-    levels = T.bit_length()
-    leaf_sensitivity = sensitivity_factor(relation) * clip / B
-    if math.isfinite(epsilon):
-        mu = gdp_mu(epsilon, delta)
-        s = math.sqrt(levels) / mu * (1.0 + _CALIBRATION_SLACK)
-        noise_scale = check_noise_scale(s * leaf_sensitivity, epsilon)
-        event = SingleEpochTreeAggregationDpEvent(s, T)
-    else:
-        mu, s, noise_scale, event = math.inf, 0.0, 0.0, NonPrivateDpEvent()
+    mu, s, noise_scale, event = single_epoch_calibration(epsilon, delta, relation, clip, B, T,
+                                                         tree=True)
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
 
     start = time.perf_counter()
@@ -274,7 +286,7 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
         "time": elapsed, "x_last": run["x"], "z_last": run["z"], "batch_size": B, "rounds": T,
         "gradient_evaluations": run["gradient_evaluations"],
         "unused_samples": problem.n_samples - run["used"], "mu": mu, "rho": mu * mu / 2.0,
-        "noise_multiplier": s, "noise_scale": noise_scale, "levels": levels, "beta": beta,
+        "noise_multiplier": s, "noise_scale": noise_scale, "levels": T.bit_length(), "beta": beta,
         "clip": clip, "z_step_scale": z_step_scale,
         "variance_reduced_tree": bool(variance_reduced_tree),
     }

@@ -32,40 +32,17 @@ import numpy as np
 from .._config import effective_n_threads
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from ..privacy.budget import spend
-from ..privacy.events import GaussianDpEvent, NonPrivateDpEvent, SingleEpochTreeAggregationDpEvent
-from ..privacy.gdp import gdp_mu
 from ..result import Result
-from ._common import check_noise_scale, objective_or_inf, sensitivity_factor
+from ._common import objective_or_inf
 from ._single_epoch import _Kernel, _project, run_single_epoch
-from .dp_srgd import (_CALIBRATION_SLACK, check_single_epoch_args, make_history, record_points,
-                      single_epoch_report)
+from .dp_srgd import (check_single_epoch_args, make_history, record_points,
+                      single_epoch_calibration, single_epoch_report)
 
 __all__ = ["dp_sgd_single_epoch", "accelerated_dp_sgd", "dp_srg", "dp_ftrl"]
 
 INDEPENDENT_ASSUMPTION = ("each example enters exactly one round: the run is one adaptive "
                           "Gaussian release of sensitivity clip / B (no composition over rounds, "
                           "no amplification by shuffling claimed)")
-
-
-def _calibration(epsilon, delta, relation, clip, B, T, *, tree):
-    """(mu, noise multiplier s, absolute noise std, event) of a single-epoch run.
-
-    A record enters one round's clipped batch mean: l2 sensitivity ``factor C / B``. With tree
-    noise its leaf lies in ``bit_length(T)`` nodes (``s = sqrt(levels) / mu``); with
-    independent noise the run is one Gaussian mechanism (``s = 1 / mu``).
-    """
-    sensitivity = sensitivity_factor(relation) * clip / B
-    levels = T.bit_length()
-    if not math.isfinite(epsilon):
-        return math.inf, 0.0, 0.0, NonPrivateDpEvent()
-    mu = gdp_mu(epsilon, delta)
-    if tree:
-        s = math.sqrt(levels) / mu * (1.0 + _CALIBRATION_SLACK)
-        event = SingleEpochTreeAggregationDpEvent(s, T)
-    else:
-        s = 1.0 / mu * (1.0 + _CALIBRATION_SLACK)
-        event = GaussianDpEvent(s)
-    return mu, s, check_noise_scale(s * sensitivity, epsilon), event
 
 
 def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, preset, clip,
@@ -77,7 +54,7 @@ def _baseline(problem, *, estimator, update, epsilon, delta, beta, batch_size, p
     # work of one round's kernel call (issue 18): two margins per row for the SRG difference
     n_threads = effective_n_threads(
         n_threads, work=(2 if estimator == "srg" else 1) * B * problem.n_features)
-    mu, s, noise_scale, event = _calibration(epsilon, delta, relation, clip, B, T,
+    mu, s, noise_scale, event = single_epoch_calibration(epsilon, delta, relation, clip, B, T,
                                              tree=estimator == "srg")
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
     start = time.perf_counter()
@@ -244,7 +221,8 @@ def dp_ftrl(problem, *, epsilon, delta, beta, batch_size=None, preset="sqrt", cl
         clip=clip, radius=radius, neighboring_relation=neighboring_relation, solver="dp_ftrl")
     n_threads = effective_n_threads(n_threads, work=B * problem.n_features)   # one round
     # one leaf per example, in bit_length(T) nodes: sqrt(levels) sensitivity / sigma GDP
-    mu, s, noise_scale, event = _calibration(epsilon, delta, relation, clip, B, T, tree=True)
+    mu, s, noise_scale, event = single_epoch_calibration(epsilon, delta, relation, clip, B, T,
+                                                         tree=True)
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
     start = time.perf_counter()
     run = _run_ftrl(problem, B=B, T=T, beta=beta, clip=clip, radius=radius,

@@ -87,7 +87,9 @@ def test_gdp_calibration_of_composed_gaussians():
     assert gdp_delta(10 / s, 1.0) <= 1e-5
     # exact GDP never needs more noise than RDP
     assert s <= calibrate_gaussian(target_epsilon=1.0, target_delta=1e-5, steps=100)
-    assert calibrate_analytic_gaussian(target_epsilon=1.0, target_delta=1e-5, releases=100) == s
+    # the same multiplier, times the sensitivity rounded up (its report is the same GDP one)
+    sigma = calibrate_analytic_gaussian(target_epsilon=1.0, target_delta=1e-5, releases=100)
+    assert s <= sigma == pytest.approx(s, rel=1e-12)
 
 
 # Where the two terms of delta cancel (mu -> 0, small epsilon / mu^2), a plain evaluation loses
