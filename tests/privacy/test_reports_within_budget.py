@@ -15,6 +15,13 @@ from dpsco_core import solvers
 from dpsco_core.datasets import make_rademacher_lasso
 from dpsco_core.mlmc import mlmc_dp_sco
 from dpsco_core.resque import noisy_projected_gd, phased_erm, resque_private_sco
+from dpsco_core.tuning.search import tune_solver
+
+DPLasso = DPLogisticRegression = None
+try:
+    from dpsco_core.estimators import DPLasso, DPLogisticRegression
+except ImportError:      # scikit-learn is a test extra; the estimator rows skip without it
+    pass
 
 EPSILONS = (0.1, 0.3, 1.0, 3.0, 7.0)
 
@@ -82,7 +89,20 @@ RUNS = {
         _median_data(), epsilon=min(e, 1.0), delta=1e-6, radius_bound=1.0, min_batch=480,
         phase_budget="paper", line_search="constant", max_iter=2, random_state=0),
         min(e, 1.0)),
+    "DPLasso": lambda P, L, e: _EstimatorRun(DPLasso(
+        epsilon=e, bounds=(-1, 1), label_bound=float(np.max(np.abs(P.y))),
+        random_state=0).fit(P.X, P.y)),
+    "DPLogisticRegression": lambda P, L, e: _EstimatorRun(DPLogisticRegression(
+        epsilon=e, bounds=(-1, 1), random_state=0).fit(L.X, L.y)),
+    "tune_solver refit": lambda P, L, e: tune_solver(
+        dp.Problem(L.X, L.y, loss="logistic", bounds=(-1, 1)), epsilon=e, delta=1e-5,
+        passes=1, refit=True, random_state=0),
 }
+
+
+class _EstimatorRun:
+    def __init__(self, estimator):
+        self.privacy = estimator.privacy_
 
 
 class _ResqueRun:
@@ -102,6 +122,8 @@ def _median_data():
 
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_report_epsilon_never_above_target(problems, name):
+    if name.startswith("DP") and DPLasso is None:
+        pytest.skip("scikit-learn is not installed")
     P, L = problems
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
