@@ -30,6 +30,7 @@ from .budget import Budget, spend
 from .calibration import (
     calibrate_analytic_gaussian,
     calibrate_gaussian,
+    calibrate_gdp_multiplier,
     calibrate_sampled_gaussian,
     calibrate_sampled_gaussian_pld,
     dp_cd_noise_multiplier,
@@ -62,7 +63,8 @@ from .rdp import (
     rdp_sampled_gaussian,
     rdp_zcdp,
 )
-from .report import SEEDED_ASSUMPTION, PrivacyReport
+from .report import (DISJOINT_BATCHES_ASSUMPTION, SEEDED_ASSUMPTION, PrivacyReport,
+                     disjoint_batches_report)
 from .with_replacement import (bdrs18_mixture_rdp, rdp_sampled_with_replacement_gaussian,
                                with_replacement_count_tail,
                                with_replacement_inclusion_probability)
@@ -89,10 +91,11 @@ __all__ = [
     "gdp_delta", "gdp_epsilon", "gdp_mu",
     # calibration
     "calibrate_sampled_gaussian", "calibrate_sampled_gaussian_pld", "calibrate_gaussian",
-    "calibrate_analytic_gaussian", "pure_share_epsilon",
+    "calibrate_analytic_gaussian", "calibrate_gdp_multiplier", "pure_share_epsilon",
     "dp_cd_noise_multiplier", "steps_from_epochs",
     # report
-    "PrivacyReport", "SEEDED_ASSUMPTION",
+    "PrivacyReport", "SEEDED_ASSUMPTION", "DISJOINT_BATCHES_ASSUMPTION",
+    "disjoint_batches_report",
     # budget
     "Budget", "spend",
 ]
