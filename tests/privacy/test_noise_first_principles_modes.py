@@ -331,3 +331,59 @@ def test_vr_frank_wolfe_approximate_dp_noise(selections):
         hits = int(np.sum((sel[:, 0] == 0) & (sel[:, 1] == 1)))
         _check_selection_rate(hits, sel.shape[0], _rnm_law(lambdas[t - 1], R, d, rng),
                               f"vr_frank_wolfe with delta, phase {t}")
+
+
+def _fmt21_level(k, p, eps_leaf, epsilon, delta):
+    """A level's (epsilon, delta) from the papers, independently of the library: k adaptive
+    eps_leaf-DP releases (basic composition, or zCDP rho = k eps_leaf^2 / 2 converted by
+    Bun and Steinke's rho + 2 sqrt(rho ln(1/d))), and, where Feldman, McMillan and Talwar
+    (2021) Theorem 3.8's precondition holds, the p shuffled randomizers' amplified bound with
+    delta_s = delta / 2 and delta_0 = delta / (3 p (e^epsilon + 1))."""
+    def compose(d):
+        basic = k * eps_leaf
+        rho = k * eps_leaf ** 2 / 2.0
+        z = rho + 2.0 * math.sqrt(rho * math.log(1.0 / d))
+        return (z, d) if k > 1 and z < basic else (basic, 0.0)
+
+    eps_a, delta_a = compose(delta)
+    delta_s = delta / 2.0
+    delta_0 = delta / (3.0 * p * (math.exp(epsilon) + 1.0))
+    eps_0, d_0 = compose(delta_0)
+    if p >= 2 and eps_0 <= math.log(p / (16.0 * math.log(2.0 / delta_s))):
+        e0 = math.exp(eps_0)
+        eps_f = math.log(1.0 + (e0 - 1.0) / (e0 + 1.0) * (
+            8.0 * math.sqrt(e0 * math.log(4.0 / delta_s)) / math.sqrt(p) + 8.0 * e0 / p))
+        if eps_f < eps_a:
+            return eps_f, delta_s + (math.exp(eps_f) + 1.0) * (1.0 + 1.0 / (2.0 * e0)) * p * d_0
+    return eps_a, delta_a
+
+
+def test_vr_frank_wolfe_shuffled_levels_from_first_principles():
+    """Algorithm 3 with delta at depths where amplification by shuffling applies (p = 2^j
+    vertices above 16 ln(2 / delta_s): j >= 10 at delta = 1e-6; T = 18 phases, so that some
+    amplified levels hold k >= 64 leaves, whose zCDP composition carries delta_0): every
+    level of the calibrated tree, recomputed from the papers' formulas (_fmt21_level), is
+    within (epsilon, delta) and equals the library's ledger. (The noise test above cannot
+    reach these depths: 2^18 leaves a run.) Session 18: the mutants that drop the leaves'
+    delta_0 from an amplified level, or give the shuffling all of delta, survived before."""
+    from dpsco_core.solvers.frank_wolfe import _calibrate_phase, vr_frank_wolfe_ledger
+
+    b, T, R, L, eps, delta = 64, 18, 1.0, 1.0, 1.0, 1e-6
+    lambdas, amplified, with_delta_0 = [], 0, 0
+    for t in range(1, T + 1):
+        sens = np.array([2.0 * R * L / b] + [2.0 * R * 2.0 * L * 2 ** j / b
+                                             for j in range(1, t + 1)])
+        lam = _calibrate_phase(t, sens, eps, delta)
+        lambdas.append(lam)
+        for j in range(t + 1):
+            e, d = _fmt21_level(2 ** (t - j), 2 ** j, 2.0 * sens[j] / lam, eps, delta)
+            assert e <= eps * (1.0 + 1e-12) and d <= delta * (1.0 + 1e-12), (t, j, e, d)
+    ledger = vr_frank_wolfe_ledger(b=b, T=T, lambdas=lambdas, vertex_norm=R, lipschitz=L,
+                                   epsilon=eps, delta=delta)
+    for row in ledger:
+        e, d = _fmt21_level(row["leaves"], row["vertices"], row["eps_leaf"], eps, delta)
+        assert row["epsilon"] == pytest.approx(e, rel=1e-12)
+        assert row["delta"] == pytest.approx(d, rel=1e-12, abs=1e-300)
+        amplified += row["amplified"]
+        with_delta_0 += row["amplified"] and row["delta"] > delta / 2.0 * (1.0 + 1e-12)
+    assert amplified >= 40 and with_delta_0 >= 5     # the shuffled bound, both of its terms
