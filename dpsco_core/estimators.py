@@ -140,8 +140,7 @@ def _structure_checked(X):
     return X
 
 
-#: Errors of scikit-learn's and NumPy's input checks that quote the data they reject, and the
-#: part of each message kept: (pattern, kept prefix or None for a message of our own).
+#: What replaces the data values that scikit-learn's and NumPy's input errors quote.
 _WITHHELD = " (the values are withheld from this message: the data are private)"
 _RESHAPE_HINT = ("Reshape your data either using array.reshape(-1, 1) if your data has a "
                  "single feature or array.reshape(1, -1) if it contains a single sample.")
@@ -187,7 +186,11 @@ def _values_withheld() -> Iterator[None]:
         message = _without_values(str(exc))
         if message is None:
             raise
-        raise type(exc)(message) from None
+        try:
+            withheld = type(exc)(message)
+        except Exception:  # noqa: BLE001 - a type whose constructor takes other arguments
+            withheld = ValueError(message) if isinstance(exc, ValueError) else TypeError(message)
+        raise withheld from None
 
 
 def _validate_private(estimator: Any, X: Any, *args: Any, **kwargs: Any) -> Any:
