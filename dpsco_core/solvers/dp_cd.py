@@ -22,7 +22,8 @@ from .._random import (check_random_state, child_seed_sequences, descendant_bit_
 from .._validation import check_int, check_real_array, check_scalar, check_vector
 from ..parallel.blocked import resolve_executor
 from ..privacy.budget import Budget, spend
-from ..privacy.calibration import _SORTED_DEFAULT_ORDERS, dp_cd_noise_multiplier
+from ..privacy.calibration import (_SORTED_DEFAULT_ORDERS, calibrate_gaussian,
+                                   dp_cd_noise_multiplier)
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
 from ..result import History, Result, with_objective_condition, with_stats_conditions
@@ -345,8 +346,15 @@ def _calibrate(epsilon, delta, releases, calibration):
     function of public arguments, part of the fixed cost per call; issue 18)."""
     if not math.isfinite(epsilon):
         return 0.0, NonPrivateDpEvent()
-    s = dp_cd_noise_multiplier(epsilon=epsilon, delta=delta, releases=releases,
-                               method="tight" if calibration == "rdp" else "theorem")
+    if calibration == "gdp":
+        # T K adaptive Gaussians of multiplier s compose to exactly sqrt(T K) / s-GDP (Dong,
+        # Roth and Su 2019, Cor. 3.3), converted exactly (Cor. 2.13): checked against the
+        # GDP accountant's report
+        s = calibrate_gaussian(target_epsilon=epsilon, target_delta=delta, steps=releases,
+                               accountant="gdp")
+    else:
+        s = dp_cd_noise_multiplier(epsilon=epsilon, delta=delta, releases=releases,
+                                   method="tight" if calibration == "rdp" else "theorem")
     return s, SelfComposedDpEvent(GaussianDpEvent(s), releases)
 
 
@@ -380,7 +388,12 @@ def _check_step_noise(steps, noise_scales):
 
 
 def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assumptions,
-            conditions, random_state):
+            conditions, random_state, calibration="rdp"):
+    if calibration == "gdp" and math.isfinite(epsilon):
+        return report_from_event(event, delta=delta, relation=relation,
+                                 budget_split=budget_split, assumptions=assumptions,
+                                 target_epsilon=epsilon, conditions=conditions,
+                                 random_state=random_state, accountant="gdp")
     if not math.isfinite(epsilon):
         return report_from_event(event, delta=delta, relation=relation,
                                  budget_split=budget_split, assumptions=assumptions,
@@ -400,11 +413,16 @@ def _report(event, *, epsilon, delta, s, releases, relation, budget_split, assum
                              conditions=conditions)
 
 
-def _check_options(selection, calibration):
+def _check_options(selection, calibration, smoothness=None):
     if selection not in ("random", "cyclic"):
         raise ValueError(f"selection must be 'random' or 'cyclic'; got {selection!r}.")
-    if calibration not in ("rdp", "theorem"):
-        raise ValueError(f"calibration must be 'rdp' or 'theorem'; got {calibration!r}.")
+    if calibration not in ("rdp", "gdp", "theorem"):
+        raise ValueError(f"calibration must be 'rdp', 'gdp' or 'theorem'; got "
+                         f"{calibration!r}.")
+    if calibration == "gdp" and isinstance(smoothness, str) and smoothness == "private":
+        raise ValueError("calibration='gdp' composes Gaussian releases only: the Laplace "
+                         "release of smoothness='private' has no exact GDP curve. Use "
+                         "calibration='rdp' with private constants, or public constants.")
 
 
 def _check_clips(clip, epsilon, p):
@@ -488,9 +506,15 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         Output the average of the inner iterates (Algorithm 1) or the last iterate.
     selection : {"random", "cyclic"}, default="random"
         Coordinate rule. Privacy does not depend on it (it does not look at the data).
-    calibration : {"rdp", "theorem"}, default="rdp"
+    calibration : {"rdp", "gdp", "theorem"}, default="rdp"
         ``"rdp"``: the exact inversion of the RDP bound with Mironov's conversion at the
         continuous optimal order (App. B, the paper's experiments; note 002 section 5.2).
+        ``"gdp"``: the exact privacy of the :math:`TK` composed Gaussians,
+        :math:`\sqrt{TK}/s`-GDP (Dong, Roth and Su 2019, Corollaries 3.3 and 2.13), reported
+        by the GDP accountant: the same mechanism with 11 to 31% less noise for the same
+        (epsilon, delta) (15% at epsilon = 1, delta = 1e-6, 400 releases); public smoothness
+        constants only (a ``Budget`` charged with it should use ``accountant="gdp"``: the RDP
+        accountant bounds the same event looser, above epsilon).
         ``"theorem"``: Theorem 3.1, :math:`s = \sqrt{3 T K \log(1/\delta)}/\varepsilon`.
     smoothness : {"auto", "public", "exact", "private"} or array-like, default="auto"
         Source of :math:`M_j`, hence of the steps and clips. ``"public"``: the worst-case
@@ -618,7 +642,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
                                       average=average)
     step = check_scalar(step, "step", low=0.0)
     clip, coord_clips = _check_clips(clip, epsilon, p)
-    _check_options(selection, calibration)
+    _check_options(selection, calibration, smoothness)
     coef = _check_coef(coef_init, p)
     if problem.loss.lipschitz_in_margin is None and problem.loss.smoothness is None:
         raise ValueError(f"DP-CD needs a loss with a derivative; got {problem.loss!r}.")
@@ -692,7 +716,7 @@ def dp_cd(problem: Problem, *, epsilon: float, delta: float, passes: float | Non
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
                      relation=relation, budget_split=budget_split, assumptions=assumptions,
-                     conditions=conditions, random_state=random_state)
+                     conditions=conditions, random_state=random_state, calibration=calibration)
     updates = releases
     stats = {
         "time": elapsed,
@@ -817,7 +841,7 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
     m = normaliser(relation, n, public_n)
     n_outer, n_inner = dp_cd_schedule(p, passes=passes, n_outer=n_outer, n_inner=n_inner,
                                       average=average)
-    _check_options(selection, calibration)
+    _check_options(selection, calibration, smoothness)
     step_grid, clip_grid = _check_grid(steps, "steps"), _check_grid(clips, "clips")
     if step_grid.size == 0 or clip_grid.size == 0:
         raise ValueError("steps and clips must not be empty.")
@@ -882,7 +906,7 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
         budget_split = {"smoothness constants": share, "optimization": 1.0 - share}
     report = _report(event, epsilon=epsilon, delta=delta, s=s, releases=releases,
                      relation=relation, budget_split=budget_split, assumptions=assumptions,
-                     conditions=conditions, random_state=random_state)
+                     conditions=conditions, random_state=random_state, calibration=calibration)
     stats = {"time": elapsed, "n_threads": threads, "noise_multiplier": s, "n_outer": n_outer,
              "n_inner": n_inner, "normaliser": m}
     if evaluate:

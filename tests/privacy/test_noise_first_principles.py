@@ -135,6 +135,38 @@ def test_dp_cd_noise(relation, average):
     assert_spread(coefs / np.sqrt(var), 1.0, f"dp_cd average={average} {relation}")
 
 
+def _gdp_mu_from_the_paper(epsilon, delta):
+    """mu with mu-GDP exactly (epsilon, delta)-DP: Dong, Roth and Su (2019), Corollary 2.13,
+    delta(epsilon) = Phi(-epsilon / mu + mu / 2) - e^epsilon Phi(-epsilon / mu - mu / 2),
+    solved here with SciPy alone."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    return brentq(lambda mu: norm.cdf(-epsilon / mu + mu / 2.0)
+                  - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2.0) - delta,
+                  1e-6, 50.0, xtol=1e-15, rtol=1e-14)
+
+
+@pytest.mark.parametrize("relation", ["replace_one", "zero_out"])
+def test_dp_cd_gdp_calibration_noise(relation):
+    # calibration="gdp": the T K releases of multiplier s compose to sqrt(T K) / s-GDP (Dong,
+    # Roth and Su, Cor. 3.3), so s = sqrt(T K) / mu(epsilon, delta) of Cor. 2.13 (session 18).
+    n, p, passes, step, clip, eps, delta = 50, 60, 3, 0.5, 2.0, 1.0, 1e-5
+    prob = _zero_gradient_problem(n, p)
+    releases = passes * p
+    s = math.sqrt(releases) / _gdp_mu_from_the_paper(eps, delta)
+    sigma = s * FACTOR[relation] * math.sqrt(1.0 / p) * clip / n
+    runs = [dp.dp_cd(prob, epsilon=eps, delta=delta, passes=passes, step=step, clip=clip,
+                     average=False, selection="cyclic", calibration="gdp",
+                     smoothness=np.ones(p), neighboring_relation=relation, random_state=seed,
+                     record_history=False) for seed in range(12)]
+    assert runs[0].stats["noise_multiplier"] == pytest.approx(s, rel=1e-9)
+    assert runs[0].privacy.accountant == "gdp" and runs[0].privacy.epsilon <= eps
+    coefs = np.array([r.coef for r in runs])
+    var = np.full(p, passes * step ** 2 * sigma ** 2)   # T = passes updates of each w_j
+    assert_spread(coefs / np.sqrt(var), 1.0, f"dp_cd calibration='gdp' {relation}")
+
+
 def test_dp_cd_theorem_calibration_and_explicit_schedule():
     # calibration="theorem": Theorem 3.1, s = sqrt(3 T K log(1/delta)) / epsilon, written out;
     # the schedule given as (n_outer, n_inner) = (4, p / 2): T K = 2 p releases; whichever

@@ -37,6 +37,8 @@ def problems():
 
 RUNS = {
     "dp_cd": lambda P, L, e: dp.dp_cd(L, epsilon=e, delta=1e-5, passes=2, random_state=0),
+    "dp_cd gdp": lambda P, L, e: dp.dp_cd(L, epsilon=e, delta=1e-5, passes=2,
+                                          calibration="gdp", random_state=0),
     "dp_cd private smoothness": lambda P, L, e: dp.dp_cd(
         L, epsilon=e, delta=1e-5, passes=2, smoothness="private", random_state=0),
     "dp_sgd poisson": lambda P, L, e: dp.dp_sgd(L, epsilon=e, delta=1e-5, passes=2,

@@ -381,3 +381,39 @@ def test_public_constants_refusal_costs_no_budget(smoothness):
     b = dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=1, step=1.0, clip=1.0, smoothness=M,
                  random_state=0)
     assert len(budget.ledger) == 1 and a.coef.tobytes() == b.coef.tobytes()
+
+
+def test_gdp_calibration():
+    """calibration="gdp" (session 18): the same releases, the exact GDP analysis: less noise
+    than the RDP closed form for the same (epsilon, delta), a GDP report recomputed from the
+    event, dp_cd_grid alike, a GDP Budget charged exactly; private smoothness constants (a
+    Laplace release, no GDP curve) are refused before any charge."""
+    from dpsco_core.privacy import Budget
+    from dpsco_core.privacy.report import PrivacyReport
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(400, 6))
+    prob = dp.Problem(X, X @ np.ones(6) * 0.2, loss="half_squared", penalty=dp.L1(0.01),
+                      bounds=(-1.0, 1.0), label_bound=2.0)
+    rdp = dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=5, random_state=0)
+    gdp = dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=5, calibration="gdp", random_state=0)
+    assert gdp.stats["noise_multiplier"] < 0.9 * rdp.stats["noise_multiplier"]
+    assert gdp.stats["calibration"] == "gdp" and gdp.privacy.accountant == "gdp"
+    again = PrivacyReport.from_event(gdp.privacy.event, delta=1e-6, accountant="gdp",
+                                     neighboring_relation=gdp.privacy.neighboring_relation)
+    assert again.epsilon == gdp.privacy.epsilon <= 1.0
+    grid = dp.dp_cd_grid(prob, epsilon=1.0, delta=1e-6, steps=[1.0], clips=[1.0], passes=5,
+                         calibration="gdp", random_state=0)
+    assert grid.privacy.accountant == "gdp" and grid.privacy.epsilon <= 1.0
+    assert grid.stats["noise_multiplier"] == gdp.stats["noise_multiplier"]
+    budget = Budget(1.0, 1e-6, accountant="gdp", neighboring_relation="replace_one")
+    dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=5, calibration="gdp", random_state=0,
+             budget=budget)
+    assert budget.spent_epsilon <= 1.0
+    budget = Budget(10.0, 1e-6)
+    with pytest.raises(ValueError, match="calibration='gdp' composes Gaussian releases only"):
+        dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=5, calibration="gdp",
+                 smoothness="private", budget=budget)
+    assert budget.ledger == ()
+    with pytest.raises(ValueError, match="calibration must be 'rdp', 'gdp' or 'theorem'"):
+        dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=5, calibration="pld")
