@@ -62,7 +62,8 @@ def _dp_cd_inputs(relation, n_records, n_features):
     return (X, y), worst_neighbour(X, y, relation, np.ones(n_features), -CANARY_LABEL)
 
 
-def dp_cd_relation_case(relation, *, epsilon, delta, n_records=20, n_features=2, clip=1.0):
+def dp_cd_relation_case(relation, *, epsilon, delta, n_records=20, n_features=2, clip=1.0,
+                        calibration="rdp"):
     """Black-box DP-CD (one release) under ``relation`` with an outlier neighbour.
 
     Each batch of trials is one call of the public ``dp_cd_grid`` on the input (one run per
@@ -85,6 +86,9 @@ def dp_cd_relation_case(relation, *, epsilon, delta, n_records=20, n_features=2,
         Columns.
     clip : float, default=1.0
         Clip scale C.
+    calibration : {"rdp", "gdp", "theorem"}, default="rdp"
+        The solver's calibration (``"gdp"``: the exact Gaussian-DP one, whose single release
+        is the analytic Gaussian mechanism, the tightest claim to audit).
 
     Returns
     -------
@@ -99,7 +103,8 @@ def dp_cd_relation_case(relation, *, epsilon, delta, n_records=20, n_features=2,
     public_n = n_records if relation == "add_or_remove_one" else None
     kw = dict(epsilon=epsilon, delta=delta, n_outer=1, n_inner=1, average=False,
               selection="cyclic", smoothness=np.ones(n_features), steps=[1.0], clips=[clip],
-              neighboring_relation=relation, public_n=public_n, n_threads=1, evaluate=False)
+              neighboring_relation=relation, public_n=public_n, n_threads=1, evaluate=False,
+              calibration=calibration)
 
     def sampler(data, n, seed_seq):
         problem = Problem(*data, loss="squared")
@@ -113,7 +118,9 @@ def dp_cd_relation_case(relation, *, epsilon, delta, n_records=20, n_features=2,
 
     report = dp_cd_grid(Problem(*inputs[0], loss="squared"), n_seeds=1, random_state=0,
                         **kw).privacy
-    return AuditCase(name=f"dp_cd black-box ({relation}, outlier)", sampler=sampler,
+    name = f"dp_cd black-box ({relation}, outlier" + (
+        ")" if calibration == "rdp" else f", calibration={calibration!r})")
+    return AuditCase(name=name, sampler=sampler,
                      input0=inputs[0], input1=inputs[1], epsilon=report.epsilon,
                      delta=report.delta)
 

@@ -31,6 +31,16 @@ def test_dp_cd_black_box_not_refuted(relation):
 
 
 @pytest.mark.parametrize("relation", sorted(RELATIONS))
+def test_dp_cd_gdp_calibration_black_box_not_refuted(relation):
+    """calibration="gdp" (session 18): one release is the analytic Gaussian mechanism, the
+    tightest claim the solver makes; the outlier neighbour does not refute it."""
+    case = A.dp_cd_relation_case(relation, epsilon=EPSILON, delta=DELTA, calibration="gdp")
+    assert case.epsilon <= EPSILON and "gdp" in case.name
+    result = A.run_case(case, n_trials=N_TRIALS_CD, random_state=2026)
+    assert result.eps_lower <= case.epsilon, result
+
+
+@pytest.mark.parametrize("relation", sorted(RELATIONS))
 def test_dp_sgd_black_box_not_refuted(relation):
     case = A.dp_sgd_relation_case(relation, epsilon=EPSILON, delta=DELTA)
     assert case.epsilon <= EPSILON
