@@ -504,3 +504,32 @@ def test_dp_cd_refuses_passes_beyond_64_bits(solver):
     with pytest.raises(ValueError, match="n_outer \\* n_inner"):
         getattr(dpsco_core, solver)(problem, epsilon=1.0, delta=1e-5, n_outer=2 ** 40,
                                     n_inner=2 ** 40, random_state=0, **kw)
+
+
+@pytest.mark.parametrize("radius, lipschitz, epsilon, delta, X, y, loss", [
+    # ZeroDivisionError (eta_i overflowed: 1 / (eta_i n_i) = 0, then ball = ... / 0)
+    (1e100, 1e-300, 1e-300, 1e-300, np.zeros((2, 1)), np.zeros(2), "squared"),
+    # ValueError("radius must be in (0, inf); got 0.0.") after the charge (the phase's ball
+    # radius underflowed to 0), naming a radius the caller did not give
+    (1e-300, 1e-300, 1e-300, 1e-5, np.zeros((2, 3)), np.array([-1.0, -1.0]), "logistic"),
+])
+def test_localized_mirror_descent_degenerate_phase_scales(radius, lipschitz, epsilon, delta, X,
+                                                          y, loss):
+    # Found by test_solver_contract[localized_mirror_descent] (seed 1): public constants whose
+    # phase regularization overflows or underflows are refused before the budget's charge.
+    budget = Budget(1e-3, 0.5)
+    with pytest.raises(ValueError, match="radius=.*lipschitz=.*epsilon="):
+        dpsco_core.localized_mirror_descent(Problem(X, y, loss=loss), radius=radius,
+                                            lipschitz=lipschitz, epsilon=epsilon, delta=delta,
+                                            n_min=1, max_steps=1, random_state=0, budget=budget)
+    assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("solver", ["noisy_mirror_descent", "localized_mirror_descent"])
+def test_mirror_descent_geometry_error_names_geometry(solver):
+    # Found by test_solver_contract[noisy_mirror_descent] (seed 1): geometry=0.0 was refused
+    # with "p must be in (1, 2]", naming no argument of the call.
+    problem = Problem(np.ones((4, 2)), np.zeros(4))
+    with pytest.raises(ValueError, match="geometry must be in"):
+        getattr(dpsco_core, solver)(problem, epsilon=1.0, delta=1e-5, geometry=0.0,
+                                    random_state=0)
