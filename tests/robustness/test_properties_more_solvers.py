@@ -533,3 +533,15 @@ def test_mirror_descent_geometry_error_names_geometry(solver):
     with pytest.raises(ValueError, match="geometry must be in"):
         getattr(dpsco_core, solver)(problem, epsilon=1.0, delta=1e-5, geometry=0.0,
                                     random_state=0)
+
+
+def test_dp_srgd_refuses_a_step_overflow_before_the_charge():
+    # Found by test_solver_contract[dp_srgd] (seed 1): beta=1e-300 at epsilon=1e-300 charged
+    # the budget, then failed with "x must contain only finite values" (the tree's input, no
+    # argument of dp_srgd) once the steps T / beta times the noise overflowed the iterates.
+    problem = Problem(np.zeros((6, 1)), np.zeros(6))
+    budget = Budget(1e-3, 0.5)
+    with pytest.raises(ValueError, match="beta=1e-300 is too small"):
+        dpsco_core.dp_srgd(problem, epsilon=1e-300, delta=1e-12, beta=1e-300, clip=0.5,
+                           random_state=0, record_history=False, budget=budget)
+    assert budget.ledger == ()
