@@ -85,7 +85,7 @@ from ..privacy.events import (EpsilonDeltaDpEvent, GaussianDpEvent, NeighboringR
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport, seed_assumptions
 from ..public_bounds import _loss_smoothness
 from ..result import History, Result
-from ._common import check_problem, check_solver_epsilon, objective_or_inf
+from ._common import check_noise_scale, check_problem, check_solver_epsilon, objective_or_inf
 from ._row_source import is_sign_stream, row_source
 
 if TYPE_CHECKING:
@@ -143,7 +143,8 @@ class _Domain:
         else:
             C = np.array(domain, dtype=np.float64)
             if C.ndim != 2 or C.shape[1] != d or C.shape[0] < 1 or not np.all(np.isfinite(C)):
-                raise ValueError(f"vertices must be a finite (m, {d}) array with m >= 1.")
+                raise ValueError(f"domain must be 'l1', 'simplex' or a finite (m, {d}) array of "
+                                 f"vertices with m >= 1; got an array of shape {C.shape}.")
             self.name, self.code, self.vertices = "vertices", _frank_wolfe.DOMAIN_NONE, C
             self.n_vertices = C.shape[0]
             self.vertex_norm = float(np.abs(C).sum(axis=1).max())
@@ -600,6 +601,9 @@ def _fit_to_report(scales, reported_epsilon, target):
     scales = list(scales)
     bump = 1e-12
     for _ in range(60):
+        # inf (or astronomically large) noise cannot be sampled: the selection would read
+        # NaN scores (an out-of-range vertex); refused naming epsilon, before any charge
+        check_noise_scale(scales, target, "report-noisy-max noise scale")
         if reported_epsilon(scales) <= target:
             return scales
         scales = [s * (1.0 + bump) for s in scales]
@@ -785,6 +789,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
                 lambdas, lambda lams: _report(ledger_event(lams)[1], delta, (), math.inf, approx,
                                               calibration).epsilon, epsilon)
         ledger, event = ledger_event(lambdas)
+        check_noise_scale(lambdas, epsilon, "report-noisy-max noise scale")
     else:
         lambdas, ledger, event = [0.0] * T, [], NonPrivateDpEvent()
     spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
@@ -924,6 +929,10 @@ def ttz_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | No
         n_iter = int(min(2000, math.ceil((n * min(epsilon, 1e6)) ** (2.0 / 3.0))))
     T = check_int(n_iter, "n_iter", low=1)
     sens = 2.0 * dom.vertex_norm * lipschitz / n
+    if private and not 0.0 < sens < math.inf:
+        raise ValueError(f"the scores' sensitivity 2 R L / n is {sens!r} in floating point "
+                         f"(R = {dom.vertex_norm!r}, the domain's largest vertex norm, from "
+                         f"radius / domain; lipschitz={lipschitz!r}): rescale them.")
     if private:
         eps_it = epsilon / T
         if delta is not None:

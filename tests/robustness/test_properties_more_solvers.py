@@ -545,3 +545,39 @@ def test_dp_srgd_refuses_a_step_overflow_before_the_charge():
         dpsco_core.dp_srgd(problem, epsilon=1e-300, delta=1e-12, beta=1e-300, clip=0.5,
                            random_state=0, record_history=False, budget=budget)
     assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("n_iter", [1, 3])
+@pytest.mark.parametrize("delta", [None, 1e-5, 0.99])
+def test_ttz_frank_wolfe_refuses_infinite_noise(n_iter, delta):
+    # Found by test_solver_contract[ttz_frank_wolfe] (seed 1) as "malloc(): invalid next size"
+    # (a heap corruption; the process aborted): lipschitz=1e100 at epsilon=1e-300 calibrated
+    # an infinite report-noisy-max scale, the noisy scores were NaN and the selected vertex
+    # out of range. The scale is now refused naming epsilon, before the budget's charge.
+    problem = Problem(np.array([[0.0], [1e149], [1e149], [0.0], [1e149]]), np.zeros(5))
+    budget = Budget(1e-3, 0.5)
+    with pytest.raises(ValueError, match="epsilon=1e-300 is too small"):
+        dpsco_core.ttz_frank_wolfe(problem, n_iter=n_iter, delta=delta, radius=0.5,
+                                   lipschitz=1e100, noise="laplace", epsilon=1e-300,
+                                   domain="simplex", random_state=0, budget=budget)
+    assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("solver", ["ttz_frank_wolfe", "vr_frank_wolfe"])
+def test_frank_wolfe_domain_errors_name_the_domain(solver):
+    # Found by test_solver_contract[ttz_frank_wolfe] (seed 1): domain=2.5 or [1.0] (d = 2) was
+    # refused as "vertices must be a finite (m, 2) array", naming no argument.
+    problem = Problem(np.ones((6, 2)), np.zeros(6))
+    for domain in (2.5, [1.0], None):
+        with pytest.raises(ValueError, match="domain must be"):
+            getattr(dpsco_core, solver)(problem, epsilon=1.0, delta=1e-5, domain=domain,
+                                        random_state=0)
+
+
+def test_ttz_frank_wolfe_underflowing_sensitivity():
+    # Found by a direct sweep: vertices [[5e-324]] made the scores' sensitivity 2 R L / n
+    # underflow to 0 and the calibration raised ZeroDivisionError.
+    problem = Problem(np.ones((5, 1)), np.zeros(5))
+    with pytest.raises(ValueError, match="lipschitz=1.0"):
+        dpsco_core.ttz_frank_wolfe(problem, epsilon=1.0, delta=1e-5, n_iter=3,
+                                   domain=[[5e-324]], random_state=0)
