@@ -749,6 +749,8 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     if approx and private and delta > 1.0 / n:
         raise ValueError(f"delta must be in (0, 1/n] = (0, {1.0 / n:.3g}] for the shuffled "
                          f"(epsilon, delta) analysis (Theorem 7); got {delta!r}.")
+    if n < 2:
+        raise ValueError(f"vr_frank_wolfe needs a problem with at least 2 samples; got n={n}.")
     b, T = vr_frank_wolfe_schedule(n, d, n_vertices=dom.n_vertices, epsilon=epsilon,
                                    delta=delta, radius=dom.radius, lipschitz=lipschitz,
                                    smoothness=smoothness, batch=batch, n_phases=n_phases)

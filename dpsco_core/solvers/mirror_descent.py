@@ -635,6 +635,10 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     relation = _poisson_relation(neighboring_relation)
     accountant = _check_accountant(accountant)
     n = normaliser(relation, problem.n_samples, public_n)   # public: schedule and probabilities
+    if n < 2:
+        raise ValueError(f"localized mirror descent needs at least 2 records (its phases halve "
+                         f"n); got a problem with {'public_n=' if public_n is not None else 'n='}"
+                         f"{n}.")
     d = problem.n_features
     p, norm_p, _ = _geometry(geometry, d)
     phases = localized_schedule(n, d, epsilon=epsilon, delta=delta, radius=radius,
