@@ -510,7 +510,7 @@ def _check_common(problem, epsilon, delta, lipschitz, noise, allow_stream=False)
         delta = check_delta(delta)
     lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0, allow_inf=not math.isfinite(
         epsilon))
-    if noise not in _NOISE:
+    if not isinstance(noise, str) or noise not in _NOISE:
         raise ValueError(f"noise must be one of {sorted(_NOISE)}; got {noise!r}.")
     return problem, epsilon, delta, lipschitz
 
@@ -608,8 +608,12 @@ def _fit_to_report(scales, reported_epsilon, target):
             return scales
         scales = [s * (1.0 + bump) for s in scales]
         bump *= 2.0
-    raise RuntimeError(f"privacy calibration error: the report stays above the target "
-                       f"epsilon {target!r}.")
+    # 60 doublings of the bump multiply the noise by more than 1e57 without reaching the
+    # target: the report's conversion at this delta has a floor above it (e.g. the RDP
+    # conversion at delta=1e-300), a public limit of (epsilon, delta), not a calibration bug
+    raise ValueError(f"epsilon={target!r} cannot be met at this delta: the privacy report "
+                     f"stays above it for every noise scale tried (up to {max(scales):.3g}); "
+                     "use a larger epsilon or delta.")
 
 
 # --------------------------------------------------------------------------------------------
