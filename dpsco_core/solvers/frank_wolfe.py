@@ -765,6 +765,12 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     if approx and private:
         assumptions.extend(_SHUFFLE_ASSUMPTIONS)
     sens_beta = smoothness if calibration == "strict" else None
+    if private and not 0.0 < 2.0 * dom.vertex_norm * lipschitz / b < math.inf:
+        # the noise is calibrated to these sensitivities: 0 (underflow) made it NaN
+        raise ValueError(f"the scores' sensitivity 2 R L / b is "
+                         f"{2.0 * dom.vertex_norm * lipschitz / b!r} in floating point "
+                         f"(R = {dom.vertex_norm!r}, the domain's largest vertex norm, from "
+                         f"radius / domain; lipschitz={lipschitz!r}; b={b}): rescale them.")
     if private:
         # The rows' delta target is delta itself: the basic-composition report sums exactly
         # (PureDpAccountant rounds up only an inexact sum), so the run's delta, the rows'

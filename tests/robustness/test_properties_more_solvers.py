@@ -637,3 +637,14 @@ def test_ttz_frank_wolfe_unreachable_epsilon_and_odd_noise():
     with pytest.raises(ValueError, match="noise must be"):
         dpsco_core.ttz_frank_wolfe(problem, epsilon=1.0, delta=1e-5, noise=[1.0],
                                    random_state=0)
+
+
+@pytest.mark.parametrize("batch", ["paper", 1])
+def test_vr_frank_wolfe_underflowing_sensitivity(batch):
+    # Found by test_solver_contract[vr_frank_wolfe] (seed 2): radius = lipschitz = 1e-300 made
+    # the scores' sensitivity underflow to 0, the calibrated noise NaN, and the accountant
+    # raised "rho must be a finite number", naming no argument of the call.
+    problem = Problem(np.zeros((3, 1), dtype=np.int64), np.zeros(3))
+    with pytest.raises(ValueError, match="lipschitz=1e-300"):
+        dpsco_core.vr_frank_wolfe(problem, radius=1e-300, lipschitz=1e-300, batch=batch,
+                                  epsilon=1e-300, delta=1e-300, random_state=0)
