@@ -639,7 +639,7 @@ def test_ttz_frank_wolfe_unreachable_epsilon_and_odd_noise():
                                    random_state=0)
 
 
-@pytest.mark.parametrize("batch", ["paper", 1])
+@pytest.mark.parametrize("batch", ["paper", 2])
 def test_vr_frank_wolfe_underflowing_sensitivity(batch):
     # Found by test_solver_contract[vr_frank_wolfe] (seed 2): radius = lipschitz = 1e-300 made
     # the scores' sensitivity underflow to 0, the calibrated noise NaN, and the accountant
