@@ -577,6 +577,10 @@ class ParallelSCOResult:
     prox_levels: np.ndarray | None = field(repr=False, default=None)
 
 
+#: The range of lipschitz, radius_bound and epsilon that parallel_sco's schedules handle.
+_MIN_SCALE, _MAX_SCALE = 1e-100, 1e100
+
+
 def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: float,
                  radius_bound: float, epsilon: float, inner: str = "ac_sa",
                  smoothing: str = "dimension", line_search: str = "constant",
@@ -668,7 +672,16 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
         bias = L * rho * math.sqrt(2.0 / math.pi)
     else:
         raise ValueError(f"smoothing must be 'dimension' or 'glm'; got {smoothing!r}.")
-    cls = {"ac_sa": ReSQueACSA, "epoch_sgd": ReSQueEpochSGD}.get(inner)
+    # The schedules square and invert these scales (L^2, R^2, lambda phi): beyond 1e100 they
+    # overflowed or underflowed inside (OverflowError, ZeroDivisionError, math domain error).
+    for name, value in (("lipschitz", L), ("radius_bound", R), ("epsilon", eps)):
+        if not _MIN_SCALE <= value <= _MAX_SCALE:
+            raise ValueError(f"{name} = {value!r} is outside [{_MIN_SCALE:g}, "
+                             f"{_MAX_SCALE:g}]: parallel_sco's schedules would over- or "
+                             "underflow; rescale the problem (lipschitz, radius_bound and "
+                             "epsilon together).")
+    cls = ({"ac_sa": ReSQueACSA, "epoch_sgd": ReSQueEpochSGD}.get(inner)
+           if isinstance(inner, str) else None)
     if cls is None:
         raise ValueError(f"inner must be 'ac_sa' or 'epoch_sgd'; got {inner!r}.")
     executor = SerialExecutor() if executor is None else executor

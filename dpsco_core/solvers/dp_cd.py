@@ -54,6 +54,10 @@ PUBLIC_BOUNDS_ASSUMPTION = ("the data are mapped onto bounds declared public ({b
                             "and clips come from those bounds")
 
 
+#: Most coordinate updates T * K of a DP-CD run: the kernels count them in C ssize_t.
+_MAX_RELEASES = 2 ** 63 - 1
+
+
 def dp_cd_schedule(n_features, *, passes=None, n_outer=None, n_inner=None, average=True):
     """Outer iterations T and inner updates K of a DP-CD run.
 
@@ -88,6 +92,10 @@ def dp_cd_schedule(n_features, *, passes=None, n_outer=None, n_inner=None, avera
                              "problem's coordinates, an estimator's intercept column "
                              f"included) must be a positive integer; got {passes!r} * "
                              f"{n_features}.")
+        if total > _MAX_RELEASES:
+            raise ValueError(f"passes={passes!r} is too large: passes * n_features = "
+                             f"{passes * n_features:.3g} coordinate updates, above "
+                             f"{_MAX_RELEASES} (the kernels count them in 64 bits).")
         if average:
             return 1, total
         if total % n_features:
@@ -96,7 +104,11 @@ def dp_cd_schedule(n_features, *, passes=None, n_outer=None, n_inner=None, avera
         return total // n_features, n_features
     if n_outer is None or n_inner is None:
         raise ValueError("give passes, or both n_outer and n_inner.")
-    return check_int(n_outer, "n_outer", low=1), check_int(n_inner, "n_inner", low=1)
+    T, K = check_int(n_outer, "n_outer", low=1), check_int(n_inner, "n_inner", low=1)
+    if T * K > _MAX_RELEASES:
+        raise ValueError(f"n_outer * n_inner = {T * K:.3g} coordinate updates is too large: "
+                         f"above {_MAX_RELEASES} (the kernels count them in 64 bits).")
+    return T, K
 
 
 def dp_cd_theorem_schedule(preset: str, *, n_samples: int, epsilon: float, delta: float,
@@ -858,6 +870,16 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
     share = _smoothness_share(smoothness, smoothness_share, smoothness_bounds, epsilon, p,
                               problem.loss)
     s, cd_event = _calibrate(epsilon * (1.0 - share), delta, releases, calibration)
+    public = None
+    if not private and _smoothness_reads_no_record(problem, smoothness):
+        # As in dp_cd: with public constants, a grid whose noise or steps overflow (a tiny
+        # epsilon, a huge step) is refused before the budget is charged.
+        public = _smoothness(problem, smoothness, 0.0, None, epsilon, None)
+        for step in step_grid:
+            for clip in clip_grid:
+                steps_, clips_ = dp_cd_constants(public[0], step=step, clip=clip)
+                _check_step_noise(steps_, check_noise_scale(
+                    _noise_scales(s, relation, clips_, m), epsilon))
     event = _run_event(share, epsilon, p, cd_event)
     spend(budget, SelfComposedDpEvent(event, n_runs) if n_runs > 1 else event,
           neighboring_relation=relation, delta=delta)
@@ -869,8 +891,8 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
         assumptions, conditions = release.assumptions, release.conditions
     else:
         share = 0.0
-        M, smoothness_event, assumptions, conditions, _ = _smoothness(
-            problem, smoothness, 0.0, None, epsilon, None)
+        M, smoothness_event, assumptions, conditions, _ = public if public is not None else (
+            _smoothness(problem, smoothness, 0.0, None, epsilon, None))
         run_M = [M] * n_runs
     assumptions = list(assumptions) + list(public_n_assumptions(relation, m))
     run_steps = np.empty((n_runs, p))

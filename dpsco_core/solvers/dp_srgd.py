@@ -26,8 +26,8 @@ from ..privacy.events import (GaussianDpEvent, NeighboringRelation, NonPrivateDp
 from ..privacy.gdp import gdp_mu
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport, seed_assumptions
 from ..result import History, Result
-from ._common import (check_noise_scale, check_privacy_budget, check_problem, check_relation,
-                      sensitivity_factor)
+from ._common import (MAX_NOISE_SCALE, check_noise_scale, check_privacy_budget, check_problem,
+                      check_relation, sensitivity_factor)
 from ._single_epoch import check_penalty_supported, run_single_epoch, single_epoch_schedule
 
 if TYPE_CHECKING:
@@ -270,6 +270,13 @@ def dp_srgd(problem: Problem, *, epsilon: float, delta: float, beta: float,
     n_threads = effective_n_threads(n_threads, work=2 * B * problem.n_features)
     mu, s, noise_scale, event = single_epoch_calibration(epsilon, delta, relation, clip, B, T,
                                                          tree=True)
+    # The steps (at most T / beta, z_step_scale T / beta for z) times the node noise must not
+    # overflow the iterates: public constants, refused before the charge.
+    if not max(1.0, z_step_scale) * T / beta * noise_scale <= MAX_NOISE_SCALE:
+        raise ValueError(f"beta={beta!r} is too small for this run: the steps (up to "
+                         f"T / beta with T={T}) times the noise standard deviation "
+                         f"{noise_scale:.3g} are beyond {MAX_NOISE_SCALE:g} (the iterates "
+                         "would overflow); use a larger beta or epsilon.")
     spend(budget, event, neighboring_relation=relation, delta=delta)   # before reading data
 
     start = time.perf_counter()

@@ -85,7 +85,7 @@ from ..privacy.events import (EpsilonDeltaDpEvent, GaussianDpEvent, NeighboringR
 from ..privacy.report import DEFAULT_ASSUMPTIONS, PrivacyReport, seed_assumptions
 from ..public_bounds import _loss_smoothness
 from ..result import History, Result
-from ._common import check_problem, check_solver_epsilon, objective_or_inf
+from ._common import check_noise_scale, check_problem, check_solver_epsilon, objective_or_inf
 from ._row_source import is_sign_stream, row_source
 
 if TYPE_CHECKING:
@@ -143,7 +143,8 @@ class _Domain:
         else:
             C = np.array(domain, dtype=np.float64)
             if C.ndim != 2 or C.shape[1] != d or C.shape[0] < 1 or not np.all(np.isfinite(C)):
-                raise ValueError(f"vertices must be a finite (m, {d}) array with m >= 1.")
+                raise ValueError(f"domain must be 'l1', 'simplex' or a finite (m, {d}) array of "
+                                 f"vertices with m >= 1; got an array of shape {C.shape}.")
             self.name, self.code, self.vertices = "vertices", _frank_wolfe.DOMAIN_NONE, C
             self.n_vertices = C.shape[0]
             self.vertex_norm = float(np.abs(C).sum(axis=1).max())
@@ -509,7 +510,7 @@ def _check_common(problem, epsilon, delta, lipschitz, noise, allow_stream=False)
         delta = check_delta(delta)
     lipschitz = check_scalar(lipschitz, "lipschitz", low=0.0, allow_inf=not math.isfinite(
         epsilon))
-    if noise not in _NOISE:
+    if not isinstance(noise, str) or noise not in _NOISE:
         raise ValueError(f"noise must be one of {sorted(_NOISE)}; got {noise!r}.")
     return problem, epsilon, delta, lipschitz
 
@@ -600,12 +601,19 @@ def _fit_to_report(scales, reported_epsilon, target):
     scales = list(scales)
     bump = 1e-12
     for _ in range(60):
+        # inf (or astronomically large) noise cannot be sampled: the selection would read
+        # NaN scores (an out-of-range vertex); refused naming epsilon, before any charge
+        check_noise_scale(scales, target, "report-noisy-max noise scale")
         if reported_epsilon(scales) <= target:
             return scales
         scales = [s * (1.0 + bump) for s in scales]
         bump *= 2.0
-    raise RuntimeError(f"privacy calibration error: the report stays above the target "
-                       f"epsilon {target!r}.")
+    # 60 doublings of the bump multiply the noise by more than 1e57 without reaching the
+    # target: the report's conversion at this delta has a floor above it (e.g. the RDP
+    # conversion at delta=1e-300), a public limit of (epsilon, delta), not a calibration bug
+    raise ValueError(f"epsilon={target!r} cannot be met at this delta: the privacy report "
+                     f"stays above it for every noise scale tried (up to {max(scales):.3g}); "
+                     "use a larger epsilon or delta.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -745,6 +753,8 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     if approx and private and delta > 1.0 / n:
         raise ValueError(f"delta must be in (0, 1/n] = (0, {1.0 / n:.3g}] for the shuffled "
                          f"(epsilon, delta) analysis (Theorem 7); got {delta!r}.")
+    if n < 2:
+        raise ValueError(f"vr_frank_wolfe needs a problem with at least 2 samples; got n={n}.")
     b, T = vr_frank_wolfe_schedule(n, d, n_vertices=dom.n_vertices, epsilon=epsilon,
                                    delta=delta, radius=dom.radius, lipschitz=lipschitz,
                                    smoothness=smoothness, batch=batch, n_phases=n_phases)
@@ -755,6 +765,12 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
     if approx and private:
         assumptions.extend(_SHUFFLE_ASSUMPTIONS)
     sens_beta = smoothness if calibration == "strict" else None
+    if private and not 0.0 < 2.0 * dom.vertex_norm * lipschitz / b < math.inf:
+        # the noise is calibrated to these sensitivities: 0 (underflow) made it NaN
+        raise ValueError(f"the scores' sensitivity 2 R L / b is "
+                         f"{2.0 * dom.vertex_norm * lipschitz / b!r} in floating point "
+                         f"(R = {dom.vertex_norm!r}, the domain's largest vertex norm, from "
+                         f"radius / domain; lipschitz={lipschitz!r}; b={b}): rescale them.")
     if private:
         # The rows' delta target is delta itself: the basic-composition report sums exactly
         # (PureDpAccountant rounds up only an inexact sum), so the run's delta, the rows'
@@ -785,6 +801,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
                 lambdas, lambda lams: _report(ledger_event(lams)[1], delta, (), math.inf, approx,
                                               calibration).epsilon, epsilon)
         ledger, event = ledger_event(lambdas)
+        check_noise_scale(lambdas, epsilon, "report-noisy-max noise scale")
     else:
         lambdas, ledger, event = [0.0] * T, [], NonPrivateDpEvent()
     spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
@@ -924,6 +941,10 @@ def ttz_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | No
         n_iter = int(min(2000, math.ceil((n * min(epsilon, 1e6)) ** (2.0 / 3.0))))
     T = check_int(n_iter, "n_iter", low=1)
     sens = 2.0 * dom.vertex_norm * lipschitz / n
+    if private and not 0.0 < sens < math.inf:
+        raise ValueError(f"the scores' sensitivity 2 R L / n is {sens!r} in floating point "
+                         f"(R = {dom.vertex_norm!r}, the domain's largest vertex norm, from "
+                         f"radius / domain; lipschitz={lipschitz!r}): rescale them.")
     if private:
         eps_it = epsilon / T
         if delta is not None:

@@ -112,7 +112,7 @@ def _geometry(geometry, d):
             raise ValueError(f"geometry must be 'l1' or a float p in (1, 2]; got {geometry!r}.")
         p = mm.pnorm_exponent(d)
         return p, 1.0, mm.l1_norm_constant(d, p)
-    p = check_scalar(geometry, "p", low=1.0, high=2.0, high_open=False)
+    p = check_scalar(geometry, "geometry", low=1.0, high=2.0, high_open=False)
     return p, p, 1.0
 
 
@@ -525,10 +525,20 @@ def localized_schedule(n, n_features, *, epsilon, delta, radius=1.0, lipschitz=1
         if max_steps is not None:
             T_i = min(T_i, check_int(max_steps, "max_steps", low=1))
         eta_i = eta / 16 ** i
-        lam = 1.0 / (eta_i * n_i)
+        scale_i = eta_i * n_i
+        lam = 1.0 / scale_i if scale_i > 0.0 else math.inf
+        ball = 2.0 * cd * L * (p - 1.0) / lam if lam > 0.0 else math.inf
+        if not (0.0 < lam < math.inf and 0.0 < ball < math.inf):
+            # public constants only: refused before any budget is charged
+            raise ValueError(
+                f"phase {i}'s regularization 1 / (eta_i n_i) = {lam:.3g} and ball radius "
+                f"{ball:.3g} are outside (0, inf) in floating point: radius={radius!r}"
+                f"{'' if distance is None else f' (distance={distance!r})'}, "
+                f"lipschitz={lipschitz!r}, epsilon={epsilon!r} and reg_constant="
+                f"{reg_constant!r} are too far apart in scale.")
         phases.append({"phase": i, "n": n_i, "epsilon": e_i, "batch": b_i, "steps": T_i,
                        "reg_scale": eta_i, "strong_convexity": lam,
-                       "ball_radius": 2.0 * cd * L * (p - 1.0) / lam, "p": p})
+                       "ball_radius": ball, "p": p})
     return phases
 
 
@@ -625,6 +635,10 @@ def localized_mirror_descent(problem: Problem, *, epsilon: float, delta: float,
     relation = _poisson_relation(neighboring_relation)
     accountant = _check_accountant(accountant)
     n = normaliser(relation, problem.n_samples, public_n)   # public: schedule and probabilities
+    if n < 2:
+        raise ValueError(f"localized mirror descent needs at least 2 records (its phases halve "
+                         f"n); got a problem with {'public_n=' if public_n is not None else 'n='}"
+                         f"{n}.")
     d = problem.n_features
     p, norm_p, _ = _geometry(geometry, d)
     phases = localized_schedule(n, d, epsilon=epsilon, delta=delta, radius=radius,

@@ -130,9 +130,9 @@ def test_bad_input(lasso):
     prob, _ = lasso
     with pytest.raises(ValueError, match="radius"):
         md.noisy_mirror_descent(prob, epsilon=1, delta=1e-5, radius=0.0)
-    with pytest.raises(ValueError, match="p must be in"):
+    with pytest.raises(ValueError, match="geometry must be in"):
         md.noisy_mirror_descent(prob, epsilon=1, delta=1e-5, geometry=2.5)
-    with pytest.raises(ValueError, match="p must be in"):
+    with pytest.raises(ValueError, match="geometry must be in"):
         md.localized_mirror_descent(prob, epsilon=1, delta=1e-5, geometry=1.0)
     with pytest.raises(ValueError, match="n_features"):
         mm.pnorm_exponent(0)
