@@ -211,6 +211,12 @@ cdef class _Selection:
         with nogil:
             best_c = _select(v, domain, radius, scale, kind, self.gens, self.n_blocks,
                              self.block_coords, self.block_best, self.block_c, n_threads)
+        if best_c < 0:
+            # every noisy score NaN or -inf (an infinite noise scale, or a non-finite
+            # estimate): no vertex won, and index -1 would be written out of bounds
+            raise ValueError("report-noisy-max selected no vertex: every noisy score is NaN "
+                             "or -inf (the noise scale or the gradient estimate is not "
+                             "finite).")
         if domain == L1_BALL:
             return best_c // 2, (1 if best_c % 2 == 0 else -1)
         return best_c, 1

@@ -54,10 +54,15 @@ def vr_gradient_rnm(X, y, rows, loss_kind, loss_param, row_clip, w, alpha, w_pre
         scores[1::2] = s
     else:
         scores = -s
+    if np.all(np.isnan(scores)) or (scale == 0.0 and not np.any(scores > -np.inf)):
+        # the kernel's strict ">" from -inf selects nothing: it raises (never index -1)
+        raise ValueError("report-noisy-max selected no vertex: every noisy score is NaN or "
+                         "-inf (the noise scale or the gradient estimate is not finite).")
     if scale > 0.0:
         cand, _ = report_noisy_max(scores, scale, kind, bit_generators, n_threads)
     else:
-        cand = int(np.argmax(scores))
+        # NaN scores never win (the kernel compares with strict ">"); ties: the lowest index
+        cand = int(np.argmax(np.where(np.isnan(scores), -np.inf, scores)))
     if domain == DOMAIN_L1_BALL:
         return cand // 2, (1 if cand % 2 == 0 else -1)
     return cand, 1

@@ -256,3 +256,24 @@ def test_signs_reject_bad_shapes():
     with pytest.raises(ValueError, match="one entry per batch row"):
         kernel.vr_gradient_rnm_signs(signs, 70, y[:1], 1, 0.0, 1.0, w, 1.0, w, 1.0, v_prev,
                                      False, kernel.DOMAIN_NONE, 1.0, 0.0, 1, [], 1, resid, v)
+
+
+@pytest.mark.parametrize("domain", [kernel.DOMAIN_L1_BALL, kernel.DOMAIN_SIMPLEX])
+@pytest.mark.parametrize("scale", [0.0, np.inf])
+def test_no_vertex_selected_is_an_error_not_index_minus_one(domain, scale):
+    """Session 18 (helper 52: malloc(): invalid next size, abort): with every noisy score NaN
+    (an infinite noise scale, or a NaN estimate) no candidate beat -inf and the selection
+    returned candidate -1, which the caller used as a vertex index. The kernel now raises;
+    the solvers also refuse such scales before their charge."""
+    d = 5
+    X = np.eye(d)
+    y = np.full(d, np.nan)            # a NaN estimate: every score NaN, noise or not
+    rows = np.arange(d, dtype=np.intp)
+    clip, zero = np.full(d, np.inf), np.zeros(d)
+    resid, out = np.empty(d), np.empty(d)
+    for impl in (kernel, twin):
+        with pytest.raises(ValueError, match="selected no vertex"):
+            impl.vr_gradient_rnm(X, y, rows, 1, 0.0, clip, zero, 1.0, zero, 1.0, zero, False,
+                                 domain, 1.0, scale, 0,
+                                 block_bit_generators(np.random.SeedSequence(0), 1), 1, resid,
+                                 out)
