@@ -159,4 +159,9 @@ def report_noisy_max(const double[::1] scores,   # IN  (m,) finite
         free(gens)
         free(block_best)
         free(block_idx)
+    if best_i < 0:
+        # every noisy value NaN or -inf (scores outside the documented finite range): index -1
+        # would reach a caller's vertex arrays
+        raise ValueError("report-noisy-max selected no index: every noisy score is NaN or "
+                         "-inf (the scores must be finite).")
     return best_i, best

@@ -25,5 +25,8 @@ def report_noisy_max(scores, scale, kind, bit_generators, n_threads):
         else:
             raise ValueError(f"unknown noise kind {kind}")
         noisy[lo:hi] = scores[lo:hi] + noise
-    index = int(np.argmax(noisy))
+    if not np.any(noisy > -np.inf):        # all NaN or -inf: the kernel raises too
+        raise ValueError("report-noisy-max selected no index: every noisy score is NaN or "
+                         "-inf (the scores must be finite).")
+    index = int(np.argmax(np.where(np.isnan(noisy), -np.inf, noisy)))   # NaN never wins
     return index, float(noisy[index])

@@ -113,3 +113,17 @@ def test_selection_distribution(kind):
     freq = counts / n_draws
     se = np.sqrt(exact * (1 - exact) / n_draws)
     assert np.all(np.abs(freq - exact) <= 4.5 * se), (freq, exact)
+
+
+@pytest.mark.parametrize("kind", KINDS.values(), ids=KINDS.keys())
+def test_no_index_selected_is_an_error_not_minus_one(kind):
+    """Session 18: with every score NaN or -inf no candidate beat -inf and the kernel returned
+    index -1, which the Frank-Wolfe solvers' custom-vertex domains then used as a vertex. Both
+    the kernel and the twin raise; a NaN among finite scores never wins."""
+    for scores in (np.full(7, np.nan), np.full(BLOCK + 3, -np.inf)):
+        for impl in (kernel, twin):
+            with pytest.raises(ValueError, match="selected no index"):
+                _run(impl, scores, 1.0, kind, 0)
+    scores = np.array([np.nan, 0.5, np.nan, 3.0])
+    assert _run(kernel, scores, 1e-9, kind, 0) == _run(twin, scores, 1e-9, kind, 0)
+    assert _run(kernel, scores, 1e-9, kind, 0)[0] == 3
