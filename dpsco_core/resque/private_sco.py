@@ -144,6 +144,42 @@ def check_privacy_parameters(epsilon: float, delta: float, mode: str) -> tuple[f
     return eps, dlt
 
 
+#: Range of the public scales (the data's Lipschitz bound L, radius_bound R) for which the
+#: schedules of Theorems 3 and 4 stay inside the float range (their products such as
+#: L^2 / lambda and (R / r)^(2/3) overflowed or underflowed at 1e+-300; hypothesis, session 18).
+SCALE_RANGE = (1e-100, 1e100)
+
+
+def _check_scales(L, R, eps, dlt, mode, reg=0.0):
+    """Refuse public scales whose schedules leave the float range, naming them: L and R in
+    :data:`SCALE_RANGE`, epsilon in [1e-100, 700) (the delta split divides by 1 + e^epsilon),
+    reg at most 1e100 and, in certified mode, delta large enough for the certified ratio's
+    1e-9 share of it."""
+    lo, hi = SCALE_RANGE
+    if not reg <= hi:
+        raise ValueError(f"reg={reg!r} must be at most {hi:g}: Algorithm 5's radii "
+                         "sqrt(2 D / lambda) underflow to 0 beyond it.")
+    if not eps >= lo:
+        raise ValueError(f"epsilon={eps!r} must be at least {lo:g}: Theorem 3's schedule "
+                         "leaves the float range below it.")
+    if not lo <= L <= hi:
+        raise ValueError(f"the data's Lipschitz bound L={L!r} (LipschitzGLM's feature_bound) "
+                         f"must be in [{lo:g}, {hi:g}]: Theorem 3's schedule (L^2 / lambda, L R) "
+                         "leaves the float range outside it; rescale the data.")
+    if not lo <= R <= hi:
+        raise ValueError(f"radius_bound={R!r} must be in [{lo:g}, {hi:g}]: Theorem 3's "
+                         "schedule (K = (R/r)^(2/3), L R) leaves the float range outside it; "
+                         "rescale the data and radius_bound.")
+    if not eps < 700.0:
+        raise ValueError(f"epsilon={eps!r} is too large for ReSQue's accounting: its delta "
+                         "split divides delta by 1 + e^epsilon, which overflows from about "
+                         "709; use a smaller epsilon.")
+    if mode == "certified" and not dlt / (2.0 * (1.0 + math.exp(eps))) * 1e-9 >= 1e-300:
+        raise ValueError(f"delta={dlt!r} is too small for the certified mode: the certified "
+                         "radius ratio uses a 1e-9 share of delta / (2 (1 + e^epsilon)), which "
+                         "underflows; use a larger delta.")
+
+
 def theorem3_parameters(n: int, d: int, lipschitz: float, radius_bound: float,
                         epsilon: float, delta: float, *, constant: float = 1.0,
                         c_ba: float = 1.0) -> dict[str, float]:
@@ -308,13 +344,27 @@ def resque_private_erm(data: Any, *, epsilon: float, delta: float, radius_bound:
     R = check_positive(radius_bound, "radius_bound")
     n, d, L = data.n_samples, data.n_features, float(data.lipschitz)
     lam_reg = check_scalar(reg, "reg", low=0.0, low_open=False)
+    _check_scales(L, R, eps, dlt, mode, lam_reg)
     xprime = np.zeros(d) if reg_center is None else check_vector(reg_center, "reg_center")
     if n < 4 * 2 * C_PRIV:
         raise ValueError(f"data must have at least {int(8 * C_PRIV)} records (Algorithm 6 "
                          f"needs T <= n/(2 C_priv) with T >= 4); got {n}.")
-    p = theorem3_parameters(n, d, L, R, eps, dlt, constant=check_positive(constant, "constant"),
-                            c_ba=check_positive(c_ba, "c_ba"))
+    constant, c_ba = check_positive(constant, "constant"), check_positive(c_ba, "c_ba")
+    # public numbers only (L is the data's declared feature_bound): a schedule outside the
+    # float range is refused naming them (found by hypothesis, session 18: L R, L^2 / lam and
+    # (R / r)^(2/3) overflowed or divided by zero at 1e+-300)
+    out_of_range = ValueError(
+        f"radius_bound={R!r}, the data's Lipschitz bound L={L!r} (LipschitzGLM's feature_bound), "
+        f"epsilon={eps!r} and delta={dlt!r} put Theorem 3's schedule (eps_opt = O(L R), "
+        "K = (R/r)^(2/3), the step sizes L^2/lambda) outside the float range; rescale the "
+        "data, feature_bound and radius_bound.")
+    try:
+        p = theorem3_parameters(n, d, L, R, eps, dlt, constant=constant, c_ba=c_ba)
+    except (OverflowError, ZeroDivisionError):
+        raise out_of_range from None
     rho, kappa, eps_opt = p["rho"], p["kappa"], p["eps_opt"]
+    if not all(0.0 < v < math.inf for v in (rho, kappa, eps_opt)):
+        raise out_of_range
     # the halves are shrunk by 1e-9 so that rounding never reports delta above the target
     delta_prime = dlt / 2.0 * (1.0 - 1e-9)
     delta_rdp = dlt / (2.0 * (1.0 + math.exp(eps))) * (1.0 - 1e-9)
@@ -323,13 +373,19 @@ def resque_private_erm(data: Any, *, epsilon: float, delta: float, radius_bound:
     else:
         ratio = check_positive(radius_ratio, "radius_ratio")
     r = rho / ratio
-    K = (R / r) ** (2.0 / 3.0)
-    n_iter = max(1, math.ceil(c_ba * K * math.log(kappa)))
+    try:
+        K = (R / r) ** (2.0 / 3.0)
+        n_iter = max(1, math.ceil(c_ba * K * math.log(kappa)))
+        lam_star = eps_opt * K ** 2 * math.log(kappa) ** 2 / R ** 2
+        lam_max = c_ba * L / eps_opt
+        lam_min = min(lam_star / c_ba, lam_max)
+        finite = all(0.0 < v < math.inf for v in (r, K, lam_min, lam_max))
+    except (OverflowError, ZeroDivisionError, ValueError):
+        finite = False
+    if not finite:
+        raise out_of_range
     if max_iter is not None:
         n_iter = min(n_iter, check_int(max_iter, "max_iter", low=1))
-    lam_star = eps_opt * K ** 2 * math.log(kappa) ** 2 / R ** 2
-    lam_max = c_ba * L / eps_opt
-    lam_min = min(lam_star / c_ba, lam_max)
     zeta = (min(0.5, 1.0 / (kappa * n_iter)) if failure_probability is None
             else check_scalar(failure_probability, "failure_probability", low=0.0, high=1.0))
     k7 = math.ceil(20.0 * math.log(1.0 / zeta))
@@ -342,9 +398,13 @@ def resque_private_erm(data: Any, *, epsilon: float, delta: float, radius_bound:
         raise ValueError(f"line_search must be 'bisection' or 'constant'; got {line_search!r}.")
 
     def plan(beta, m):
-        Ts = _t_values(kappa, K, d, beta, n, dlt, constant,
-                       32.0 * C_CVX_CERTIFIED ** 2 if mode == "certified" else 2.0, c_ba)
-        return Ts, _plan_charge(beta, Ts, n_ls, k7, n_iter, n, delta_rdp, ratio, m, L, r, d)
+        try:
+            Ts = _t_values(kappa, K, d, beta, n, dlt, constant,
+                           32.0 * C_CVX_CERTIFIED ** 2 if mode == "certified" else 2.0, c_ba)
+            return Ts, _plan_charge(beta, Ts, n_ls, k7, n_iter, n, delta_rdp, ratio, m, L, r,
+                                    d)
+        except (OverflowError, ZeroDivisionError):
+            raise out_of_range from None
 
     # calibrate beta: the largest with the composed epsilon <= target (tau grows like beta^2;
     # the T's shrink with beta, so bisect on log beta)
@@ -475,9 +535,21 @@ def resque_private_sco(data: Any, *, epsilon: float, delta: float, radius_bound:
         raise ValueError(f"phase_budget must be 'parallel' or 'paper'; got {phase_budget!r}.")
     R = check_positive(radius_bound, "radius_bound")
     n, d, L = data.n_samples, data.n_features, float(data.lipschitz)
+    _check_scales(L, R, eps, dlt, mode)
+    reserved = sorted(set(erm_options) & {"reg", "reg_center", "x0", "epsilon", "delta",
+                                          "radius_bound", "mode", "random_state"})
+    if reserved:
+        raise TypeError(f"erm_options must not set {reserved}: resque_private_sco sets them "
+                        "for each phase (the phase's budget, its lambda_i and centre).")
     n_min = int(8 * C_PRIV) if min_batch is None else check_int(min_batch, "min_batch",
                                                                   low=int(8 * C_PRIV))
     eta = (R / L) * min(1.0 / math.sqrt(n), eps / math.sqrt(d * math.log(1.0 / dlt)))
+    if not 0.0 < eta * 4.0 ** -int(math.log2(max(n, 2))) / n < math.inf:
+        # lambda_i = 1 / (eta 4^-i n_i) must stay finite for every phase i <= log2 n
+        raise ValueError(f"epsilon={eps!r} with radius_bound={R!r} and the data's Lipschitz "
+                         f"bound L={L!r} puts Proposition 11's step eta = (R / L) min(1 / "
+                         "sqrt(n), epsilon / sqrt(d log(1/delta))) outside the float range; "
+                         "use a larger epsilon or rescale radius_bound.")
     seeds = iter(child_seed_sequences(check_random_state(random_state), 64))
     x = np.zeros(d)
     start, i, phases, reports, n_grad = 0, 1, [], [], 0

@@ -280,3 +280,40 @@ def test_disjoint_batches_report_refuses_mixed_or_add_remove_relations():
         disjoint_batches_report([report("add_or_remove_one")], None)
     with pytest.raises(ValueError, match="at least one"):
         disjoint_batches_report([], None)
+
+
+@pytest.mark.parametrize("kwargs, feature_bound, message", [
+    (dict(radius_bound=1e300), 1.0, "radius_bound=1e[+]300 must be in"),
+    (dict(radius_bound=1e-300), 1.0, "radius_bound=1e-300 must be in"),
+    (dict(radius_bound=1.0), 1e300, "Lipschitz bound L=1e[+]300"),
+    (dict(radius_bound=1.0), 1e-300, "Lipschitz bound L=1e-300"),
+    (dict(radius_bound=1.0, epsilon=1000.0), 1.0, "epsilon=1000.0 is too large"),
+    (dict(radius_bound=1.0, epsilon=1e-300), 1.0, "epsilon=1e-300 must be at least"),
+    (dict(radius_bound=1.0, reg=1e300), 1.0, "reg=1e[+]300 must be at most"),
+    (dict(radius_bound=0.5, mode="certified", delta=1e-300), 1.0,
+     "delta=1e-300 is too small for the certified mode"),
+])
+def test_public_scales_outside_the_float_range_are_named(kwargs, feature_bound, message):
+    """Session 18 (hypothesis, helper 52 and after): radius_bound 1e300 overflowed K =
+    (R/r)^(2/3) and 1e-300 divided by zero; a feature_bound of 1e+-300 overflowed L^2 /
+    lambda or made Algorithm 5's radii 0 ("distance_bound must be in (0, ...]; got 0.0",
+    an internal name); epsilon = 1000 overflowed e^epsilon in the delta split; the certified
+    ratio at delta = 1e-300 took the ceiling of inf. Each is a ValueError naming the argument,
+    raised before any oracle call."""
+    from dpsco_core.resque import LipschitzGLM
+
+    rng = np.random.default_rng(0)
+    data = LipschitzGLM(rng.standard_normal((480, 2)), rng.standard_normal(480),
+                        loss="absolute", feature_bound=feature_bound)
+    args = dict(epsilon=1.0, delta=1e-6, max_iter=1, line_search="constant", random_state=0)
+    args.update(kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=message):
+            resque_private_erm(data, **args)
+
+
+def test_phased_run_refuses_options_it_sets_per_phase():
+    with pytest.raises(TypeError, match=r"erm_options must not set \['reg'\]"):
+        resque_private_sco(_median(n=1000), epsilon=1.0, delta=1e-6, radius_bound=1.0,
+                           reg=0.1)
