@@ -292,7 +292,17 @@ class PublicBounds:
         """
         R = math.inf if self.row_norm is None else self.row_norm
         if self.bounds is not None:
-            R = min(R, float(np.sqrt(np.sum(self.feature_bounds(n_features) ** 2))))
+            B = self.feature_bounds(n_features)
+            top = float(np.max(B, initial=0.0))
+            if 1e-150 <= top <= 1e150 or top in (0.0, math.inf):
+                norm = float(np.sqrt(np.sum(B ** 2)))
+            else:
+                # sum(B^2) underflowed (R = 0 at bounds of 1e-300, refused after dp_ssp's
+                # charge; too small, so too little noise, from 1e-154) or overflowed to inf
+                # at 1e300 (session 18): scaled by the largest bound
+                with np.errstate(under="ignore"):
+                    norm = top * float(np.sqrt(np.sum((B / top) ** 2)))
+            R = min(R, norm)
         return R
 
     def coordinate_smoothness(self, loss: Any, n_features: int) -> np.ndarray:

@@ -390,6 +390,26 @@ def _noisy_upper(values, scale, seed_seq):
     return out
 
 
+def _check_clip_scales(R, Y, clip, private_clip, s, relation, epsilon, newton=False):
+    """Public checks of the clips a run can use, before its charge: the public clip, or the
+    private quantile's grid (``clip_grid``: R / 64 to R). Their sensitivities must lie in the
+    normal float range (bounds of 1e-160 gave subnormal C^2, too inexact to calibrate to, and
+    1e-300 gave 0, no noise at all) and their noise must be one the samplers hold (bounds of
+    1e300 were refused only after the charge; session 18, hypothesis)."""
+    if not math.isfinite(epsilon):
+        return
+    for C in ((R / 64.0, R) if private_clip else (R if clip is None else min(clip, R),)):
+        sens = ssp_sensitivities(C, Y, relation)
+        if newton:
+            sens = sens + newton_sensitivities(C, relation)
+        if not all(v >= np.finfo(np.float64).tiny for v in sens):
+            raise ValueError("the public bounds (the row bound R, the label bound Y) and the clip "
+                             "are so small that the sensitivities (C^2, C Y) leave the normal "
+                             "float range: rescale the data and the bounds.")
+        for v in sens:
+            check_noise_scale(s * v, epsilon)
+
+
 def _row_clip(norms, R, clip, private_clip, q, m, eps_q, quantile_seq):
     """The row clip C: the exponential mechanism's q-quantile of the row norms on the public
     grid (module docstring, item 2), or the public ``clip`` (R when None)."""
@@ -573,6 +593,7 @@ def dp_ssp(problem: Problem, *, epsilon: float, delta: float, clip: float | None
 
     eps_q, s, event = _ssp_calibration(epsilon, delta, private_clip, share, relation, 2)
     seed_seq = check_random_state(random_state)     # public: checked before the charge
+    _check_clip_scales(R, Y, clip, private_clip, s, relation, epsilon)
     spend(budget, event, neighboring_relation=relation, delta=delta)
 
     start = time.perf_counter()
@@ -849,6 +870,7 @@ def dp_ssp_logistic(problem: Problem, *, epsilon: float, delta: float,
     private_clip = clip is None and private
     eps_q, s, event = _ssp_calibration(epsilon, delta, private_clip, share, relation, 4)
     seed_seq = check_random_state(random_state)     # public: checked before the charge
+    _check_clip_scales(R, Y, clip, private_clip, s, relation, epsilon, newton=True)
     spend(budget, event, neighboring_relation=relation, delta=delta)
 
     start = time.perf_counter()

@@ -411,3 +411,47 @@ def test_epsilons_whose_zcdp_optimum_leaves_the_float_range():
                                          r"clip"):
         dp_ssp(prob, epsilon=1e-200, delta=1e-5, random_state=0, budget=budget)
     assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("bound, label_bound, clip, message", [
+    (1e-300, 1e-300, 0.5, "leave the normal float range"),
+    (1e-160, 1.0, 0.5, "leave the normal float range"),
+    (1e-160, 1.0, None, "leave the normal float range"),
+    (1e300, 1e300, 0.5, "epsilon=1.0 is too small for this run"),
+    (1e300, 1e300, None, "epsilon=1.0 is too small for this run"),
+])
+def test_bounds_outside_the_float_range_are_refused_before_the_charge(bound, label_bound, clip,
+                                                                      message):
+    """Session 18 (hypothesis): bounds of 1e-300 made the row bound sum(B^2) underflow to 0
+    (an internal 'row_bound must be in (0, inf)', or a clip of 0 refused after the charge);
+    bounds of 1e-160 gave subnormal sensitivities C^2 too inexact to calibrate to; bounds of
+    1e300 were refused for their noise only after the charge. All are refused before it."""
+    from dpsco_core.privacy import Budget
+    from dpsco_core.solvers.ssp import dp_ssp_logistic
+
+    prob = dp.Problem(np.zeros((4, 2)), np.zeros(4), loss="squared", bounds=(-bound, bound),
+                      label_bound=label_bound)
+    budget = Budget(10.0, 1e-5)
+    with pytest.raises(ValueError, match=message):
+        dp_ssp(prob, epsilon=1.0, delta=1e-5, clip=clip, random_state=0, budget=budget)
+    assert budget.ledger == ()
+    if bound > 1.0:
+        return          # the logistic surrogate's labels are bounded: a public clip of 0.5 runs
+    logistic = dp.Problem(np.zeros((4, 2)), np.array([1.0, -1.0, 1.0, -1.0]), loss="logistic",
+                          penalty=dp.L2(0.1), bounds=(-bound, bound))
+    with pytest.raises(ValueError, match=message):
+        dp_ssp_logistic(logistic, epsilon=1.0, delta=1e-5, clip=clip, random_state=0,
+                        budget=budget)
+    assert budget.ledger == ()
+
+
+def test_row_bound_of_extreme_feature_bounds():
+    """The row bound ||B||_2 of per-feature bounds, scaled when sum(B^2) would underflow or
+    overflow: never 0 or inf for finite non-zero bounds, never below the exact value by more
+    than rounding (at 1e-160 the unscaled sum was subnormal: 1.73204e-160 for 1.73205e-160)."""
+    from dpsco_core.public_bounds import PublicBounds
+
+    for b in (1e-300, 1e-160, 1e-151, 1e-149, 1.0, 1e155, 1e300):
+        R = PublicBounds(bounds=(-b, b)).row_bound(3)
+        assert R == pytest.approx(b * math.sqrt(3.0), rel=1e-15), b
+    assert PublicBounds(bounds=(0.0, 0.0)).row_bound(2) == 0.0
