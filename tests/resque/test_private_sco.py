@@ -317,3 +317,24 @@ def test_phased_run_refuses_options_it_sets_per_phase():
     with pytest.raises(TypeError, match=r"erm_options must not set \['reg'\]"):
         resque_private_sco(_median(n=1000), epsilon=1.0, delta=1e-6, radius_bound=1.0,
                            reg=0.1)
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1e-3, 1e-6), (4.0, 1e-300), (1e-8, 1e-300)])
+def test_report_never_above_the_target(epsilon, delta):
+    """Session 18 (hypothesis): beta was calibrated on the Corollary-1 point while the report
+    is the accountant's conversion, which can be looser: epsilon = 1e-3 at delta = 1e-6 reported
+    0.00645, 4 at 1e-300 reported 4.16, and 1e-8 at 1e-300 ran with the smallest beta and
+    reported 0.67. beta is now calibrated on the report, and a target no beta meets is refused
+    before any oracle call."""
+    from dpsco_core.resque import GeometricMedianData
+
+    data = GeometricMedianData(np.zeros((480, 1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            res = resque_private_erm(data, epsilon=epsilon, delta=delta, radius_bound=1.0,
+                                     max_iter=1, max_bisections=0, random_state=0)
+        except ValueError as exc:
+            assert "is too small for ReSQue" in str(exc)
+            return
+    assert res.epsilon == res.privacy["report"].epsilon <= epsilon
