@@ -449,3 +449,26 @@ def test_vr_frank_wolfe_refuses_a_non_smooth_loss_before_any_charge(loss, epsilo
         assert np.all(np.isfinite(res.coef))
     # TTZ keeps the non-smooth losses (the empirical baseline of reproduce l1's problem C)
     fw.ttz_frank_wolfe(problem, epsilon=1.0, n_iter=2, random_state=0)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_vr_frank_wolfe_paper_schedule_overflowing_ratio():
+    # Found by test_solver_contract[vr_frank_wolfe] (seed 104): X = zeros((2, 1)), radius =
+    # 1e-300, epsilon = inf, batch="paper" raised OverflowError('cannot convert float infinity
+    # to integer'): Theorem 6/7's b eps beta D / (L ...) overflowed (eps = 1e12 for a
+    # non-private run times beta = L / D = 1e300) and int(log2(inf)) failed. The ratio's log2
+    # is now summed term by term when the product leaves the float range.
+    prob = dp.Problem(np.zeros((2, 1)), np.zeros(2), loss="squared")
+    with pytest.raises(ValueError, match="too small"):      # n = 2: refused, as at radius 1
+        fw.vr_frank_wolfe(prob, radius=1e-300, lipschitz=1.0, batch="paper",
+                          epsilon=math.inf, delta=1e-300, random_state=0)
+    prob = dp.Problem(np.zeros((3, 1)), np.zeros(3), loss="squared")
+    res = fw.vr_frank_wolfe(prob, radius=1e-300, lipschitz=1.0, batch="paper",
+                            epsilon=math.inf, delta=1e-300, random_state=0)
+    assert np.all(np.isfinite(res.coef))
+    # T is clamped to log2 b, as for any large ratio
+    assert (fw.vr_frank_wolfe_schedule(1000, 3, epsilon=math.inf, radius=1e-300, batch="paper")
+            == fw.vr_frank_wolfe_schedule(1000, 3, epsilon=math.inf, radius=1.0, batch="paper"))
+    assert fw.vr_frank_wolfe_schedule(1000, 3, epsilon=1.0, delta=5e-324, radius=1e-300,
+                                      lipschitz=1e300, batch="paper")[1] >= 1
+
