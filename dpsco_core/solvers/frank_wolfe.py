@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._config import effective_n_threads
 from .._kernels import _frank_wolfe, _noisy_max
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_delta, check_int, check_scalar
@@ -819,6 +820,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
         check_noise_scale(lambdas, epsilon, "report-noisy-max noise scale")
     else:
         lambdas, ledger, event = [0.0] * T, [], NonPrivateDpEvent()
+    effective_n_threads(n_threads)     # validates n_threads before the charge
     spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
 
     source = row_source(problem, n_threads)
@@ -994,6 +996,7 @@ def ttz_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | No
         report = PrivacyReport.from_event(event, delta=delta or 0.0,
                                           accountant="basic-composition",
                                           neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    effective_n_threads(n_threads)     # validates n_threads before the charge
     spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
     stepper = _Stepper(row_source(problem, n_threads), dom, lipschitz,
                        _NOISE[noise])
@@ -1099,6 +1102,7 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
                                assumptions=public_n_assumptions(relation, m),
                                target_epsilon=epsilon, random_state=random_state,
                                conversion="improved")
+    effective_n_threads(n_threads)     # validates n_threads before the charge
     spend(budget, event, neighboring_relation=relation, delta=delta)
     if step is None:
         G = math.sqrt(clip ** 2 + d * (sigma * clip / B) ** 2)

@@ -472,3 +472,20 @@ def test_vr_frank_wolfe_paper_schedule_overflowing_ratio():
     assert fw.vr_frank_wolfe_schedule(1000, 3, epsilon=1.0, delta=5e-324, radius=1e-300,
                                       lipschitz=1e300, batch="paper")[1] >= 1
 
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("solver", ["vr_frank_wolfe", "ttz_frank_wolfe",
+                                    "projected_dp_sgd_l1"])
+@pytest.mark.parametrize("n_threads, exc", [(0, ValueError), (0.0, TypeError)])
+def test_frank_wolfe_n_threads_checked_before_the_charge(solver, n_threads, exc):
+    # Found by test_solver_contract[vr_frank_wolfe] (seed 104): n_threads=0 (or 0.0) was
+    # refused by the row source after spend(), leaving the run's event on the budget's ledger.
+    prob = dp.Problem(np.zeros((3, 1)), np.zeros(3), loss="squared")
+    budget = dp.Budget(1e6, 0.5, accountant="basic-composition")
+    kw = ({"batch": "paper"} if solver == "vr_frank_wolfe"
+          else {"batch_size": 2} if solver == "projected_dp_sgd_l1" else {})
+    with pytest.raises(exc, match="n_threads"):
+        getattr(fw, solver)(prob, epsilon=1.0, delta=1e-5 if solver != "vr_frank_wolfe"
+                            else 0.1, n_threads=n_threads, budget=budget, random_state=0,
+                            **kw)
+    assert budget.ledger == ()
