@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -336,9 +337,15 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
         step = None
     elif step is None:
         sm = sigma * C / b
-        # hypot, not sqrt(L^2 + ...): the squares of L = 1e-300 or of sigma C / b = 1e154
-        # underflow to 0 / overflow (ZeroDivisionError, OverflowError)
-        step = cd * radius / math.sqrt(T) / math.hypot(lipschitz, math.sqrt(2 * logd) * sm)
+        try:
+            sq = lipschitz ** 2 + 2 * sm ** 2 * logd
+        except OverflowError:
+            sq = math.inf
+        # the squares of L = 1e-300 or of sigma C / b = 1e154 underflow to 0 / overflow
+        # (ZeroDivisionError, OverflowError): a hypot then (the sum's bits kept otherwise)
+        norm = (math.sqrt(sq) if sys.float_info.min <= sq < math.inf
+                else math.hypot(lipschitz, math.sqrt(2 * logd) * sm))
+        step = cd * radius / math.sqrt(T) / norm
         if not (math.isfinite(step) and step > 0.0):
             raise ValueError("the default step radius / (sqrt(steps) * sqrt(lipschitz^2 + "
                              "2 (sigma clip / batch_size)^2 ln d)) leaves the float range: "
