@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._config import effective_n_threads
 from .._kernels import _frank_wolfe, _noisy_max
 from .._random import block_bit_generators, check_random_state, child_seed_sequences
 from .._validation import check_delta, check_int, check_scalar
@@ -229,6 +230,11 @@ def _samples_used(b, T):
     return sum(b + t * b // 2 for t in range(1, T + 1))
 
 
+def _log2(x):
+    """log2 of x >= 0 (0 and underflowed products: below the smallest subnormal's -1074)."""
+    return math.log2(x) if x > 0.0 else -1100.0
+
+
 def _round_batch(b, T):
     return (int(b) >> T) << T
 
@@ -296,10 +302,20 @@ def vr_frank_wolfe_schedule(n, n_features, *, n_vertices=None, epsilon, delta=No
         eps = epsilon if private else 1e12
         Dp = 2.0 * D     # Theorems 6 and 7: D is the l1 diameter, twice the radius
         if approx:
-            T = (2.0 / 3.0) * math.log2(max(b * eps * beta * Dp / (L * math.log(n / delta)
-                                                                   * logm), 2.0))
+            ratio = b * eps * beta * Dp / (L * math.log(n / delta) * logm)
         else:
-            T = 0.5 * math.log2(max(b * eps * beta * Dp / (L * logm), 2.0))
+            ratio = b * eps * beta * Dp / (L * logm)
+        if math.isfinite(ratio):
+            log_ratio = math.log2(max(ratio, 2.0))
+        else:
+            # the product overflowed (eps = 1e12 of a non-private run times beta = L / D =
+            # 1e300, L / D itself, or n / delta) and int(log2(inf)) raised OverflowError:
+            # log2 of it summed term by term (T is clamped to log2 b below)
+            log_beta = (_log2(L) - _log2(D) if smoothness is None else _log2(beta))
+            log_ratio = max(_log2(b) + _log2(eps) + log_beta + _log2(Dp) - _log2(L)
+                            - _log2(logm)
+                            - (_log2(math.log(n) - math.log(delta)) if approx else 0.0), 1.0)
+        T = (2.0 / 3.0 if approx else 0.5) * log_ratio
         T = max(1, min(int(T), int(math.log2(b))))
         while T > 1 and not fits(_round_batch(b, T), T):
             T -= 1
@@ -804,6 +820,7 @@ def vr_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | Non
         check_noise_scale(lambdas, epsilon, "report-noisy-max noise scale")
     else:
         lambdas, ledger, event = [0.0] * T, [], NonPrivateDpEvent()
+    effective_n_threads(n_threads)     # validates n_threads before the charge
     spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
 
     source = row_source(problem, n_threads)
@@ -979,6 +996,7 @@ def ttz_frank_wolfe(problem: Problem | Any, *, epsilon: float, delta: float | No
         report = PrivacyReport.from_event(event, delta=delta or 0.0,
                                           accountant="basic-composition",
                                           neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    effective_n_threads(n_threads)     # validates n_threads before the charge
     spend(budget, event, neighboring_relation=NeighboringRelation.REPLACE_ONE, delta=delta)
     stepper = _Stepper(row_source(problem, n_threads), dom, lipschitz,
                        _NOISE[noise])
@@ -1084,6 +1102,7 @@ def projected_dp_sgd_l1(problem, *, epsilon, delta, radius=1.0, clip=1.0, epochs
                                assumptions=public_n_assumptions(relation, m),
                                target_epsilon=epsilon, random_state=random_state,
                                conversion="improved")
+    effective_n_threads(n_threads)     # validates n_threads before the charge
     spend(budget, event, neighboring_relation=relation, delta=delta)
     if step is None:
         G = math.sqrt(clip ** 2 + d * (sigma * clip / B) ** 2)

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -316,8 +317,15 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
                   "steps", low=1)
     C = _default_clip(lipschitz, d, norm_p) if clip is None else check_scalar(clip, "clip",
                                                                               low=0.0)
+    if not math.isfinite(C):
+        raise ValueError("the default clip lipschitz * sqrt(d) overflows the float range: "
+                         "lipschitz is too large; pass a smaller lipschitz or a clip.")
     q = b / n
     sigma = _calibrate(epsilon, delta, q, T, _check_accountant(accountant))
+    if not math.isfinite(sigma * C):
+        raise ValueError("the noise scale (noise multiplier at this epsilon) * clip overflows "
+                         "the float range: clip (default lipschitz * sqrt(d)) is too large "
+                         "for epsilon.")
     if strong_convexity is not None:
         strong_convexity = check_scalar(strong_convexity, "strong_convexity", low=0.0)
         if step is not None:
@@ -329,7 +337,19 @@ def noisy_mirror_descent(problem: Problem, *, epsilon: float, delta: float, radi
         step = None
     elif step is None:
         sm = sigma * C / b
-        step = cd * radius / math.sqrt(T) / math.sqrt(lipschitz ** 2 + 2 * sm ** 2 * logd)
+        try:
+            sq = lipschitz ** 2 + 2 * sm ** 2 * logd
+        except OverflowError:
+            sq = math.inf
+        # the squares of L = 1e-300 or of sigma C / b = 1e154 underflow to 0 / overflow
+        # (ZeroDivisionError, OverflowError): a hypot then (the sum's bits kept otherwise)
+        norm = (math.sqrt(sq) if sys.float_info.min <= sq < math.inf
+                else math.hypot(lipschitz, math.sqrt(2 * logd) * sm))
+        step = cd * radius / math.sqrt(T) / norm
+        if not (math.isfinite(step) and step > 0.0):
+            raise ValueError("the default step radius / (sqrt(steps) * sqrt(lipschitz^2 + "
+                             "2 (sigma clip / batch_size)^2 ln d)) leaves the float range: "
+                             "radius, lipschitz or clip too extreme for epsilon; pass step.")
     if step is not None:
         step = check_scalar(step, "step", low=0.0)
     event = _event(sigma, q, T)

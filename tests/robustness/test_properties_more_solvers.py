@@ -39,6 +39,7 @@ import dpsco_core
 from dpsco_core import Budget, Problem, mlmc, resque
 from dpsco_core.penalties import L1, L2
 from dpsco_core.privacy.events import SelfComposedDpEvent
+from dpsco_core.solvers.frank_wolfe import PaperCalibrationWarning
 
 from test_extreme_inputs import _names_an_argument
 from test_properties_solvers import _same, _snapshot
@@ -178,8 +179,8 @@ def _check_contract(call, kwargs, arrays, names, coef_of, report_of, charged_eve
     budget = kwargs.get("budget")
     before = [_snapshot(a) for a in arrays]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             res = call(**kwargs)
     except Exception as exc:   # noqa: BLE001 - the contract is on the type
         event(f"{type(exc).__name__}: {str(exc)[:50]}")
@@ -198,7 +199,10 @@ def _check_contract(call, kwargs, arrays, names, coef_of, report_of, charged_eve
     _finite_coef(coef_of(res))
     report = report_of(res)
     if report is not None:
-        _privacy_within(report, kwargs.get("epsilon"), kwargs.get("delta"))
+        # vr_frank_wolfe(calibration="paper") reports what the strict ledger proves for the
+        # paper's scales, above the target by design, and says so with this warning
+        paper = any(issubclass(w.category, PaperCalibrationWarning) for w in caught)
+        _privacy_within(report, None if paper else kwargs.get("epsilon"), kwargs.get("delta"))
     if budget is not None and report is not None:
         expected = report.event if charged_event is None else charged_event(res)
         if budget.accountant == "basic-composition":

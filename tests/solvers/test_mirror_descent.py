@@ -519,3 +519,31 @@ def test_strongly_convex_reduction_frank_wolfe_rounds_stay_in_X():
         zero.append(0.5 * np.sum(xt ** 2))
     diff = np.array(zero) - np.array(exc)
     assert diff.mean() > 3 * diff.std(ddof=1) / math.sqrt(len(diff))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("kw", [{"lipschitz": 1e-300}, {"clip": 1.8079084523930367e149}])
+def test_noisy_mirror_descent_default_step_squares_in_float_range(kw):
+    # Found by test_solver_contract[noisy_mirror_descent] (seeds 110, 118, 119, 126, 136):
+    # X = [[0]], y = [0], epsilon = 1e-300 and lipschitz = 1e-300 (ZeroDivisionError) or
+    # clip = 1.8e149 (OverflowError): the default step's sqrt(L^2 + 2 (sigma C / b)^2 ln d)
+    # squared L and sigma C / b out of the float range. It is now a hypot.
+    prob = dp.Problem(np.zeros((1, 1)), np.zeros(1), loss="squared")
+    res = md.noisy_mirror_descent(prob, epsilon=1e-300, delta=1e-5, steps=1, random_state=0,
+                                  **kw)
+    assert np.all(np.isfinite(res.coef))
+    assert math.isfinite(res.stats["step"]) and res.stats["step"] > 0
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("kw, word", [({"lipschitz": 1.7e308}, "lipschitz"),
+                                      ({"radius": 1e100, "lipschitz": 1e-300}, "radius")])
+def test_noisy_mirror_descent_refuses_overflowing_public_scales_before_the_charge(kw, word):
+    # The default clip L sqrt(d), the noise sigma C and the default step can leave the float
+    # range at extreme public constants: a ValueError naming them before the charge.
+    prob = dp.Problem(np.zeros((1, 4)), np.zeros(1), loss="squared")
+    budget = dp.Budget(1e6, 0.5)
+    with pytest.raises(ValueError, match=word):
+        md.noisy_mirror_descent(prob, epsilon=1e-300, delta=1e-5, steps=1, random_state=0,
+                                budget=budget, **kw)
+    assert budget.ledger == ()

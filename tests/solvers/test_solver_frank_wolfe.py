@@ -449,3 +449,43 @@ def test_vr_frank_wolfe_refuses_a_non_smooth_loss_before_any_charge(loss, epsilo
         assert np.all(np.isfinite(res.coef))
     # TTZ keeps the non-smooth losses (the empirical baseline of reproduce l1's problem C)
     fw.ttz_frank_wolfe(problem, epsilon=1.0, n_iter=2, random_state=0)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_vr_frank_wolfe_paper_schedule_overflowing_ratio():
+    # Found by test_solver_contract[vr_frank_wolfe] (seed 104): X = zeros((2, 1)), radius =
+    # 1e-300, epsilon = inf, batch="paper" raised OverflowError('cannot convert float infinity
+    # to integer'): Theorem 6/7's b eps beta D / (L ...) overflowed (eps = 1e12 for a
+    # non-private run times beta = L / D = 1e300) and int(log2(inf)) failed. The ratio's log2
+    # is now summed term by term when the product leaves the float range.
+    prob = dp.Problem(np.zeros((2, 1)), np.zeros(2), loss="squared")
+    with pytest.raises(ValueError, match="too small"):      # n = 2: refused, as at radius 1
+        fw.vr_frank_wolfe(prob, radius=1e-300, lipschitz=1.0, batch="paper",
+                          epsilon=math.inf, delta=1e-300, random_state=0)
+    prob = dp.Problem(np.zeros((3, 1)), np.zeros(3), loss="squared")
+    res = fw.vr_frank_wolfe(prob, radius=1e-300, lipschitz=1.0, batch="paper",
+                            epsilon=math.inf, delta=1e-300, random_state=0)
+    assert np.all(np.isfinite(res.coef))
+    # T is clamped to log2 b, as for any large ratio
+    assert (fw.vr_frank_wolfe_schedule(1000, 3, epsilon=math.inf, radius=1e-300, batch="paper")
+            == fw.vr_frank_wolfe_schedule(1000, 3, epsilon=math.inf, radius=1.0, batch="paper"))
+    assert fw.vr_frank_wolfe_schedule(1000, 3, epsilon=1.0, delta=5e-324, radius=1e-300,
+                                      lipschitz=1e300, batch="paper")[1] >= 1
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("solver", ["vr_frank_wolfe", "ttz_frank_wolfe",
+                                    "projected_dp_sgd_l1"])
+@pytest.mark.parametrize("n_threads, exc", [(0, ValueError), (0.0, TypeError)])
+def test_frank_wolfe_n_threads_checked_before_the_charge(solver, n_threads, exc):
+    # Found by test_solver_contract[vr_frank_wolfe] (seed 104): n_threads=0 (or 0.0) was
+    # refused by the row source after spend(), leaving the run's event on the budget's ledger.
+    prob = dp.Problem(np.zeros((3, 1)), np.zeros(3), loss="squared")
+    budget = dp.Budget(1e6, 0.5, accountant="basic-composition")
+    kw = ({"batch": "paper"} if solver == "vr_frank_wolfe"
+          else {"batch_size": 2} if solver == "projected_dp_sgd_l1" else {})
+    with pytest.raises(exc, match="n_threads"):
+        getattr(fw, solver)(prob, epsilon=1.0, delta=1e-5 if solver != "vr_frank_wolfe"
+                            else 0.1, n_threads=n_threads, budget=budget, random_state=0,
+                            **kw)
+    assert budget.ledger == ()
