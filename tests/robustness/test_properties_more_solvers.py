@@ -42,7 +42,7 @@ from dpsco_core.privacy.events import SelfComposedDpEvent
 from dpsco_core.solvers.frank_wolfe import PaperCalibrationWarning
 
 from test_extreme_inputs import _names_an_argument
-from test_properties_solvers import _same, _snapshot
+from test_properties_solvers import _same, _snapshot, finite_elements
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpsco_core.exceptions.PrivacyLeakWarning")
 
@@ -65,13 +65,8 @@ DATA_WORDS = ["X", "y", "data", "A", "b", "S"]
 # ------------------------------------------------------------------ inputs
 
 def _matrix(data, n, p, dtype):
-    if dtype == np.int64:
-        elements = st.integers(-5, 5)
-    elif dtype == np.bool_:
-        elements = st.booleans()
-    else:
-        elements = st.one_of(st.floats(-10, 10, width=np.dtype(dtype).itemsize * 8),
-                             FINITE_EXTREMES.filter(lambda v: np.isfinite(dtype(v))))
+    elements = (st.booleans() if dtype == np.bool_
+                else finite_elements(dtype, FINITE_EXTREMES))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         X = data.draw(hnp.arrays(dtype, (n, p), elements=elements))

@@ -125,16 +125,21 @@ def test_problem_on_arbitrary_inputs(data, X, loss, penalty):
 FINITE_EXTREMES = st.sampled_from([0.0, 1e-300, 5e-324, -1e-300, 1e150, -1e150, 1e300, -1e300])
 
 
+def finite_elements(dtype, extremes=FINITE_EXTREMES):
+    """Entries of a finite ``dtype`` array: small integers, or floats in [-10, 10] and the
+    ``extremes`` that ``dtype`` holds."""
+    if dtype == np.int64:
+        return st.integers(-5, 5)
+    return st.one_of(st.floats(-10, 10, width=np.dtype(dtype).itemsize * 8),
+                     extremes.filter(lambda v: np.isfinite(dtype(v))))
+
+
 def _small_problem(data):
     """A valid Problem (finite, possibly extreme or all-zero data, any layout), or None."""
     n = data.draw(st.integers(1, 6))
     p = data.draw(st.integers(1, 4))
     dtype = data.draw(st.sampled_from([np.float64, np.float32, np.int64]))
-    if dtype == np.int64:
-        elements = st.integers(-5, 5)
-    else:
-        elements = st.one_of(st.floats(-10, 10, width=np.dtype(dtype).itemsize * 8),
-                             FINITE_EXTREMES.filter(lambda v: np.isfinite(dtype(v))))
+    elements = finite_elements(dtype)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         X = data.draw(hnp.arrays(dtype, (n, p), elements=elements))
