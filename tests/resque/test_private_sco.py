@@ -48,16 +48,21 @@ def test_report_recomputed_from_the_worst_case_charge(erm_run):
     # (the calibration's point) bounds it
     from dpsco_core.privacy.events import NeighboringRelation
     from dpsco_core.privacy.report import PrivacyReport
+    from dpsco_core.resque.private_sco import REPORT_ORDERS
+
+    assert res.privacy["report"].orders == REPORT_ORDERS
     again = PrivacyReport.from_event(total.guarantee.to_event(), delta=1e-6,
                                      neighboring_relation=NeighboringRelation.REPLACE_ONE,
-                                     mode="heuristic")
+                                     orders=REPORT_ORDERS, mode="heuristic")
     # (the run composes in another order: equal up to the accountant's upward rounding)
     assert res.epsilon == pytest.approx(again.epsilon, rel=1e-12)
     assert res.delta == pytest.approx(again.delta, rel=1e-12)
     assert res.privacy["report"].event == res.charge.guarantee.to_event()
+    # beta is calibrated on the report (session 19), whose split of delta is searched: the
+    # fixed split delta' = delta/2 of Theorem 3 bounds it and is looser (1.18 here)
     eps = total.tau + 2 * math.sqrt(total.tau * math.log(1 / (1e-6 / 2 * (1 - 1e-9))))
-    assert res.epsilon <= eps * (1 + 1e-9) and eps <= 1.0 + 1e-9
-    assert res.epsilon <= 1.0 and res.delta <= 1e-6
+    assert res.epsilon <= eps * (1 + 1e-9) and 1.0 < eps < 1.5
+    assert 0.999 < res.epsilon <= 1.0 and res.delta <= 1e-6
     assert again.mode == "heuristic" and not again.unconditional
     assert res.privacy["neighboring_relation"] == "replace_one"
     assert res.privacy["mode"] == "heuristic" and not res.certified
@@ -233,7 +238,8 @@ def test_phased_report_is_recomputed_from_its_event(phase_budget):
                              random_state=0)
     report = res.privacy["report"]
     again = PrivacyReport.from_event(report.event, delta=report.delta, accountant="rdp",
-                                     neighboring_relation=NeighboringRelation.REPLACE_ONE)
+                                     neighboring_relation=NeighboringRelation.REPLACE_ONE,
+                                     orders=report.orders)
     assert again.epsilon == report.epsilon == res.epsilon <= 1.0
     assert report.delta == res.delta <= 1e-6
     assert report.mode == "heuristic" and not report.unconditional
@@ -319,13 +325,19 @@ def test_phased_run_refuses_options_it_sets_per_phase():
                            reg=0.1)
 
 
-@pytest.mark.parametrize("epsilon, delta", [(1e-3, 1e-6), (4.0, 1e-300), (1e-8, 1e-300)])
+@pytest.mark.parametrize("epsilon, delta", [(1e-3, 1e-6), (4.0, 1e-300), (1e-8, 1e-300),
+                                            (1e-5, 1e-6), (1e-2, 1e-10), (10.0, 1e-6)])
 def test_report_never_above_the_target(epsilon, delta):
     """Session 18 (hypothesis): beta was calibrated on the Corollary-1 point while the report
     is the accountant's conversion, which can be looser: epsilon = 1e-3 at delta = 1e-6 reported
     0.00645, 4 at 1e-300 reported 4.16, and 1e-8 at 1e-300 ran with the smallest beta and
     reported 0.67. beta is now calibrated on the report, and a target no beta meets is refused
-    before any oracle call."""
+    before any oracle call.
+
+    Session 19: and the report meets the target tightly. On the accountant's default order
+    grid (up to 1024) the report stalled at 0.0064 for delta = 1e-6, so the target 1e-3 was
+    met only where the conversion gives 0, with beta 500x too small (the report said 0.0);
+    with REPORT_ORDERS the report is within 1% of any target."""
     from dpsco_core.resque import GeometricMedianData
 
     data = GeometricMedianData(np.zeros((480, 1)))
@@ -337,4 +349,4 @@ def test_report_never_above_the_target(epsilon, delta):
         except ValueError as exc:
             assert "is too small for ReSQue" in str(exc)
             return
-    assert res.epsilon == res.privacy["report"].epsilon <= epsilon
+    assert 0.99 * epsilon <= res.epsilon == res.privacy["report"].epsilon <= epsilon
