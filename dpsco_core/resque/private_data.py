@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._validation import all_finite, check_positive, check_real_array, check_vector
+from ..problems import _check_magnitude
 
 if TYPE_CHECKING:
     from .._typing import ArrayLike
@@ -41,6 +42,9 @@ def _matrix(a, name):
     out = np.array(arr, dtype=np.float64, order="C")
     if not all_finite(out):
         raise ValueError(f"{name} must contain only finite values; it has NaN or inf.")
+    # as Problem: squared norms must stay finite (GeometricMedianData with entries of 1e200
+    # returned zero subgradients, (x - s) / inf, and ran silently)
+    _check_magnitude(out.max(), out.min(), name)
     return out
 
 
@@ -67,6 +71,8 @@ class LipschitzGLM:
         self.loss = loss
         X = _matrix(A, "A")
         y = check_vector(b, "b")
+        # named here: the ReSQue estimator built from this data would name it y
+        _check_magnitude(y.max(), y.min(), "b")
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"b must have one entry per row of A ({X.shape[0]}); got "
                              f"{y.shape[0]}.")

@@ -320,3 +320,19 @@ def test_data_level_lipschitz():
         LipschitzGLM(A, np.ones(50), "squared")
     with pytest.raises(ValueError, match="-1 and \\+1"):
         LipschitzGLM(A, np.zeros(50), "hinge")
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda big: GeometricMedianData(np.full((20, 2), big)), "S"),
+    (lambda big: LipschitzGLM(np.full((20, 2), big), np.ones(20)), "A"),
+    (lambda big: LipschitzGLM(np.ones((20, 2)), np.full(20, -big)), "b"),
+])
+def test_data_entries_whose_squares_overflow_are_refused_by_name(make, name):
+    """Session 19: GeometricMedianData with entries of 1e200 gave zero subgradients
+    ((x - s) / inf) and LipschitzGLM zero rows (scale A / inf) silently; a large b was refused
+    later by the ReSQue estimator under the name y. Refused here as Problem refuses X and y,
+    naming the argument and no value."""
+    make(1e150)
+    with pytest.raises(ValueError, match=rf"^{name} has entries larger than 1e\+150") as info:
+        make(1e200)
+    assert "1e+200" not in str(info.value)
