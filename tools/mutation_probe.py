@@ -46,6 +46,13 @@ SELECTION = (
     "tests/mechanisms/test_mechanisms.py",
     "tests/mechanisms/test_grid_quantile.py",
     "tests/test_estimators_private_rms.py",
+    # ReSQue's private part (session 19): the noise schedule, Lemma 7's charge, the worst-case
+    # plan recomputed, the calls made against the plan, the report against the target
+    "tests/resque/test_private_erm.py::test_algorithm3_schedule",
+    "tests/resque/test_private_erm.py::test_call_charge_matches_lemma7_closed_form",
+    "tests/resque/test_private_sco.py::test_report_recomputed_from_the_worst_case_charge",
+    "tests/resque/test_private_sco.py::test_charge_covers_every_oracle_call_made",
+    "tests/resque/test_private_sco.py::test_report_never_above_the_target",
 )
 
 
@@ -248,6 +255,28 @@ MUTANTS = (
            "    fixed = _quantile_events(quantile_epsilon)\n",
            "    fixed = ()\n",
            "estimators: the fits' epsilon calibrated without the private rho's quantile"),
+    # -- ReSQue's private part (session 19) -----------------------------------------------
+    Mutant("resque-sigma-times-beta", "dpsco_core/resque/private_erm.py",
+           '"sigmas": [lipschitz * e / beta for e in etas]',
+           '"sigmas": [lipschitz * e * beta for e in etas]',
+           "Algorithm 3: noise L eta beta instead of L eta / beta (the audit's broken twin)"),
+    Mutant("resque-line-search-runs-once", "dpsco_core/resque/private_sco.py",
+           "ls = _alg5_charge(beta, T1, n, dc, ratio, mode, L, lam, r, d).times(n_ls_calls * k7)",
+           "ls = _alg5_charge(beta, T1, n, dc, ratio, mode, L, lam, r, d).times(n_ls_calls)",
+           "Theorem 3's plan: each line-search call charged for one of its k7 Algorithm 5 runs"),
+    Mutant("resque-alg6-level-pair-half", "dpsco_core/resque/private_sco.py",
+           "        sp = sp + _alg5_charge(2.0 ** (-(j - 1) / 2.0) * beta, 2 ** (j - 1) * T3, n, dc, ratio,\n"
+           "                               mode, L, lam, r, d)\n",
+           "",
+           "Theorem 3's plan: Algorithm 6's level j - 1 run of each worst level not charged"),
+    Mutant("resque-lemma7-inclusion-squared", "dpsco_core/resque/_private_accounting.py",
+           "    s = with_replacement_inclusion_probability(n_samples, n_steps)\n",
+           "    s = with_replacement_inclusion_probability(n_samples, n_steps) ** 2\n",
+           "Lemma 7: amplification by s^2 instead of the inclusion probability s"),
+    Mutant("resque-calibrated-without-slack", "dpsco_core/resque/private_sco.py",
+           "        return ch.alpha_max > 1.0 and _report(ch, dlt, mode, None).epsilon <= eps\n",
+           "        return ch.alpha_max > 1.0 and ch.to_dp(dlt)[0] <= eps\n",
+           "resque_private_erm: beta calibrated on Corollary 1 at delta' = delta, the slack ignored"),
 )
 
 

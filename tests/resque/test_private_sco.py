@@ -350,3 +350,42 @@ def test_report_never_above_the_target(epsilon, delta):
             assert "is too small for ReSQue" in str(exc)
             return
     assert 0.99 * epsilon <= res.epsilon == res.privacy["report"].epsilon <= epsilon
+
+
+@pytest.mark.parametrize("line_search", ["bisection", "constant"])
+def test_charge_covers_every_oracle_call_made(monkeypatch, line_search):
+    """Black-box on the calls: every private oracle call the run actually makes is recorded
+    with its own charge (Algorithms 5 to 7), and their composition (Lemma 3: taus and deltas
+    add) must not exceed the worst-case charge the run was calibrated and reported on, nor
+    their Algorithm 5 runs its count. Session 19: no other test ran the line search under
+    the planned charge (a plan that charged each line-search call for one of its k7 runs
+    survived the mutation probe's selection). c_ba = 16 widens the lambda range so that
+    Algorithm 7 is called (7 line searches in 3 iterations; at c_ba = 1 lambda_min =
+    lambda_max and the bisection makes no call)."""
+    from dpsco_core.resque import private_sco
+
+    made = []
+
+    def recording(name, fn):
+        def call(*args, **kwargs):
+            res = fn(*args, **kwargs)
+            made.append((name, res.charge))
+            return res
+        return call
+
+    for name in ("resque_line_search", "resque_erm_strongly_convex", "resque_prox_mlmc"):
+        monkeypatch.setattr(private_sco, name, recording(name, getattr(private_sco, name)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = resque_private_erm(_median(), epsilon=1.0, delta=1e-6, radius_bound=1.0,
+                                 line_search=line_search, c_ba=16.0, max_iter=3,
+                                 max_bisections=2, random_state=0)
+    names = {name for name, _ in made}
+    assert ("resque_line_search" in names) == (line_search == "bisection")
+    assert {"resque_erm_strongly_convex", "resque_prox_mlmc"} <= names
+    charges = [c for _, c in made]
+    tau = math.fsum(c.tau for c in charges)
+    assert 0.0 < tau <= res.charge.tau * (1 + 1e-12)
+    assert math.fsum(c.delta for c in charges) <= res.charge.delta * (1 + 1e-12)
+    assert sum(c.calls for c in charges) <= res.charge.calls
+    assert min(c.alpha_max for c in charges) >= res.charge.alpha_max
