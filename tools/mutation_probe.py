@@ -185,9 +185,10 @@ MUTANTS = (
            "vr_frank_wolfe with delta: the shuffling's delta_s is all of delta (no share left "
            "for the leaves)"),
     Mutant("dp_cd-gdp-half-the-releases", "dpsco_core/solvers/dp_cd.py",
-           "s = calibrate_gaussian(target_epsilon=epsilon, target_delta=delta, steps=releases,",
-           "s = calibrate_gaussian(target_epsilon=epsilon, target_delta=delta, "
-           "steps=max(1, releases // 2),",
+           "event_of=lambda m: SelfComposedDpEvent(GaussianDpEvent(m), releases),\n"
+           "            sqrt_releases=math.sqrt(releases))",
+           "event_of=lambda m: SelfComposedDpEvent(GaussianDpEvent(m), max(1, releases // 2)),"
+           "\n            sqrt_releases=math.sqrt(max(1, releases // 2)))",
            "dp_cd calibration='gdp': the multiplier of half the releases"),
     Mutant("gaussian-float-default", "dpsco_core/mechanisms.py",
            "calibration=None, secure=True):",

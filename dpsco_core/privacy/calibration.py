@@ -488,6 +488,13 @@ def calibrate_gdp_multiplier(*, target_epsilon, target_delta, event_of, sqrt_rel
     kwargs = {} if neighboring_relation is None else {"neighboring_relation": neighboring_relation}
     step = 2.0 ** -52
     while True:
+        if not s < math.inf:
+            # sqrt(releases) / mu beyond the float range (epsilon = delta = 1e-300 with 2^62
+            # releases): refused naming the target, not the internal event (review s19)
+            raise PrivacyBudgetError(
+                f"(target_epsilon={target_epsilon!r}, target_delta={target_delta!r}) needs a "
+                "noise multiplier beyond the float range for this many releases; use a "
+                "larger epsilon or delta, or fewer releases.")
         epsilon = GdpAccountant(**kwargs).compose(event_of(s)).get_epsilon(target_delta)
         if epsilon <= target_epsilon:
             return s

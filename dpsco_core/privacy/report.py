@@ -106,7 +106,8 @@ def disjoint_batches_report(reports, random_state):
     are identical, its phase is (epsilon_i, delta_i)-DP and the later ones post-process its
     output on identical data, so the run is (max epsilon_i, max delta_i)-DP. The report is
     the worst phase's (largest epsilon; its ``event`` recomputes that epsilon), at the
-    largest delta, with every phase's conditions, :data:`DISJOINT_BATCHES_ASSUMPTION`, the
+    largest delta, with every phase's conditions and assumptions (the worst phase's first),
+    :data:`DISJOINT_BATCHES_ASSUMPTION`, the
     mode ``"heuristic"`` if any phase's is, and the caller's seed statement.
 
     Parameters
@@ -138,7 +139,9 @@ def disjoint_batches_report(reports, random_state):
     report = dataclasses.replace(
         worst, delta=max(r.delta for r in reports), mode=mode,
         conditions=tuple(dict.fromkeys(c for r in reports for c in r.conditions)),
-        assumptions=tuple(dict.fromkeys(worst.assumptions + (DISJOINT_BATCHES_ASSUMPTION,))))
+        assumptions=tuple(dict.fromkeys(worst.assumptions
+                                        + tuple(a for r in reports for a in r.assumptions)
+                                        + (DISJOINT_BATCHES_ASSUMPTION,))))
     return with_caller_seed(report, random_state)
 
 

@@ -22,7 +22,7 @@ from .._random import (check_random_state, child_seed_sequences, descendant_bit_
 from .._validation import check_int, check_real_array, check_scalar, check_vector
 from ..parallel.blocked import resolve_executor
 from ..privacy.budget import Budget, spend
-from ..privacy.calibration import (_SORTED_DEFAULT_ORDERS, calibrate_gaussian,
+from ..privacy.calibration import (_SORTED_DEFAULT_ORDERS, calibrate_gdp_multiplier,
                                    dp_cd_noise_multiplier)
 from ..privacy.events import (ComposedDpEvent, GaussianDpEvent, NonPrivateDpEvent,
                               SelfComposedDpEvent)
@@ -362,8 +362,13 @@ def _calibrate(epsilon, delta, releases, calibration):
         # T K adaptive Gaussians of multiplier s compose to exactly sqrt(T K) / s-GDP (Dong,
         # Roth and Su 2019, Cor. 3.3), converted exactly (Cor. 2.13): checked against the
         # GDP accountant's report
-        s = calibrate_gaussian(target_epsilon=epsilon, target_delta=delta, steps=releases,
-                               accountant="gdp")
+        # (no cap on s: calibrate_gaussian's default max_noise_multiplier, 1e6, refused runs
+        # that the looser 'rdp' calibration makes with more noise; check_noise_scale bounds
+        # the noise as on the 'rdp' path; review s19)
+        s = calibrate_gdp_multiplier(
+            target_epsilon=epsilon, target_delta=delta,
+            event_of=lambda m: SelfComposedDpEvent(GaussianDpEvent(m), releases),
+            sqrt_releases=math.sqrt(releases))
     else:
         s = dp_cd_noise_multiplier(epsilon=epsilon, delta=delta, releases=releases,
                                    method="tight" if calibration == "rdp" else "theorem")

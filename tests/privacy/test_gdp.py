@@ -147,3 +147,16 @@ def test_delta_extreme_arguments_do_not_raise(mu, eps):
     got = gdp_delta(mu, eps)
     assert 0.0 < got <= 1.0          # rounded up: never 0
     assert gdp_mu(1.3407807929942597e154, 0.5) > 0   # found by hypothesis (overflow of a^2)
+
+
+def test_calibrate_gdp_multiplier_overflow_is_a_budget_error():
+    """Review s19: s = sqrt(releases) / gdp_mu overflows at epsilon = delta = 1e-300 with
+    2^62 releases; calibrate_gaussian(accountant='gdp') raised ValueError('GaussianDpEvent.
+    noise_multiplier must be a finite number ...; got inf') instead of its documented
+    PrivacyBudgetError naming the target."""
+    from dpsco_core.exceptions import PrivacyBudgetError
+    from dpsco_core.privacy import calibrate_gaussian
+
+    with pytest.raises(PrivacyBudgetError, match="target_epsilon"):
+        calibrate_gaussian(target_epsilon=1e-300, target_delta=1e-300, steps=2 ** 62,
+                           accountant="gdp")

@@ -389,3 +389,22 @@ def test_charge_covers_every_oracle_call_made(monkeypatch, line_search):
     assert math.fsum(c.delta for c in charges) <= res.charge.delta * (1 + 1e-12)
     assert sum(c.calls for c in charges) <= res.charge.calls
     assert min(c.alpha_max for c in charges) >= res.charge.alpha_max
+
+
+def test_disjoint_batches_report_keeps_every_phase_assumption():
+    """Review s19: the worst phase's assumptions only were kept; an assumption another phase's
+    guarantee rests on (here a public-bounds statement of the second, less private, phase)
+    was dropped from the whole run's report, although its conditions were all kept."""
+    from dpsco_core.privacy.events import GaussianDpEvent
+    from dpsco_core.privacy.report import PrivacyReport, disjoint_batches_report
+
+    worst = PrivacyReport.from_event(GaussianDpEvent(1.0), delta=1e-6, accountant="rdp",
+                                     neighboring_relation="replace_one",
+                                     assumptions=("worst phase's assumption",))
+    other = PrivacyReport.from_event(GaussianDpEvent(10.0), delta=1e-6, accountant="rdp",
+                                     neighboring_relation="replace_one",
+                                     assumptions=("other phase's assumption",))
+    report = disjoint_batches_report([worst, other], None)
+    assert report.epsilon == worst.epsilon
+    assert "worst phase's assumption" in report.assumptions
+    assert "other phase's assumption" in report.assumptions

@@ -417,3 +417,32 @@ def test_gdp_calibration():
     assert budget.ledger == ()
     with pytest.raises(ValueError, match="calibration must be 'rdp', 'gdp' or 'theorem'"):
         dp.dp_cd(prob, epsilon=1.0, delta=1e-6, passes=5, calibration="pld")
+
+
+def test_gdp_calibration_is_not_capped_below_the_rdp_calibration():
+    """Review s19: calibration='gdp' went through calibrate_gaussian's default
+    max_noise_multiplier (1e6) and refused (PrivacyBudgetError) a run the 'rdp' calibration
+    makes with a larger multiplier (epsilon 1e-3, delta 1e-6, 10^6 releases: rdp s = 5.26e6,
+    gdp needs 2.44e6 < rdp's). The GDP calibration must not refuse what the looser one runs."""
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (50, 3)), rng.uniform(-1, 1, 50)
+    prob = dp.Problem(X, y, loss="squared", bounds=([-1.0] * 3, [1.0] * 3))
+    kwargs = dict(epsilon=1e-3, delta=1e-6, n_outer=1000, n_inner=1000, random_state=0,
+                  record_history=False)
+    rdp = dp.dp_cd(prob, calibration="rdp", **kwargs)
+    gdp = dp.dp_cd(prob, calibration="gdp", **kwargs)
+    assert gdp.stats["noise_multiplier"] < rdp.stats["noise_multiplier"]
+    assert gdp.privacy.epsilon <= 1e-3 and gdp.privacy.accountant == "gdp"
+
+
+def test_gdp_calibration_overflow_names_epsilon():
+    """Review s19: where sqrt(T K) / mu overflows (epsilon = delta = 1e-300, T K = 2^62) the
+    GDP calibration raised 'GaussianDpEvent.noise_multiplier must be a finite number ...;
+    got inf' (an internal event); it names epsilon, as the 'rdp' calibration does."""
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (50, 3)), rng.uniform(-1, 1, 50)
+    prob = dp.Problem(X, y, loss="squared", bounds=([-1.0] * 3, [1.0] * 3))
+    with pytest.raises(ValueError, match="epsilon") as info:
+        dp.dp_cd(prob, epsilon=1e-300, delta=1e-300, n_outer=2 ** 31, n_inner=2 ** 31,
+                 calibration="gdp")
+    assert "GaussianDpEvent" not in str(info.value)
