@@ -645,7 +645,8 @@ def _phased_report(reports, phase_budget, epsilon, random_state):
         assumptions=DEFAULT_ASSUMPTIONS, mode=mode)
     report = dataclasses.replace(report, conditions=tuple(
         dict.fromkeys(report.conditions + conditions)))
-    if report.epsilon > epsilon * (1.0 + 1e-9):
+    # strict (session 19 review): never above the target, not even by rounding
+    if report.epsilon > epsilon:
         raise RuntimeError(f"privacy calibration error: the phases compose to epsilon "
                            f"{report.epsilon!r} above the target {epsilon!r}.")
     return with_caller_seed(report, random_state)

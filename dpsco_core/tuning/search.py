@@ -257,7 +257,7 @@ def _search_report(event, delta, relation, epsilon, final_eps, final_delta, **kw
 
     report = PrivacyReport.from_event(event, delta=delta, neighboring_relation=relation,
                                       **kwargs)
-    if report.epsilon > epsilon * (1.0 + 1e-9):
+    if report.epsilon > epsilon:
         extra = zcdp_centred_orders(epsilon, delta)
         if final_eps is not None:
             extra += zcdp_centred_orders(final_eps, final_delta)
@@ -632,7 +632,7 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
 
     _check_score_noise(t_event.events[1].noise_multiplier, B, n_val, epsilon)
     planned = _search_report(event, delta, relation, epsilon, final_eps, final_delta)
-    if planned.epsilon > epsilon * (1.0 + 1e-9):
+    if planned.epsilon > epsilon:
         raise ValueError(f"epsilon={epsilon!r} is too small for this search: the RDP accountant "
                          f"puts the selection and the refit at epsilon {planned.epsilon:.3g}. "
                          "Use refit=False, or a larger epsilon.")
@@ -709,7 +709,8 @@ def tune_solver(problem: Problem, *, epsilon: float, delta: float, solver: str =
     report = _search_report(event, delta, relation, epsilon, final_eps, final_delta,
                             assumptions=tuple(dict.fromkeys(assumptions)),
                             conditions=tuple(dict.fromkeys(conds)))
-    if report.epsilon > epsilon * (1.0 + 1e-9):
+    # strict (session 19 review): a report above the target, by however little, is an error
+    if report.epsilon > epsilon:
         raise RuntimeError(f"privacy calibration error: the search's epsilon "
                            f"{report.epsilon!r} exceeds the target {epsilon!r}.")
     return TuningResult(np.asarray(coef), cand, selected.score, report, e_trial, history,
