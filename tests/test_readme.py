@@ -21,7 +21,8 @@ def _run(title, capsys):
     blocks = re.findall(r"## Quickstart: ([^\n]*)\n\n```python\n(.*?)```", README.read_text(),
                         re.S)
     code = dict(blocks)[title]
-    namespace = {}
+    # run as a script is (the Dask quickstart starts its cluster under the __main__ guard)
+    namespace = {"__name__": "__main__"}
     exec(compile(code, f"{README}:{title}", "exec"), namespace)
     return capsys.readouterr().out.splitlines(), namespace
 
@@ -107,6 +108,16 @@ def test_quickstart_pld(capsys):
     assert rep.accountant == "pld" and "pld accountant" in lines[1]
     assert 1.0 - 1e-4 <= rep.epsilon <= 1.0 and rep.unconditional
     assert ns["res"].stats["noise_multiplier"] == ns["z_pld"]
+
+def test_quickstart_dask_runs_as_a_script():
+    # Copied into a script, the quickstart must start its LocalCluster under the __main__
+    # guard: the workers are spawned processes that import the script, and without it each
+    # starts a cluster of its own ("RuntimeError: Nanny failed to start"; review s19).
+    code = re.search(r"## Quickstart: running on a Dask cluster\n\n```python\n(.*?)```",
+                     README.read_text(), re.S).group(1)
+    guard = code.index('if __name__ == "__main__":')
+    assert guard < code.index("LocalCluster(")
+
 
 def test_quickstart_dask(capsys):
     pytest.importorskip("distributed")
