@@ -1341,7 +1341,8 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         self.random_state = random_state
 
     def _penalty(self) -> Penalty:
-        return L1(self.alpha)
+        # checked under its own name (the penalty's message would name its ``lam``)
+        return L1(check_scalar(self.alpha, "alpha", low=0.0, low_open=False))
 
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Train privately; one (epsilon, delta)-DP release (``privacy_``).
@@ -1485,9 +1486,10 @@ class DPElasticNet(DPLasso):
         self.l1_ratio = l1_ratio
 
     def _penalty(self) -> Penalty:
-        if not 0.0 <= self.l1_ratio <= 1.0:
-            raise ValueError(f"l1_ratio must be in [0, 1]; got {self.l1_ratio!r}.")
-        return ElasticNet(self.alpha * self.l1_ratio, self.alpha * (1.0 - self.l1_ratio))
+        alpha = check_scalar(self.alpha, "alpha", low=0.0, low_open=False)
+        l1_ratio = check_scalar(self.l1_ratio, "l1_ratio", low=0.0, high=1.0, low_open=False,
+                                high_open=False)
+        return ElasticNet(alpha * l1_ratio, alpha * (1.0 - l1_ratio))
 
 
 #: Labels of the default convention (``classes=None``): 1 is the positive class, 0 and -1 the

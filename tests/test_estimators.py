@@ -185,6 +185,20 @@ def test_bad_estimator_parameters():
         DPLasso(intercept_scaling=0.0).fit(X, y)
 
 
+def test_bad_penalty_strengths_are_named_as_the_user_passed_them():
+    # review s19: DPLasso(alpha=-1) raised "lam must be in [0, inf)", the penalty's name
+    X, y, _ = dp.datasets.make_imbalanced_regression(50, 3, random_state=0)
+    for model in (DPLasso(alpha=-1.0), DPElasticNet(alpha=-1.0)):
+        with pytest.raises(ValueError, match=r"^alpha must be in \[0, inf\)"):
+            model.fit(X, y)
+    with pytest.raises(TypeError, match="^alpha must be a real number"):
+        DPLasso(alpha="0.1").fit(X, y)
+    with pytest.raises(TypeError, match="^l1_ratio must be a real number"):
+        DPElasticNet(l1_ratio="0.5").fit(X, y)
+    with pytest.raises(ValueError, match=r"^l1_ratio must be in \[0, 1\]"):
+        DPElasticNet(l1_ratio=-0.1).fit(X, y)
+
+
 def test_sgd_solver():
     X, y, _ = dp.datasets.make_imbalanced_regression(600, 5, scale_range=(0.5, 2),
                                                      random_state=4)
