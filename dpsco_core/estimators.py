@@ -1523,10 +1523,13 @@ def _label_index(y, classes):
         index = np.full(np.shape(y), -1)
         for k, label in enumerate(classes):
             index[y == label] = k
-        accepted = f"classes={list(classes)!r}"
+        # the public classes as plain Python values ([0, 1], not [np.int64(0), ...])
+        accepted = f"classes={np.asarray(classes).tolist()!r}"
     # The message names no label found in y: a validation error is seen by the caller too.
     if np.any(index < 0):
-        binary = ("Only binary classification is supported with two classes; "
+        # scikit-learn's check_estimator matches "Only binary classification is supported."
+        binary = ("Only binary classification is supported "
+                  + ("with classes=None" if classes is None else "with two classes") + ". "
                   if classes is None or len(classes) == 2 else "")
         raise ValueError(f"y holds labels outside {accepted}. {binary}Pass classes=[...] (two "
                          "labels (negative, positive), or every one of K > 2 labels for "

@@ -199,6 +199,25 @@ def test_bad_penalty_strengths_are_named_as_the_user_passed_them():
         DPElasticNet(l1_ratio=-0.1).fit(X, y)
 
 
+def test_label_error_names_the_public_classes_plainly():
+    # review s19: the message quoted classes=[np.int64(0), np.int64(1)] and ran two sentences
+    # together ("...with two classes; Pass classes=")
+    X, y, _ = dp.datasets.make_imbalanced_regression(50, 3, random_state=0)
+    labels = np.arange(50) % 3
+    with pytest.raises(ValueError) as info:
+        DPLogisticRegression(classes=np.array([0, 1])).fit(X, labels)
+    message = str(info.value)
+    assert "classes=[0, 1]." in message and "np." not in message
+    assert "Only binary classification is supported with two classes. Pass classes=" in message
+    with pytest.raises(ValueError, match="Only binary classification is supported with "
+                                         "classes=None. Pass classes="):
+        DPLogisticRegression().fit(X, labels)
+    with pytest.raises(ValueError) as info:
+        DPLogisticRegression(classes=np.array(["a", "b", "c"])).fit(X, labels)
+    assert "classes=['a', 'b', 'c']." in str(info.value)
+    assert "Only binary" not in str(info.value)
+
+
 def test_sgd_solver():
     X, y, _ = dp.datasets.make_imbalanced_regression(600, 5, scale_range=(0.5, 2),
                                                      random_state=4)
