@@ -85,6 +85,19 @@ def test_the_report_composes_the_quantile_and_the_fit(monkeypatch, solver):
                                                  else "zero_out")
 
 
+def test_the_composed_report_states_each_assumption_once():
+    # review s19: the quantile-and-fit report listed the clipping and floating-point
+    # assumptions twice (the fit's, then the defaults again); one-vs-rest alike
+    X, y = _data()
+    for model in (_lasso(solver="cd").fit(X, y),
+                  DPLogisticRegression(classes=[0, 1, 2], bounds=(-BOUND, BOUND), passes=2,
+                                       random_state=0).fit(X, np.arange(len(y)) % 3)):
+        assumptions = model.privacy_.assumptions
+        assert len(assumptions) == len(set(assumptions)), assumptions
+        assert set(dp.privacy.report.DEFAULT_ASSUMPTIONS) <= set(assumptions)
+        assert dp.privacy.SEEDED_ASSUMPTION in assumptions
+
+
 def _fit_event_of(model, call):
     """The solver's own event for the spied call (its report's)."""
     from dpsco_core.tuning.search import _solver_event

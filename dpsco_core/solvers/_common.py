@@ -217,7 +217,10 @@ def _memo_report(event, delta, relation, budget_split, assumptions, extra_orders
     return PrivacyReport.from_event(event, delta=delta, accountant=accountant,
                                     neighboring_relation=relation, orders=orders,
                                     conversion=conversion, budget_split=dict(budget_split),
-                                    assumptions=tuple(DEFAULT_ASSUMPTIONS) + assumptions,
+                                    # each once: a composed report's runs carry the
+                                    # defaults already
+                                    assumptions=tuple(dict.fromkeys(
+                                        tuple(DEFAULT_ASSUMPTIONS) + assumptions)),
                                     conditions=conditions, mode=mode)
 
 
