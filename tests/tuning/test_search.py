@@ -777,3 +777,23 @@ def test_selection_refusal_names_its_cause(monkeypatch):
     with pytest.raises(ValueError, match=r"^the selection cannot meet epsilon=1\.0: 'cd' "
                                          r"cannot calibrate trials of epsilon 0\.05"):
         trial_epsilon(**{**args, "target_epsilon": 1.0})
+
+
+def test_submodules_reached_as_attributes_in_a_fresh_interpreter():
+    # review s19: ``import dpsco_core as dp; dp.tuning.search`` raised AttributeError unless
+    # something had imported dpsco_core.tuning.search first
+    import subprocess
+    import sys
+
+    code = ("import dpsco_core as dp\n"
+            "assert callable(dp.tuning.search.tune_solver)\n"
+            "assert callable(dp.tuning.grids.default_hyperparameters)\n"
+            "assert callable(dp.tuning.score.validation_score)\n"
+            "try:\n"
+            "    dp.tuning.no_such_module\n"
+            "except AttributeError:\n"
+            "    pass\n"
+            "else:\n"
+            "    raise SystemExit('no AttributeError')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
