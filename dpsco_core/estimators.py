@@ -1183,7 +1183,12 @@ _COMMON_DOC = r"""
         A :class:`~dpsco_core.privacy.Budget` charged by every ``fit`` before the data are
         read; a fit that would exceed it raises
         :class:`~dpsco_core.exceptions.PrivacyBudgetError` and leaves the estimator unfitted.
-        Not cloned by ``sklearn.base.clone``: every clone charges the same budget.
+        Not cloned by ``sklearn.base.clone``: every clone charges the same budget. A Budget
+        refuses to be pickled (a copy in another process could spend it again), so an
+        estimator holding one cannot be pickled either, nor sent to worker processes
+        (``cross_val_score(..., n_jobs=2)`` raises a ``PicklingError``): run such searches
+        with threads or ``n_jobs=None``, and ``set_params(budget=None)`` before saving a
+        fitted model.
     n_trials : float, default=80.0
         With ``step`` or ``clip`` None: the expected number of trials of the private
         selection (random stopping with a truncated negative binomial K, eta = 2, Papernot
@@ -1730,8 +1735,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     classes : array-like of shape (K,) or None, default=None
         The public labels, chosen without looking at the private labels; ``y`` must hold only
         these. K = 2: ``(negative, positive)``. K > 2: one-vs-rest, one binary fit per class
-        with the budget split K ways (see Notes). None: the fixed binary convention 1 =
-        positive, 0 or -1 = negative, with ``classes_ = [0, 1]``; see Notes.
+        each at the largest epsilon whose K-fold composition stays within epsilon (see
+        Notes). None: the fixed binary convention 1 = positive, 0 or -1 = negative, with
+        ``classes_ = [0, 1]``: ``predict`` then returns 0 and 1 even for labels in {-1, +1}
+        (the shipped ``load_electricity``'s), and metrics that compare ``predict(X)`` with
+        ``y`` (``accuracy_score``, ``scoring="accuracy"``) count every -1 as an error; pass
+        ``classes=(-1, 1)`` for such labels. ``score`` is right for both encodings.
 """ + _COMMON_DOC + """
     Attributes
     ----------
@@ -1779,10 +1788,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     independent noise: fit k draws from the k-th child stream of ``random_state`` (the same
     seed for all K would add the same noise to every fit, and differences of the K models
     would cancel it). With ``budget=``, each
-    binary fit is charged before it reads the data; after the first, the other K - 1 are
-    checked at once, so a budget that cannot pay for them all refuses after one fit (its
-    charge stays spent) and the estimator stays unfitted. Costs: each class's model gets a
-    K-th of the budget.
+    binary fit is charged before it reads the data. With a private ``rms_row_norm`` (the
+    default where the bounds allow it) the quantile and the K fits are checked together
+    before any record is read; otherwise, after the first fit, the other K - 1 are checked
+    at once, so a budget that cannot pay for them all refuses after one fit (its charge
+    stays spent) and the estimator stays unfitted.
 
     **The default convention.** Under either neighbouring relation any two datasets of the
     right labels are linked by a chain of neighbours, so no rule that reads ``y`` can choose
