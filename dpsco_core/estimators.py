@@ -948,6 +948,27 @@ class _DPLinearModel(BaseEstimator):
             log_base=RMS_QUANTILE_BASE_POWER * np.log(grid / R))
         return seeds[:K]
 
+    def _check_all_fits(self, problem: Problem, plan: _FitPlan, K: int, delta: float,
+                        seed: Any) -> None:
+        """Refuse the K one-vs-rest fits together, before the first is charged: the first
+        fit runs up to its charge (``_planned_charge``: it stops there, before reading the
+        data) to learn its exact release, and the budget checks K such releases. The K fits
+        have the same public arguments, hence the same event (``_check_one_vs_rest`` checks
+        the first fit's actual one). Before session 19 only the quantile path was checked up
+        front: with ``rms_row_norm=None``, given ``step``/``clip`` or ``solver="ssp"``, a
+        budget too small for K fits paid the first and refused the second (found in the
+        session-19 first-use review)."""
+        from .privacy.budget import _planned_charge
+
+        with _planned_charge(self.budget) as planned:
+            self._solve(problem, plan.epsilon, delta / K, seed, plan.solver)
+        if len(planned.releases) != 1:
+            raise RuntimeError("one-vs-rest: the first fit's run did not stop at a single "
+                               f"charge ({len(planned.releases)} recorded).")
+        event, relation, release_delta = planned.releases[0]
+        self.budget.check_releases([(event, release_delta)] * K,
+                                   neighboring_relation=relation)
+
     def _fit_event(self, problem: Problem, plan: _FitPlan, K: int, delta: float) -> Any:
         """One of the K fits' event (the noise-level rule's single run) from public
         arguments, as the solver will report it."""
@@ -1788,11 +1809,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     independent noise: fit k draws from the k-th child stream of ``random_state`` (the same
     seed for all K would add the same noise to every fit, and differences of the K models
     would cancel it). With ``budget=``, each
-    binary fit is charged before it reads the data. With a private ``rms_row_norm`` (the
-    default where the bounds allow it) the quantile and the K fits are checked together
-    before any record is read; otherwise, after the first fit, the other K - 1 are checked
-    at once, so a budget that cannot pay for them all refuses after one fit (its charge
-    stays spent) and the estimator stays unfitted.
+    binary fit is charged before it reads the data, and the K fits (with a private
+    ``rms_row_norm``, the default where the bounds allow it, the quantile too) are checked
+    together before any record is read: a budget that cannot pay for them all refuses with
+    nothing spent and the estimator stays unfitted (since session 19; before, outside the
+    quantile's path, the first fit's charge stayed spent).
 
     **The default convention.** Under either neighbouring relation any two datasets of the
     right labels are linked by a chain of neighbours, so no rule that reads ``y`` can choose
@@ -1894,6 +1915,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         # the features (hence the row-norm quantile) are the same for every class
         plan = self._fit_plan(first, K, delta)
         seeds = self._release_row_norm(first, plan, K, delta)
+        if K > 1 and plan.quantile is None and isinstance(self.budget, Budget):
+            self._check_all_fits(first, plan, K, delta, seeds[0])
         for i, k in enumerate(targets):
             problem = first if i == 0 else problem_of(k)
             result = self._solve(problem, plan.epsilon, delta / K, seeds[i], plan.solver)

@@ -672,11 +672,12 @@ def test_one_vs_rest_charges_the_budget_and_refuses_early():
               random_state=0, budget=budget, step=1.0, clip=1.0)
     DPLogisticRegression(**kw).fit(X, labels)
     assert len(budget.ledger) == 3 and budget.spent_epsilon <= 0.5
-    # The second fit's first binary fit still fits in the budget, the other two would not: refused
-    # after one, before the rest read the data.
+    # The second fit's first binary fit still fits in the budget, the other two would not: since
+    # session 19 refused whole, before the first is charged (it used to pay the first).
+    spent = budget.spent_epsilon
     with pytest.raises(dp.exceptions.PrivacyBudgetError):
         DPLogisticRegression(**kw).fit(X, labels)
-    assert len(budget.ledger) == 4
+    assert len(budget.ledger) == 3 and budget.spent_epsilon == spent
 
 
 def test_one_vs_rest_fits_draw_independent_noise(monkeypatch):
@@ -1045,3 +1046,37 @@ def test_epsilon_beyond_the_solvers_range_is_refused_before_anything_runs(solver
     with pytest.raises(ValueError, match=r"^epsilon must be in \(0, 1e\+06\] or inf"):
         model.fit(np.array([[1.0, 0.5], [-0.5, 1.0], [0.25, -1.0]]), np.array([1.0, -1.0, 0.5]))
     assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("options", [dict(rms_row_norm=None), dict(step=0.5, clip=1.0),
+                                     dict(solver="ssp"), dict(rms_row_norm=2.0),
+                                     dict(solver="sgd", step=0.5, clip=1.0), dict()])
+def test_one_vs_rest_refused_whole_before_the_first_fit_is_charged(monkeypatch, options):
+    """Session 19 (first-use review): with a budget too small for the K fits, every path but
+    the private quantile's paid the first fit and refused the second (Budget(0.5) kept 0.33
+    spent and returned no model). The K fits are now checked together before the first
+    charge, from the first fit's own release (it runs up to its charge and stops there,
+    before its first access to the data). With a budget that suffices,
+    the fit is bitwise that without a budget, and the ledger holds the K fits (and the
+    quantile's release where there is one)."""
+    from dpsco_core.privacy import Budget
+    from dpsco_core.privacy.budget import _planned_charge
+
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (600, 4)), rng.integers(0, 3, 600)
+    args = dict(classes=[0, 1, 2], epsilon=1.0, bounds=(-1, 1), random_state=0, **options)
+    small = Budget(0.5, 1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(dp.exceptions.PrivacyBudgetError):
+            DPLogisticRegression(budget=small, **args).fit(X, y)
+        assert small.ledger == ()
+        enough = Budget(1.0, 1e-5)
+        with_budget = DPLogisticRegression(budget=enough, **args).fit(X, y)
+        free = DPLogisticRegression(**args).fit(X, y)
+    np.testing.assert_array_equal(with_budget.coef_, free.coef_)
+    assert len(enough.ledger) == 3 + (options == {})
+    # the planning mode is per thread and ends with its context
+    with _planned_charge(enough) as planned:
+        enough.charge(dp.privacy.GaussianDpEvent(10.0), neighboring_relation="replace_one")
+    assert len(planned.releases) == 1 and len(enough.ledger) == 3 + (options == {})

@@ -68,6 +68,37 @@ ROUNDING_TOLERANCE = 1e-10
 _check_relation = check_relation      # the name the tuning modules import
 
 
+class _PlannedCharge(Exception):
+    """Internal: a charge reached under :func:`_planned_charge` (the run stops there)."""
+
+
+class _planned_charge:
+    """Internal context: in this thread, ``budget.charge`` records its release in
+    ``.releases`` and raises :class:`_PlannedCharge` instead of charging, which the context
+    swallows.
+
+    For a caller that must learn a run's exact release (event, relation, delta) from the
+    run's own code before any of several runs charges (the estimators' one-vs-rest fits,
+    refused together before the first). A run stops at its charge, before it reads the data
+    (:func:`spend` is called before the first access), so nothing is released. Other threads
+    charging the same budget are unaffected.
+    """
+
+    def __init__(self, budget):
+        self.budget, self.releases = budget, []
+
+    def __enter__(self):
+        if not hasattr(self.budget._planning, "releases"):
+            self.budget._planning.releases = None
+        self._outer, self.budget._planning.releases = (self.budget._planning.releases,
+                                                       self.releases)
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        self.budget._planning.releases = self._outer
+        return kind is _PlannedCharge
+
+
 def _release_epsilon(event, relation, delta):
     """Smallest valid epsilon of one release at its own ``delta`` (basic-composition mode)."""
     candidates = []
@@ -167,6 +198,7 @@ class Budget:
         self._relation = None
         self._accountant = None
         self._lock = threading.Lock()
+        self._planning = threading.local()       # _planned_charge's per-thread record
         if neighboring_relation is not None:
             self._bind(_check_relation(neighboring_relation))
         else:
@@ -423,6 +455,10 @@ class Budget:
         UnsupportedEventError
             If the budget's accountant cannot compose the event.
         """
+        planned = getattr(self._planning, "releases", None)
+        if planned is not None:
+            planned.append((event, neighboring_relation, delta))
+            raise _PlannedCharge
         return self._attempt([(event, delta)], neighboring_relation, commit=True)
 
 
