@@ -128,11 +128,20 @@ class PublicBounds:
                                  f"arrays; got {self.bounds!r}.")
             lower = _as_bound_array(self.bounds[0], "bounds lower")
             upper = _as_bound_array(self.bounds[1], "bounds upper")
+            crossed = (np.flatnonzero(lower > upper) if lower.shape == upper.shape
+                       or lower.ndim == 0 or upper.ndim == 0 else np.empty(0))
+            if crossed.size:
+                # named first: "must contain 0" misdirected a user whose pair was swapped
+                # (session 19 first-use review)
+                raise ValueError(f"bounds must have lower <= upper for every feature; got "
+                                 f"lower={self.bounds[0]!r}, upper={self.bounds[1]!r} (lower "
+                                 f"> upper at feature {int(crossed[0])}"
+                                 f"{' and others' if crossed.size > 1 else ''}).")
             if np.any(lower > 0) or np.any(upper < 0):
                 raise ValueError("bounds must contain 0 (lower <= 0 <= upper for every feature: "
                                  "the map onto the bounds must keep the all-zero record and "
-                                 f"sparse zeros); got lower={self.bounds[0]!r}, "
-                                 f"upper={self.bounds[1]!r}.")
+                                 "sparse zeros; a feature in [1, 7] takes the bounds (0, 7)); "
+                                 f"got lower={self.bounds[0]!r}, upper={self.bounds[1]!r}.")
             object.__setattr__(self, "bounds", (lower, upper))
         if self.row_norm is not None:
             object.__setattr__(self, "row_norm", check_scalar(self.row_norm, "row_norm",

@@ -212,7 +212,10 @@ def test_bounds_are_enforced_per_record_without_touching_the_input():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"bounds": (0.5, 1.0)}, "bounds must contain 0"),
+    ({"bounds": (0.5, 1.0)}, r"bounds must contain 0 .*a feature in \[1, 7\] takes the bounds"),
+    # a swapped pair is named as such (session 19: it said "must contain 0")
+    ({"bounds": (1.0, -1.0)}, r"lower <= upper for every feature; .* at feature 0\)"),
+    ({"bounds": ([-1.0, -1.0], [1.0, -2.0])}, r"lower <= upper .* at feature 1\)"),
     ({"bounds": (-1.0, [1.0, 2.0, 3.0])}, "bounds upper must be a scalar or have shape"),
     ({"bounds": (-1.0, np.nan)}, "bounds upper must be finite"),
     ({"row_norm": 0.0}, "row_norm must be in"),
