@@ -30,6 +30,7 @@ def data_constant(constant, condition):
     warnings.warn(
         f"{constant}: read from the private data and not accounted, so the reported epsilon "
         "holds only conditionally (report.unconditional is False). Declare public bounds "
-        "(Problem(..., bounds=(lower, upper), row_norm=...)) or pass the constant as a public "
-        "argument.", PrivacyLeakWarning, stacklevel=external_stacklevel())
+        "(bounds=(lower, upper) and/or row_norm=..., arguments of Problem and of the "
+        "estimators) or pass the constant as a public argument.", PrivacyLeakWarning,
+        stacklevel=external_stacklevel())
     return condition
