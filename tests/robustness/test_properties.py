@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -118,6 +118,7 @@ def test_report_noisy_max_on_arbitrary_arrays(arr, noise, return_value):
 
 @SETTINGS
 @given(sensitivity=REALS, epsilon=REALS, delta=REALS)
+@example(sensitivity=1.0, epsilon=1.0, delta=0.99999)   # ZeroDivisionError (session 19)
 def test_mechanism_parameters(sensitivity, epsilon, delta):
     for build in (lambda: M.GaussianMechanism(sensitivity=sensitivity, epsilon=epsilon,
                                               delta=delta),
