@@ -97,6 +97,22 @@ def test_additive_mechanisms_on_arbitrary_arrays(arr, kind):
     assert np.all(ok)
 
 
+@pytest.mark.parametrize("x", [8.77779851e+304, -1e300])
+@pytest.mark.parametrize("build", [
+    lambda: M.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-6),
+    lambda: M.LaplaceMechanism(sensitivity=1.0, epsilon=1.0),
+    lambda: M.ReportNoisyMax(sensitivity=1.0, epsilon=1.0, secure=True)])
+def test_secure_grid_refuses_huge_values_without_a_warning(x, build):
+    """Pinned (session 19, hypothesis seed 353): the exact samplers scaled x to their grid
+    before checking it, and np.ldexp overflowed with a RuntimeWarning (an error under
+    -W error, instead of the ValueError)."""
+    mech = build()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="too large"):
+            mech(np.array([x, 0.0]), random_state=0)
+
+
 @SETTINGS
 @given(arr=arrays(min_dims=1, max_dims=2),
        noise=st.sampled_from(["laplace", "gumbel", "exponential"]),
