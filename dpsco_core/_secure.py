@@ -71,13 +71,16 @@ def grid_exponent(sensitivity, factor):
 
 def to_grid(x, k, name):
     """``rint(x / 2^k)`` as int64 (x float64, finite); ValueError if it does not fit."""
-    scaled = np.ldexp(x, -k)
-    if scaled.size and float(np.max(np.abs(scaled))) >= _INT_LIMIT:
+    # |x| / 2^k >= 2^62 exactly when |x| >= 2^(62 + k) (scaling by a power of 2 is exact):
+    # checked on x, as np.ldexp(x, -k) overflowed with a RuntimeWarning (an error under
+    # -W error) for |x| near 1.8e308 on a fine grid (found by hypothesis, session 19)
+    limit = math.ldexp(1.0, 62 + k) if 62 + k < 1024 else math.inf
+    if x.size and float(np.max(np.abs(x))) >= limit:
         raise ValueError(f"{name} is too large for the secure grid 2^{k} "
                          f"(|{name}| / 2^{k} must be below 2^62; the grid's step follows "
                          "the sensitivity, so a tiny sensitivity makes it tiny: rescale the "
                          "query and its sensitivity).")
-    return np.rint(scaled).astype(np.int64)
+    return np.rint(np.ldexp(x, -k)).astype(np.int64)
 
 
 def from_grid(q, k):

@@ -1068,6 +1068,14 @@ MAX_PLD_POINTS = 10**7
 #: :meth:`PldAccountant._pld`'s answer for a ledger with a part beyond MAX_PLD_POINTS.
 _BEYOND_PLD_RANGE = object()
 
+#: The largest noise multiplier :meth:`PldAccountant._pld` hands dp-accounting for a
+#: Poisson-sampled Gaussian: dp-accounting squares the standard deviation in Python floats,
+#: which raised OverflowError beyond ~1.3e154 (PoissonSampledDpEvent(1e-6,
+#: GaussianDpEvent(1e300)); found by hypothesis, session 19). A larger multiplier is capped
+#: here: less noise is never more private, so the capped PLD over-estimates the loss (and at
+#: 1e150 its epsilon is already 0 at the default discretisation).
+_MAX_PLD_SAMPLED_NOISE = 1e150
+
 
 def _self_composed(pld, count):
     """``pld.self_compose(count)``, or None when dp-accounting's composed PMF would hold more
@@ -1311,7 +1319,8 @@ class PldAccountant(PrivacyAccountant):
                     value_discretization_interval=v))
             for (q, s), c in st["sampled"].items():
                 plds.append(_self_composed(lib.from_gaussian_mechanism(
-                    standard_deviation=s, sampling_prob=q, pessimistic_estimate=True,
+                    standard_deviation=min(s, _MAX_PLD_SAMPLED_NOISE), sampling_prob=q,
+                    pessimistic_estimate=True,
                     value_discretization_interval=v), c))
             for b, c in st["laplace"].items():
                 plds.append(_self_composed(lib.from_laplace_mechanism(

@@ -248,16 +248,40 @@ def zcdp_to_epsilon(rho, delta, *, conversion="bun-steinke"):
         return float(round_up(rho + 2.0 * math.sqrt(rho * log_inv_delta)))
 
     def bound(alpha):
+        if not 1.0 < alpha < math.inf:      # see _one_plus_exp
+            return math.inf
         return (rho * alpha + (log_inv_delta - math.log(alpha)) / (alpha - 1.0)
                 + math.log1p(-1.0 / alpha))
 
     # The Bun-Steinke optimum alpha = 1 + sqrt(log(1/delta) / rho) is close; search around it.
     guess = 1.0 + math.sqrt(log_inv_delta / rho)
-    res = optimize.minimize_scalar(
-        lambda t: bound(1.0 + math.exp(t)), bracket=(math.log(guess - 1.0) - 1.0,
-                                                       math.log(guess - 1.0) + 1.0))
-    best = min(bound(1.0 + math.exp(res.x)), bound(guess))
+    if 1.0 < guess < math.inf:
+        t0 = math.log(guess - 1.0)
+    else:   # sqrt(log(1/delta) / rho) below 1.1e-16 or beyond the float range: its log
+        t0 = 0.5 * (math.log(log_inv_delta) - math.log(rho))
+    res = optimize.minimize_scalar(lambda t: bound(_one_plus_exp(t)),
+                                   bracket=(t0 - 1.0, t0 + 1.0))
+    best = min(bound(_one_plus_exp(res.x)), bound(guess))
+    # Never looser than Bun-Steinke's (valid) bound: it is the answer where no alpha near the
+    # optimum is representable (best is inf), and where the CKS terms are below rho's ulp
+    # (rho = 1e30: CKS came out 1 ulp above it); elsewhere CKS is smaller by a wide margin.
+    best = min(best, rho + 2.0 * math.sqrt(rho * log_inv_delta))
     return max(0.0, float(round_up(best)))
+
+
+def _one_plus_exp(t):
+    """``1 + e^t``, the order alpha of the zCDP conversions' searches over ``t = log(alpha - 1)``;
+    nan where ``e^t`` overflows. The bounds are inf at an alpha that is not in (1, inf): for
+    extreme rho or delta (rho = 0.5 at delta = 0.99999, rho = 1e30 at delta = 1e-5) Brent's
+    steps reach a t below -37, where 1 + e^t rounds to 1 (ZeroDivisionError from
+    ``log(...) / (alpha - 1)``, ValueError "math domain error" from ``log1p(-1)``), or beyond
+    709 (OverflowError); found by hypothesis (session 19, GaussianMechanism(epsilon=1.0,
+    delta=0.99999) raised ZeroDivisionError). Any alpha > 1 gives a valid bound, so skipping
+    these only affects tightness; ordinary inputs keep their bits."""
+    try:
+        return 1.0 + math.exp(t)
+    except OverflowError:
+        return math.nan
 
 
 def zcdp_to_delta(rho, epsilon):
@@ -290,14 +314,19 @@ def zcdp_to_delta(rho, epsilon):
         return 0.0
 
     def log_bound(alpha):
+        if not 1.0 < alpha < math.inf:      # see _one_plus_exp
+            return math.inf
         return ((alpha - 1.0) * (alpha * rho - epsilon + math.log1p(-1.0 / alpha))
                 - math.log(alpha))
 
     guess = max(1.0 + 1e-6, (epsilon + rho) / (2.0 * rho))  # minimiser of the leading term
-    res = optimize.minimize_scalar(
-        lambda t: log_bound(1.0 + math.exp(t)),
-        bracket=(math.log(guess - 1.0 + 1e-12) - 1.0, math.log(guess - 1.0 + 1e-12) + 1.0))
-    best = min(log_bound(1.0 + math.exp(res.x)), log_bound(guess))
+    if guess < math.inf:
+        t0 = math.log(guess - 1.0 + 1e-12)
+    else:   # (epsilon + rho) / (2 rho) beyond the float range: its log
+        t0 = math.log(epsilon) - math.log(rho) - math.log(2.0)
+    res = optimize.minimize_scalar(lambda t: log_bound(_one_plus_exp(t)),
+                                   bracket=(t0 - 1.0, t0 + 1.0))
+    best = min(log_bound(_one_plus_exp(res.x)), log_bound(guess))
     return min(1.0, float(round_up(math.exp(min(best, 0.0)))))
 
 

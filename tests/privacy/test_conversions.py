@@ -117,3 +117,23 @@ def test_zcdp(rho, delta):
     # zCDP rho is the RDP curve rho * alpha: a fine grid can only do worse than continuous alpha
     grid = np.linspace(1.001, 2000, 200001)
     assert cks <= rdp_to_epsilon(grid, rho * grid, delta)[0] + 1e-9
+
+
+@pytest.mark.parametrize("rho, delta", [
+    (0.5, 0.99999), (1.0, 1.0 - 1e-12), (1e-300, 1e-5), (1e-100, 0.99999), (1e30, 1e-5),
+    (0.5 * math.exp(40.0), 0.99999), (1.7e308, 1e-5), (5e-324, 5e-324)])
+def test_zcdp_to_epsilon_extreme_orders(rho, delta):
+    """Pinned (session 19, hypothesis seed 333: GaussianMechanism(epsilon=1.0, delta=0.99999)
+    raised ZeroDivisionError): the CKS search stepped to an alpha that rounds to 1 (or whose
+    e^t overflows); such alphas are now skipped, and Bun-Steinke's bound is the fallback."""
+    bs = zcdp_to_epsilon(rho, delta)
+    cks = zcdp_to_epsilon(rho, delta, conversion="cks")
+    assert 0.0 <= cks <= bs
+
+
+@pytest.mark.parametrize("rho", [5e-324, 1e-300, 1e5, 1e10, 1.7e308])
+@pytest.mark.parametrize("epsilon", [0.0, 1e-300, 1.0, 1e10, 1.7e308])
+def test_zcdp_to_delta_extreme_orders(rho, epsilon):
+    """Pinned (session 19): "math domain error" (log1p(-1) at an alpha rounded to 1) for
+    rho >= 1e5 and OverflowError (e^t) for rho = 1e-300."""
+    assert 0.0 <= zcdp_to_delta(rho, epsilon) <= 1.0

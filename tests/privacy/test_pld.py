@@ -308,3 +308,21 @@ def test_pld_compositions_inside_the_range_are_unchanged():
     assert PldAccountant(ZERO_OUT).compose(dpsgd).get_epsilon(1e-5) == 3.714515448911972
     pure = SelfComposedDpEvent(EpsilonDeltaDpEvent(1.0), 1000)
     assert PldAccountant(ZERO_OUT).compose(pure).get_epsilon(1e-5) == 577.912117620654
+
+
+@pytest.mark.parametrize("multiplier", [1e155, 1e300, 1.7e308])
+@pytest.mark.parametrize("q", [1e-6, 0.5])
+def test_pld_sampled_gaussian_of_huge_multiplier(multiplier, q):
+    """Pinned (session 19, hypothesis seed 300 of test_budget_charge_sequences): dp-accounting
+    squares the standard deviation of a Poisson-sampled Gaussian in Python floats, an
+    OverflowError for a multiplier beyond ~1.3e154. The multiplier is capped at 1e150 (less
+    noise: a pessimistic PLD), whose loss is already 0 at the default discretisation."""
+    event = PoissonSampledDpEvent(q, GaussianDpEvent(multiplier))
+    for relation in (ADD_REMOVE, ZERO_OUT):
+        acc = PldAccountant(relation).compose(event)
+        assert acc.get_epsilon(1e-300) == 0.0 and acc.get_epsilon(1e-5) == 0.0
+        assert acc.get_delta(1e-3) == 0.0
+    from dpsco_core.privacy import Budget, spend
+    budget = Budget(1e-300, 1e-300, accountant="pld", neighboring_relation="zero_out")
+    spend(budget, event, delta=None)
+    assert budget.spent_epsilon == 0.0

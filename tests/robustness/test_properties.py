@@ -6,11 +6,12 @@ for valid input, and never modifies its input array.
 """
 
 import math
+import re
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -65,6 +66,7 @@ def _call_checked(fn, arr):
 
 @SETTINGS
 @given(arr=arrays(), kind=st.sampled_from(["gaussian", "laplace"]))
+@example(arr=np.full((3, 3), 2**47), kind="laplace")    # grid 2^-15 (session 19)
 def test_additive_mechanisms_on_arbitrary_arrays(arr, kind):
     if kind == "gaussian":
         mech = M.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-6)
@@ -74,10 +76,14 @@ def test_additive_mechanisms_on_arbitrary_arrays(arr, kind):
     if isinstance(result, Exception):
         assert isinstance(result, ValueError)
         if _finite(arr):
-            # the exact sampler's grid holds |x| below 2^62 grid units (about 2^50 here); |x|
-            # in float64, as np.abs of the int64 minimum is the int64 minimum itself
-            assert "too large" in str(result) and \
-                np.max(np.abs(arr.astype(np.float64))) >= 2.0 ** 49
+            # the exact sampler's grid holds |x| below 2^62 grid units; the grid the message
+            # names shrinks with the number of coordinates (2^-11 for one, 2^-15 for a 3 x 3
+            # Laplace, 2^-19 for 216: |x| = 2^47 was refused, session 19 seed 353, against a
+            # fixed 2^49 here before); |x| in float64, as np.abs of the int64 minimum is the
+            # int64 minimum itself
+            grid = re.search(r"grid 2\^(-?\d+)", str(result))
+            assert "too large" in str(result) and grid, str(result)
+            assert np.max(np.abs(arr.astype(np.float64))) >= 2.0 ** (61 + int(grid.group(1)))
             return
         assert "finite" in str(result)
         return
@@ -89,6 +95,22 @@ def test_additive_mechanisms_on_arbitrary_arrays(arr, kind):
     x64 = np.asarray(arr, dtype=np.float64)
     ok = np.isfinite(result) | (np.abs(x64) > 1e307)
     assert np.all(ok)
+
+
+@pytest.mark.parametrize("x", [8.77779851e+304, -1e300])
+@pytest.mark.parametrize("build", [
+    lambda: M.GaussianMechanism(sensitivity=1.0, epsilon=1.0, delta=1e-6),
+    lambda: M.LaplaceMechanism(sensitivity=1.0, epsilon=1.0),
+    lambda: M.ReportNoisyMax(sensitivity=1.0, epsilon=1.0, secure=True)])
+def test_secure_grid_refuses_huge_values_without_a_warning(x, build):
+    """Pinned (session 19, hypothesis seed 353): the exact samplers scaled x to their grid
+    before checking it, and np.ldexp overflowed with a RuntimeWarning (an error under
+    -W error, instead of the ValueError)."""
+    mech = build()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="too large"):
+            mech(np.array([x, 0.0]), random_state=0)
 
 
 @SETTINGS
@@ -118,6 +140,7 @@ def test_report_noisy_max_on_arbitrary_arrays(arr, noise, return_value):
 
 @SETTINGS
 @given(sensitivity=REALS, epsilon=REALS, delta=REALS)
+@example(sensitivity=1.0, epsilon=1.0, delta=0.99999)   # ZeroDivisionError (session 19)
 def test_mechanism_parameters(sensitivity, epsilon, delta):
     for build in (lambda: M.GaussianMechanism(sensitivity=sensitivity, epsilon=epsilon,
                                               delta=delta),

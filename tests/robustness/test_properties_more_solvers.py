@@ -126,12 +126,27 @@ def _problem(data, losses=("squared", "logistic", "huber", "hinge", "absolute"),
         return X, y, None
 
 
+#: Iteration counts: an arbitrary value for one of them is bounded (below 100, or from 2^64 on,
+#: where the solvers refuse it), as a huge but valid count is a (correct) long run, not a bug
+#: (passes=2.7e16 ran dp_cd_grid for hours: hypothesis seed 411 outside CI, session 19).
+COUNTS = {"passes", "n_seeds", "n_iter", "max_iter", "max_steps", "n_copies", "n_phases",
+          "max_bisections"}
+
+
+def _not_a_long_run(v):
+    try:
+        return not 100 < v < 2.0 ** 64
+    except TypeError:       # not a number: refused, never run
+        return True
+
+
 def _draw_kwargs(data, valid):
     """Draw valid keyword arguments; sometimes replace one by an arbitrary value."""
     kw = {k: data.draw(v, label=k) for k, v in valid.items()}
     if valid and data.draw(st.integers(0, 3)) == 0:
         name = data.draw(st.sampled_from(sorted(valid)), label="fuzzed")
-        kw[name] = data.draw(ODD, label=name)
+        kw[name] = data.draw(ODD.filter(_not_a_long_run) if name in COUNTS else ODD,
+                             label=name)
     return kw
 
 
