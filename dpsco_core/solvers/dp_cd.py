@@ -885,6 +885,12 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
                 steps_, clips_ = dp_cd_constants(public[0], step=step, clip=clip)
                 _check_step_noise(steps_, check_noise_scale(
                     _noise_scales(s, relation, clips_, m), epsilon))
+    # serial below the work threshold (issue 18): every run touches each stored entry of X.
+    # Resolved before the budget is charged: an invalid n_threads (0.0, 1.5) is a public
+    # argument, and its TypeError/ValueError must leave the budget untouched (found outside
+    # CI, session 19 seed 479: n_threads=0.0 was refused after the charge).
+    threads = effective_n_threads(n_threads, work=n_runs * (problem.X.nnz if problem.is_sparse
+                                                            else n * p))
     event = _run_event(share, epsilon, p, cd_event)
     spend(budget, SelfComposedDpEvent(event, n_runs) if n_runs > 1 else event,
           neighboring_relation=relation, delta=delta)
@@ -912,9 +918,6 @@ def dp_cd_grid(problem: Problem, *, epsilon: float, delta: float, steps: ArrayLi
     generators = [_kernel_generator(seq) for seq in seed_seqs]
     coef = np.zeros((n_runs, p))
     n_clipped = np.zeros(n_runs, dtype=np.int64)
-    # serial below the work threshold (issue 18): every run touches each stored entry of X
-    threads = effective_n_threads(n_threads, work=n_runs * (problem.X.nnz if problem.is_sparse
-                                                            else n * p))
     start = time.perf_counter()
     args = (problem.y, problem.loss.kind, problem.loss.param, problem.penalty.kind,
             *problem.penalty.params, run_steps, run_clips, run_noise, coef, n_outer, n_inner,

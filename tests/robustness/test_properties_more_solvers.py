@@ -503,6 +503,19 @@ def test_dp_cd_grid_refuses_overflowing_noise_before_the_charge():
     assert budget.ledger == ()
 
 
+@pytest.mark.parametrize("n_threads, error", [(0.0, TypeError), (1.5, TypeError),
+                                                (0, ValueError)])
+def test_dp_cd_grid_refuses_invalid_n_threads_before_the_charge(n_threads, error):
+    # Found by test_solver_contract[dp_cd_grid] (session 19, seed 479): n_threads=0.0 raised
+    # "n_threads must be an integer" only after the grid's runs were charged to the budget.
+    problem = Problem(np.array([[0.5]]), np.array([0.0]))
+    budget = Budget(10.0, 0.5)
+    with pytest.raises(error, match="n_threads"):
+        dpsco_core.dp_cd_grid(problem, epsilon=1.0, delta=1e-5, steps=[0.1], clips=[1.0],
+                              passes=1, random_state=0, n_threads=n_threads, budget=budget)
+    assert budget.ledger == ()
+
+
 @pytest.mark.parametrize("solver", ["dp_cd", "dp_cd_grid"])
 def test_dp_cd_refuses_passes_beyond_64_bits(solver):
     # Found by test_solver_contract[dp_cd_grid] (seed 1): passes=1e300 with average=False
