@@ -56,6 +56,7 @@ MODULES = [
     "dpsco_core.privacy.approximate_rdp", "dpsco_core.privacy.with_replacement",
     "dpsco_core.mechanisms",
     "dpsco_core.estimators",
+    "dpsco_core.feature_scales", "dpsco_core.preprocessing",
     "dpsco_core.exceptions",
     "dpsco_core.problems",
     "dpsco_core.public_bounds",
