@@ -60,8 +60,8 @@ from ._validation import check_delta, check_real_array, check_scalar, check_spar
 from .privacy.budget import spend
 from .privacy.events import check_relation
 
-__all__ = ["FeatureScales", "private_feature_scales", "DEFAULT_STANDARDIZED_CLIP",
-           "MAD_FLOOR_SCALES"]
+__all__ = ["FeatureScales", "private_feature_scales", "release_feature_scales", "scaling_event",
+           "DEFAULT_STANDARDIZED_CLIP", "MAD_FLOOR_SCALES"]
 
 #: Default clip ``k`` of the standardized features (module docstring): records beyond three
 #: released deviations are clipped, which on raw California (population up to 35,682 against
@@ -72,6 +72,10 @@ DEFAULT_STANDARDIZED_CLIP = 3.0
 MAD_FLOOR_SCALES = 3.0
 
 _RELATIONS = ("replace_one", "zero_out")
+
+#: The report's assumption: the bounds are public.
+BOUNDS_ASSUMPTION = ("the feature bounds (lower, upper) of the scaling are public (declared "
+                     "without looking at the data); the records are clipped onto them")
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -184,17 +188,14 @@ def _sensitivity(p_live: int, n: int) -> float:
 def _noise_multiplier(epsilon: float, delta: float) -> tuple[float, Any]:
     """(z, event): the smallest z (relative 1e-4) whose two exact discrete Gaussian releases
     the RDP accountant puts at most at ``epsilon`` at ``delta``; the event of the two."""
-    from .mechanisms import GaussianMechanism
     from .privacy.calibration import _largest_within, _zcdp_rho, zcdp_centred_orders
-    from .privacy.events import ComposedDpEvent
     from .solvers._common import _report_orders
     from .privacy.accountants import RdpAccountant
 
     orders = _report_orders(zcdp_centred_orders(epsilon, delta))
 
     def event_of(mu: float) -> Any:
-        e = GaussianMechanism(sensitivity=1.0, noise_multiplier=1.0 / mu).event
-        return ComposedDpEvent((e, e))
+        return scaling_event(1.0 / mu)
 
     def within(mu: float) -> bool:
         acc = RdpAccountant(orders, "replace_one", conversion="improved")
@@ -258,12 +259,89 @@ def private_feature_scales(X: Any, *, bounds: Any, epsilon: float, delta: float,
 
     epsilon = check_scalar(epsilon, "epsilon", low=0.0)
     delta = check_delta(delta)
-    if clip is not None:
-        clip = check_scalar(clip, "clip", low=0.0)
+    relation = check_scaling_relation(neighboring_relation)
+    z, event = _noise_multiplier(float(epsilon), float(delta))
+    report = report_from_event(
+        event, delta=delta, relation=relation, budget_split={},
+        assumptions=(BOUNDS_ASSUMPTION,), target_epsilon=epsilon, random_state=random_state,
+        extra_orders=zcdp_centred_orders(epsilon, delta), conversion="improved")
+    return release_feature_scales(X, bounds=bounds, noise_multiplier=z, clip=clip,
+                                  neighboring_relation=relation, random_state=random_state,
+                                  budget=budget, delta=delta, report=report)
+
+
+def check_scaling_relation(neighboring_relation: Any) -> Any:
+    """The :class:`~dpsco_core.privacy.events.NeighboringRelation` of a release, replace-one
+    or zero-out (the record count must be public)."""
     relation = check_relation(neighboring_relation)
     if relation.name.lower() not in _RELATIONS:
         raise ValueError(f"neighboring_relation must be one of {_RELATIONS} (the record count "
                          f"must be public); got {neighboring_relation!r}.")
+    return relation
+
+
+def scaling_event(noise_multiplier: float) -> Any:
+    """The event of the two releases at ``noise_multiplier`` z (each an exact discrete
+    Gaussian, :math:`1/(2z^2)`-zCDP), as :func:`release_feature_scales` charges it.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        z > 0.
+
+    Returns
+    -------
+    ComposedDpEvent
+    """
+    from .mechanisms import GaussianMechanism
+    from .privacy.events import ComposedDpEvent
+
+    e = GaussianMechanism(sensitivity=1.0, noise_multiplier=noise_multiplier).event
+    return ComposedDpEvent((e, e))
+
+
+def release_feature_scales(X: Any, *, bounds: Any, noise_multiplier: float,
+                           clip: float | None = DEFAULT_STANDARDIZED_CLIP,
+                           neighboring_relation: Any = "replace_one", random_state: Any = None,
+                           budget: Any = None, delta: float | None = None,
+                           report: Any = None) -> FeatureScales:
+    r"""The release of :func:`private_feature_scales` at a given noise multiplier.
+
+    For callers that account the release inside a larger one (the estimators'
+    ``feature_scaling="private"``): the event is :func:`scaling_event` of ``noise_multiplier``
+    (:math:`1/z^2`-zCDP in all, under ``neighboring_relation``), charged to ``budget`` before
+    the data are read.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The private records (dense).
+    bounds : tuple (lower, upper)
+        Public per-feature bounds.
+    noise_multiplier : float
+        z > 0: each release's noise standard deviation is :math:`z \sqrt{p'} / n`.
+    clip : float or None, default=3.0
+        See :func:`private_feature_scales`.
+    neighboring_relation : {"replace_one", "zero_out"}, default="replace_one"
+    random_state : None, int, SeedSequence or Generator
+    budget : Budget, optional
+        Charged with :func:`scaling_event` before the data are read.
+    delta : float, optional
+        The delta the budget charges the release at (basic composition only).
+    report : PrivacyReport, optional
+        Kept as the result's ``privacy`` (None: the caller accounts the release).
+
+    Returns
+    -------
+    FeatureScales
+        **Privacy**: :math:`1/z^2`-zCDP under ``neighboring_relation`` (module docstring).
+    """
+    from .mechanisms import GaussianMechanism
+
+    z = check_scalar(noise_multiplier, "noise_multiplier", low=0.0)
+    if clip is not None:
+        clip = check_scalar(clip, "clip", low=0.0)
+    relation = check_scaling_relation(neighboring_relation)
     X = _dense_matrix(X)
     n, p = X.shape
     if n < 2:
@@ -274,13 +352,10 @@ def private_feature_scales(X: Any, *, bounds: Any, epsilon: float, delta: float,
     if not np.any(live):
         raise ValueError("every feature's bounds have width 0 (lower == upper): nothing to "
                          "standardize.")
-    z, event = _noise_multiplier(float(epsilon), float(delta))
     p_live = int(np.count_nonzero(live))
-    from .mechanisms import GaussianMechanism
-
     mechanism = GaussianMechanism(sensitivity=_sensitivity(p_live, n), noise_multiplier=z)
     # both releases charged before the first read of the data
-    spend(budget, event, neighboring_relation=relation, delta=delta)
+    spend(budget, scaling_event(z), neighboring_relation=relation, delta=delta)
     seeds = child_seed_sequences(check_random_state(random_state), 2)
     V = unit_box(X[:, live], lower[live], upper[live])
     mu = np.clip(mechanism(V.mean(axis=0), random_state=seeds[0]), 0.0, 1.0)
@@ -290,12 +365,6 @@ def private_feature_scales(X: Any, *, bounds: Any, epsilon: float, delta: float,
     scale = np.ones(p)
     centre[live] = lower[live] + width[live] * mu
     scale[live] = width[live] * math.sqrt(math.pi / 2.0) * mad
-    report = report_from_event(
-        event, delta=delta, relation=relation, budget_split={},
-        assumptions=("the feature bounds (lower, upper) are public (declared without looking "
-                     "at the data); the records are clipped onto them",),
-        target_epsilon=epsilon, random_state=random_state,
-        extra_orders=zcdp_centred_orders(epsilon, delta), conversion="improved")
     for a in (lower, upper, centre, scale):
         a.flags.writeable = False
     return FeatureScales(lower, upper, centre, scale, clip, report)
