@@ -245,6 +245,7 @@ class _FitPlan:
     solver: str
     quantile: Any = None
     relation: Any = None
+    scaling: Any = None
 
 
 def _selection_summary(tuned: Any) -> dict[str, Any]:
@@ -326,6 +327,17 @@ RMS_QUANTILE_MAX_SHARE = 0.25
 #: within 0.01 of the uniform base at epsilon = 1; 30 splits,
 #: ``docs/tuning/private_rms_base_measure_30.txt``).
 RMS_QUANTILE_BASE_POWER = 1.0
+
+#: ``feature_scaling="private"`` (session 20): the share of the fit's zCDP budget (the rho
+#: of (epsilon, delta), Bun and Steinke) that the feature scales' two Gaussian releases take
+#: (:mod:`dpsco_core.feature_scales`); the fits get the largest epsilon whose composition
+#: with them the accountant puts at epsilon. The standardized features are clipped onto
+#: [-FEATURE_SCALING_CLIP, FEATURE_SCALING_CLIP], the problem's public bounds.
+FEATURE_SCALING_SHARE = 0.1
+FEATURE_SCALING_CLIP = 3.0
+#: The spawn key of the scaling's noise under the fit's random_state: a child no other
+#: stream of the fit uses (they use children 0 .. K).
+_SCALING_STREAM = 2**32 - 1
 
 
 def rms_quantile_epsilon(epsilon: float, delta: float, n_samples: int) -> float:
@@ -600,11 +612,114 @@ class _DPLinearModel(BaseEstimator):
     def _problem(self, X: Any, y: Any, loss: str, penalty: Any,
                  label_bound: float | None = None) -> Problem:
         s = self._check_intercept_options()
+        bounds, row_norm = ((-FEATURE_SCALING_CLIP, FEATURE_SCALING_CLIP), None) \
+            if self._scaling_mode() else (self.bounds, self.row_norm)
         problem, self._feature_centre, self._feature_row_bound = _intercept_problem(
-            X, y, loss=loss, penalty=penalty, bounds=self.bounds, row_norm=self.row_norm,
+            X, y, loss=loss, penalty=penalty, bounds=bounds, row_norm=row_norm,
             label_bound=label_bound, fit_intercept=bool(self.fit_intercept),
             intercept_scaling=s)
         return problem
+
+    def _scaling_mode(self) -> bool:
+        """Whether ``feature_scaling="private"`` (validated: None or "private")."""
+        if self.feature_scaling is None:
+            return False
+        if not (isinstance(self.feature_scaling, str) and self.feature_scaling == "private"):
+            raise ValueError("feature_scaling must be None or 'private'; got "
+                             f"{self.feature_scaling!r}.")
+        return True
+
+    def _scaling_noise_multiplier(self, delta: float) -> float:
+        """z of the feature scales' releases: their two Gaussians take FEATURE_SCALING_SHARE
+        of the zCDP rho of (epsilon, delta) (public arguments only)."""
+        from .privacy.calibration import _zcdp_rho
+
+        return 1.0 / math.sqrt(FEATURE_SCALING_SHARE * _zcdp_rho(float(self.epsilon), delta))
+
+    def _scaling_event(self, delta: float) -> Any:
+        """The feature scales' event (None without ``feature_scaling`` or at an infinite
+        epsilon, where the exact scales are used: nothing to protect)."""
+        from .feature_scales import scaling_event
+
+        if not self._scaling_mode() or not math.isfinite(self.epsilon):
+            return None
+        return scaling_event(self._scaling_noise_multiplier(delta))
+
+    def _scaled(self, X: Any, standin: Any, K: int, delta: float) -> Any:
+        """X standardized by privately released feature scales (``feature_scaling=
+        "private"``), or X itself.
+
+        ``standin(Z)`` builds the fit's first problem on features ``Z``: called on zeros of
+        X's shape (public facts: the shape, the standardized bounds, the options), it gives
+        the plan and, with a ``budget``, every release the fit will charge, which the budget
+        checks together with the scales' before the scales are charged (the fit is refused
+        whole, nothing spent). The scales are then released
+        (:func:`dpsco_core.feature_scales.release_feature_scales`, from the fit's own stream
+        ``_SCALING_STREAM``) under the fits' relation, and kept for ``predict`` and
+        ``coef_``.
+        """
+        import scipy.sparse as sp
+
+        from ._random import check_random_state, child_seed_sequences
+        from .feature_scales import _bounds, release_feature_scales
+        from .privacy.budget import Budget
+        from .tuning.search import _default_relation
+
+        self._feature_scales = None
+        if not self._scaling_mode():
+            return X
+        if sp.issparse(X):
+            raise TypeError("feature_scaling='private' centres the features, which makes a "
+                            "sparse X dense: pass X.toarray(), or leave feature_scaling=None.")
+        if not self.fit_intercept:
+            raise ValueError("feature_scaling='private' centres the features on released "
+                             "centres, which the intercept absorbs: it needs "
+                             "fit_intercept=True.")
+        if self.row_norm is not None:
+            raise ValueError("feature_scaling='private' takes per-feature bounds=(lower, "
+                             "upper), not row_norm (the standardized rows are bounded by the "
+                             "clip instead).")
+        if self.bounds is None:
+            raise ValueError("feature_scaling='private' needs public per-feature "
+                             "bounds=(lower, upper), declared without looking at the data: "
+                             "their widths are the release's sensitivity.")
+        n, p = X.shape
+        lower, upper = _bounds(self.bounds, p)
+        first = standin(np.zeros((n, p)))
+        plan = self._fit_plan(first, K, delta)
+        relation = ("replace_one" if plan.solver != "sgd" else
+                    _default_relation("sgd", self._sampling()))
+        if isinstance(self.budget, Budget) and plan.scaling is not None:
+            self.budget.check_releases([(plan.scaling, None)] +
+                                       self._planned_releases(first, plan, K, delta),
+                                       neighboring_relation=relation)
+        root = check_random_state(self.random_state)
+        seed = child_seed_sequences(root, 1, offset=_SCALING_STREAM)[0]
+        z = 0.0 if plan.scaling is None else self._scaling_noise_multiplier(delta)
+        scales = release_feature_scales(X, bounds=(lower, upper), noise_multiplier=z,
+                                        clip=FEATURE_SCALING_CLIP,
+                                        neighboring_relation=relation, random_state=seed,
+                                        budget=self.budget)
+        self._feature_scales = scales
+        return scales.transform(X)
+
+    def _planned_releases(self, problem: Problem, plan: _FitPlan, K: int,
+                          delta: float) -> list:
+        """The releases the fit will charge after the feature scales, from public facts
+        (``problem`` a stand-in of the right shape): the quantile and K fits of the rule's
+        event, or K of the first fit's planned charge (:meth:`_check_all_fits`)."""
+        from .privacy.budget import _planned_charge
+
+        if plan.quantile is not None:
+            return ([(plan.quantile, None)] +
+                    [(self._fit_event(problem, plan, K, delta), delta / K)] * K)
+        with _planned_charge(self.budget) as planned:
+            self._solve(problem, plan.epsilon, delta / K, self.random_state, plan.solver)
+        if len(planned.releases) != 1:
+            raise RuntimeError("feature scaling: the first fit's run did not stop at a single "
+                               f"charge ({len(planned.releases)} recorded).")
+        event, _, release_delta = planned.releases[0]
+        return [(event, release_delta)] * K
 
     def _solve(self, problem: Problem, epsilon: float, delta: float,
                random_state: Any = None, solver: str | None = None) -> Any:
@@ -730,20 +845,29 @@ class _DPLinearModel(BaseEstimator):
         base = self.epsilon / K
         if not math.isfinite(self.epsilon):
             return _FitPlan(base, self._resolved_solver(problem, base, delta / K))
+        # the feature scales' event (feature_scaling="private"), composed before every fit
+        prior = self._scaling_event(delta)
+        ssp_epsilon = None
         if self.solver in ("auto", "ssp"):
-            epsilon_fit = (self.epsilon if K == 1 else
+            ssp_epsilon = (self.epsilon if K == 1 and prior is None else
                            _ssp_one_vs_rest_epsilon(float(self.epsilon), float(delta), K,
-                                                    self.clip is not None))
-            if self._resolved_solver(problem, epsilon_fit, delta / K) == "ssp":
-                return _FitPlan(epsilon_fit, "ssp")
+                                                    self.clip is not None, prior))
+            if self._resolved_solver(problem, ssp_epsilon, delta / K) == "ssp":
+                return _FitPlan(ssp_epsilon, "ssp", scaling=prior)
         solver = self._resolved_solver(problem, base, delta / K)
         if solver not in ("cd", "sgd"):
+            if prior is not None:
+                # SSP at the basic share but not at SSP's composed share: any epsilon below
+                # the largest within the budget is within it
+                within = ssp_epsilon if ssp_epsilon is not None else _ssp_one_vs_rest_epsilon(
+                    float(self.epsilon), float(delta), K, self.clip is not None, prior)
+                return _FitPlan(min(base, within), solver, scaling=prior)
             return _FitPlan(base, solver)
         rule = ((self.step is not None and self.clip is not None) or
                 self._rms_mode(problem) is not None)
         quantile = (self._rms_mode(problem) == "private" and
                     not (self.step is not None and self.clip is not None))
-        if K == 1 and not quantile:
+        if K == 1 and not quantile and prior is None:
             return _FitPlan(self.epsilon, solver)
         eps_q = (rms_quantile_epsilon(self.epsilon, delta, problem.n_samples) if quantile
                  else 0.0)
@@ -760,13 +884,17 @@ class _DPLinearModel(BaseEstimator):
         plan = (solver, n, problem.n_features, float(self.passes), self._batch_size(n),
                 bool(self.average), sampling, search)
         epsilon_fit = _iterative_one_vs_rest_epsilon(float(self.epsilon), float(delta), K,
-                                                     plan, eps_q)
+                                                     plan, eps_q, prior)
         if not quantile:
+            if prior is not None:
+                # the share is this solver's (its events were composed): kept whatever auto
+                # would resolve at it
+                return _FitPlan(epsilon_fit, solver, scaling=prior)
             if self._resolved_solver(problem, epsilon_fit, delta / K) != solver:
                 return _FitPlan(base, self._resolved_solver(problem, base, delta / K))
             return _FitPlan(epsilon_fit, solver)
         return _FitPlan(epsilon_fit, solver, EpsilonDeltaDpEvent(eps_q, 0.0),
-                        _default_relation(solver, sampling))
+                        _default_relation(solver, sampling), scaling=prior)
 
     def _rms_constants(self, problem: Problem) -> tuple[FloatArray, float] | None:
         """DP-CD's M_j and DP-SGD's beta from the public ``rms_row_norm``
@@ -886,7 +1014,14 @@ class _DPLinearModel(BaseEstimator):
         if self.fit_intercept:
             w, b = coef[:-1], float(coef[-1]) * float(self.intercept_scaling)
             centre = getattr(self, "_feature_centre", None)
-            return w, b if centre is None else b - float(w @ centre)
+            if centre is not None:
+                b -= float(w @ centre)
+            scales = getattr(self, "_feature_scales", None)
+            if scales is not None:
+                # z = (x - c) / s on the clipped records: w z + b = (w / s) x + b - <w / s, c>
+                w = w / scales.scale
+                b -= float(w @ scales.centre)
+            return w, b
         return coef, 0.0
 
     def _fit_problem(self, problem: Problem) -> Self:
@@ -899,9 +1034,10 @@ class _DPLinearModel(BaseEstimator):
         # The history is always recorded (its passes give n_iter_, a public fact of the
         # schedule) and dropped below unless diagnostics were asked for.
         result = self._solve(problem, plan.epsilon, delta, seed, plan.solver)
-        if plan.quantile is not None:
+        if plan.quantile is not None or plan.scaling is not None:
             _check_one_vs_rest(_event(result), 1, delta, self.epsilon,
-                               result.privacy.neighboring_relation, plan.quantile, plan.solver)
+                               result.privacy.neighboring_relation, plan.quantile, plan.solver,
+                               plan.scaling)
         report = self._composed_report(plan, [result], delta)
         self.coef_, self.intercept_ = self._split(result.coef)
         self.solver_ = self._solver_ran
@@ -997,23 +1133,39 @@ class _DPLinearModel(BaseEstimator):
         from .privacy.report import SEEDED_ASSUMPTION, seed_assumptions
         from .solvers._common import report_from_event
 
-        if len(results) == 1 and plan.quantile is None:
+        if len(results) == 1 and plan.quantile is None and plan.scaling is None:
             return results[0].privacy
+        from .feature_scales import BOUNDS_ASSUMPTION
+
         first = results[0].privacy
-        fixed = () if plan.quantile is None else (plan.quantile,)
+        fixed = (((plan.scaling,) if plan.scaling is not None else ()) +
+                 (() if plan.quantile is None else (plan.quantile,)))
+        composite = plan.quantile is not None or plan.scaling is not None
         extra_orders = sorted({a for r in results for a in (r.privacy.orders or ())} |
-                              set(() if plan.quantile is None else
-                                  _quantile_extra_orders(float(self.epsilon), float(delta))))
+                              set(_quantile_extra_orders(float(self.epsilon), float(delta))
+                                  if composite else ()))
         split = {}
-        if plan.quantile is not None:
-            share = plan.quantile.epsilon ** 2 / (2.0 * _zcdp_rho(self.epsilon, delta))
-            split = {"rms_row_norm quantile (share of rho)": share,
-                     "fits (share of rho)": 1.0 - share}
+        if composite:
+            scaling_share = FEATURE_SCALING_SHARE if plan.scaling is not None else 0.0
+            share = (0.0 if plan.quantile is None else
+                     plan.quantile.epsilon ** 2 / (2.0 * _zcdp_rho(self.epsilon, delta)))
+            if plan.scaling is not None:
+                split["feature scales (share of rho)"] = scaling_share
+            if plan.quantile is not None:
+                split["rms_row_norm quantile (share of rho)"] = share
+            split["fits (share of rho)"] = 1.0 - share - scaling_share
         # the fits ran on child seeds of random_state: whether the fit is seeded is the
         # estimator's random_state, not theirs
         assumptions = tuple(dict.fromkeys(a for r in results for a in r.privacy.assumptions
                                           if a != SEEDED_ASSUMPTION))
         assumptions += seed_assumptions(self.random_state)
+        if plan.scaling is not None:
+            assumptions += (BOUNDS_ASSUMPTION,
+                            "feature_scaling='private': the fits ran on the features "
+                            "standardized by released centres and scales (clipped means and "
+                            "mean absolute deviations inside the bounds, two Gaussian "
+                            f"releases) and clipped onto [-{FEATURE_SCALING_CLIP:g}, "
+                            f"{FEATURE_SCALING_CLIP:g}]",)
         if plan.quantile is not None:
             assumptions += (f"rms_row_norm: the {RMS_QUANTILE}-quantile of the feature rows' "
                             "l2 norms, released by the exponential mechanism (pure epsilon "
@@ -1024,7 +1176,8 @@ class _DPLinearModel(BaseEstimator):
             relation=first.neighboring_relation, budget_split=split, assumptions=assumptions,
             target_epsilon=self.epsilon, random_state=None, extra_orders=extra_orders,
             conversion=_composition_conversion(0.0 if plan.quantile is None
-                                               else plan.quantile.epsilon, plan.solver),
+                                               else plan.quantile.epsilon, plan.solver,
+                                               plan.scaling is not None),
             conditions=tuple(dict.fromkeys(c for r in results for c in r.privacy.conditions)))
         return dataclasses.replace(report, non_private_outputs=tuple(dict.fromkeys(
             o for r in results for o in r.privacy.non_private_outputs)))
@@ -1038,6 +1191,16 @@ class _DPLinearModel(BaseEstimator):
         return float(result.history.passes[-1])
 
     def _keep(self, report: Any, history: Any, diagnostics: bool) -> None:
+        # the feature scales of this fit (feature_scaling="private"), published with the model
+        scales = getattr(self, "_feature_scales", None)
+        self.feature_scales_ = scales
+        if scales is not None:
+            self.feature_bounds_ = (np.maximum(scales.lower, scales.centre - scales.clip *
+                                               scales.scale),
+                                    np.minimum(scales.upper, scales.centre + scales.clip *
+                                               scales.scale))
+        elif hasattr(self, "feature_bounds_"):
+            del self.feature_bounds_
         if diagnostics:
             # Result added HISTORY_OBJECTIVE_CONDITION to the report: the kept history is
             # outside the guarantee, and the user is told so at the call.
@@ -1063,6 +1226,14 @@ class _DPLinearModel(BaseEstimator):
         check_is_fitted(self)
         X = _validate_private(self, X, accept_sparse=["csr", "csc"],
                           reset=False, dtype=np.float64)
+        if getattr(self, "feature_scales_", None) is not None:
+            import scipy.sparse as sp
+
+            if sp.issparse(X):
+                X = X.toarray()
+            # clip onto the bounds, then onto centre +- clip * scale (the standardized clip):
+            # the records the raw coef_ applies to
+            return np.clip(X, self.feature_bounds_[0], self.feature_bounds_[1])
         public = check_public_bounds(self.bounds, self.row_norm, None)
         return X if public is None else public.enforce_features(X)
 
@@ -1235,6 +1406,24 @@ _COMMON_DOC = r"""
         default.
 """
 
+_FEATURE_SCALING_DOC = r"""    feature_scaling : None or "private", default=None
+        ``"private"`` (session 20): standardize the features by centres and scales released
+        inside the same (epsilon, delta), then fit on them, clipped onto [-3, 3] (the
+        problem's public bounds then). The release
+        (:func:`dpsco_core.feature_scales.release_feature_scales`: the clipped means and mean
+        absolute deviations of the features mapped into the unit box of ``bounds``, two
+        exact discrete Gaussian releases) takes ``FEATURE_SCALING_SHARE`` (10%) of the fit's
+        zCDP budget, and the rest is the largest epsilon whose composition with it the
+        accountant puts at epsilon. Needs per-feature ``bounds`` (which then need not contain
+        0), ``fit_intercept=True``, dense X, no ``row_norm``. ``coef_`` and ``intercept_``
+        apply to the records as given, after ``predict`` clips them onto ``feature_bounds_``
+        (the bounds, narrowed to 3 released scales around the released centres);
+        ``feature_scales_`` holds the released numbers (part of the release ``privacy_``
+        covers). The penalty applies to the standardized weights, as in a ``StandardScaler``
+        pipeline. Measured at epsilon = 1 on raw data with honest loose bounds, where the
+        bounds alone are a poor scale (README, "Private standardization").
+"""
+
 _LABEL_BOUND_DOC = """    label_bound : float or (float, float), optional
         Public bound on the targets: ``Y`` means ``|y_i| <= Y``, ``(lo, hi)`` means
         ``lo <= y_i <= hi``; the targets are clipped onto it. With ``(lo, hi)`` the labels
@@ -1255,6 +1444,13 @@ _SELECTION_DOC = """    selection_ : dict or None
         released privately (``"private"``, and ``"auto"`` where it applies; a point of the
         public grid, covered by ``privacy_``); None when no rule ran (SSP, a selection, or
         ``step`` and ``clip`` both given).
+    feature_scales_ : FeatureScales or None
+        With ``feature_scaling="private"``: the released centres and scales
+        (:class:`dpsco_core.feature_scales.FeatureScales`, covered by ``privacy_``; its own
+        ``privacy`` is None); else None.
+    feature_bounds_ : (ndarray, ndarray)
+        With ``feature_scaling="private"`` only: the bounds ``predict`` clips records onto,
+        the public ``bounds`` narrowed to ``centre +- 3 scale``.
 """
 
 _INTERCEPT_NOTES = r"""
@@ -1305,7 +1501,7 @@ class DPLasso(RegressorMixin, _DPLinearModel):
     ----------
     alpha : float, default=1.0
         L1 strength (scikit-learn's ``alpha``), >= 0.
-""" + _COMMON_DOC + _LABEL_BOUND_DOC + """
+""" + _COMMON_DOC + _LABEL_BOUND_DOC + _FEATURE_SCALING_DOC + """
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
@@ -1352,7 +1548,9 @@ class DPLasso(RegressorMixin, _DPLinearModel):
                  row_norm: float | None = None, rms_row_norm: float | str | None = "auto",
                  diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 80.0,
-                 selection_share: float = 1.0, label_bound: Any = None) -> None:
+                 selection_share: float = 1.0, label_bound: Any = None,
+                 feature_scaling: str | None = None) -> None:
+        self.feature_scaling = feature_scaling
         self.sampling = sampling
         self.rms_row_norm = rms_row_norm
         self.n_trials = n_trials
@@ -1419,8 +1617,11 @@ class DPLasso(RegressorMixin, _DPLinearModel):
         centre, bound = _label_range(self.label_bound, bool(self.fit_intercept))
         if centre:
             y = np.asarray(y, dtype=np.float64) - centre
-        self._fit_problem(self._problem(X, y, "half_squared", self._penalty(),
-                                        label_bound=bound))
+        penalty = self._penalty()
+        X = self._scaled(X, lambda Z: self._problem(Z, np.zeros(Z.shape[0]), "half_squared",
+                                                    penalty, label_bound=bound),
+                         1, self._delta(X.shape[0]))
+        self._fit_problem(self._problem(X, y, "half_squared", penalty, label_bound=bound))
         self.intercept_ = self.intercept_ + centre
         return self
 
@@ -1480,7 +1681,7 @@ class DPElasticNet(DPLasso):
         Penalty strength, >= 0.
     l1_ratio : float, default=0.5
         :math:`\\rho`, in [0, 1].
-""" + _COMMON_DOC + _LABEL_BOUND_DOC + """
+""" + _COMMON_DOC + _LABEL_BOUND_DOC + _FEATURE_SCALING_DOC + """
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
@@ -1510,14 +1711,16 @@ class DPElasticNet(DPLasso):
                  row_norm: float | None = None, rms_row_norm: float | str | None = "auto",
                  diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 80.0,
-                 selection_share: float = 1.0, label_bound: Any = None) -> None:
+                 selection_share: float = 1.0, label_bound: Any = None,
+                 feature_scaling: str | None = None) -> None:
         super().__init__(alpha, epsilon=epsilon, delta=delta, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, solver=solver, passes=passes,
                          step=step, clip=clip, batch_size=batch_size, average=average,
                          random_state=random_state, bounds=bounds, row_norm=row_norm,
                          label_bound=label_bound, diagnostics=diagnostics, budget=budget,
                          n_trials=n_trials, selection_share=selection_share,
-                         sampling=sampling, rms_row_norm=rms_row_norm)
+                         sampling=sampling, rms_row_norm=rms_row_norm,
+                         feature_scaling=feature_scaling)
         self.l1_ratio = l1_ratio
 
     def _penalty(self) -> Penalty:
@@ -1574,7 +1777,7 @@ def _label_index(y, classes):
 
 def _one_vs_rest_share(event_of: Any, epsilon: float, delta: float, K: int,
                        relation: Any, quantile_epsilon: float = 0.0,
-                       solver: str = "cd") -> float:
+                       solver: str = "cd", prior: Any = None) -> float:
     """Each of K fits' epsilon: the largest ``t base``, ``base = (epsilon - quantile_epsilon)
     / K`` and t in [1, epsilon / base] (bisection to a relative 1e-3, conservative end; t
     halved below 1 should the accountant not confirm basic composition's share), whose
@@ -1582,16 +1785,17 @@ def _one_vs_rest_share(event_of: Any, epsilon: float, delta: float, K: int,
     positive, the RDP accountant (default orders) converts to at most ``epsilon`` at
     ``delta``, with ``event_of(e)`` the event of one fit at ``(e, delta / K)``. The
     conversion is the composed report's (:func:`_composed_report`, whose added orders can
-    only lower it, :func:`_composition_conversion`). The
+    only lower it, :func:`_composition_conversion`). ``prior``: the feature scales' event
+    (``feature_scaling="private"``), composed first. The
     events must be functions of public arguments (no record is read)."""
     from .exceptions import PrivacyBudgetError
     from .privacy.accountants import RdpAccountant
     from .privacy.calibration import _largest_within
     from .privacy.events import ComposedDpEvent
 
-    fixed = _quantile_events(quantile_epsilon)
-    conversion = _composition_conversion(quantile_epsilon, solver)
-    orders = _composition_orders(epsilon, delta, quantile_epsilon)
+    fixed = ((prior,) if prior is not None else ()) + _quantile_events(quantile_epsilon)
+    conversion = _composition_conversion(quantile_epsilon, solver, prior is not None)
+    orders = _composition_orders(epsilon, delta, quantile_epsilon, prior is not None)
     base = (epsilon - quantile_epsilon) / K
 
     def composed(t: float) -> float:
@@ -1623,6 +1827,9 @@ def _one_vs_rest_share(event_of: Any, epsilon: float, delta: float, K: int,
             # public arguments, not a calibration bug.
             fits = f"{K} one-vs-rest fits" if K > 1 else "one fit"
             after = " after the private row-norm quantile" if quantile_epsilon > 0 else ""
+            if prior is not None:
+                after = " after the private feature scales" + (" and" + after[6:] if after
+                                                               else "")
             raise ValueError(
                 f"epsilon={epsilon!r} is too small for {fits}{after} at delta={delta!r}: "
                 f"the RDP accountant puts {'them' if K > 1 or after else 'it'} at epsilon "
@@ -1639,15 +1846,17 @@ def _quantile_events(quantile_epsilon: float) -> tuple:
     return (EpsilonDeltaDpEvent(quantile_epsilon, 0.0),) if quantile_epsilon > 0 else ()
 
 
-def _composition_orders(epsilon: float, delta: float, quantile_epsilon: float) -> Any:
+def _composition_orders(epsilon: float, delta: float, quantile_epsilon: float,
+                        prior: bool = False) -> Any:
     """The Renyi orders of the estimators' composed calibrations and reports: the default
     grid (None) for one-vs-rest alone; with the row-norm quantile also 49 orders around the
     zCDP optimum ``1 + sqrt(log(1/delta) / rho)`` (``rho`` of (epsilon, delta),
     factors 1/4 to 4), where the default grid is too coarse for the fits' near-Gaussian
-    curves (DP-CD's report took 0.90 of epsilon = 1 without them)."""
+    curves (DP-CD's report took 0.90 of epsilon = 1 without them). The same with the
+    feature scales' Gaussian releases (``prior``)."""
     from .solvers._common import _report_orders
 
-    if quantile_epsilon <= 0:
+    if quantile_epsilon <= 0 and not prior:
         return None
     return _report_orders(_quantile_extra_orders(float(epsilon), float(delta)))
 
@@ -1658,32 +1867,38 @@ def _quantile_extra_orders(epsilon: float, delta: float) -> tuple:
     return zcdp_centred_orders(epsilon, delta)
 
 
-def _composition_conversion(quantile_epsilon: float, solver: str) -> str:
+def _composition_conversion(quantile_epsilon: float, solver: str, prior: bool = False) -> str:
     """The RDP conversion of the estimators' composed calibrations and reports: Mironov's
     for one-vs-rest fits alone (their reports since issue 19's first one-vs-rest); with the
     row-norm quantile, the fits' own calibration's: Mironov's for DP-CD (the paper's
     Proposition 3, :func:`~dpsco_core.privacy.dp_cd_noise_multiplier`), the improved one
     for DP-SGD. So the quantile never gives a fit more than its own calibration would at
     the same epsilon (under the improved conversion DP-CD's fit alone would have about 1.12
-    at epsilon = 1: a change for every DP-CD fit, not made here)."""
-    return "mironov" if quantile_epsilon <= 0 or solver == "cd" else "improved"
+    at epsilon = 1: a change for every DP-CD fit, not made here). The feature scales
+    (``prior``) count as the quantile does."""
+    return ("mironov" if (quantile_epsilon <= 0 and not prior) or solver == "cd"
+            else "improved")
 
 
 @functools.lru_cache(maxsize=64)
-def _ssp_one_vs_rest_epsilon(epsilon: float, delta: float, K: int, public_clip: bool) -> float:
+def _ssp_one_vs_rest_epsilon(epsilon: float, delta: float, K: int, public_clip: bool,
+                             prior: Any = None) -> float:
     """The one-vs-rest share (:func:`_one_vs_rest_share`) of K SSP fits, whose events are
-    :func:`dpsco_core.solvers.ssp.ssp_event` of public arguments."""
+    :func:`dpsco_core.solvers.ssp.ssp_event` of public arguments, after the feature scales'
+    event ``prior`` if any."""
     from .privacy.events import NeighboringRelation
     from .solvers.ssp import ssp_event
 
     return _one_vs_rest_share(
         lambda e: ssp_event(e, delta / K, logistic=True, public_clip=public_clip),
-        epsilon, delta, K, NeighboringRelation.REPLACE_ONE)
+        epsilon, delta, K, NeighboringRelation.REPLACE_ONE,
+        solver="cd" if prior is None else "ssp", prior=prior)
 
 
 @functools.lru_cache(maxsize=64)
 def _iterative_one_vs_rest_epsilon(epsilon: float, delta: float, K: int,
-                                   plan: tuple, quantile_epsilon: float = 0.0) -> float:
+                                   plan: tuple, quantile_epsilon: float = 0.0,
+                                   prior: Any = None) -> float:
     """The share (:func:`_one_vs_rest_share`) of K DP-CD or DP-SGD fits after the row-norm
     quantile's pure ``quantile_epsilon`` (0: none):
     ``plan = (solver, n, p, passes, batch_size, average, sampling, search)`` with ``search``
@@ -1712,27 +1927,30 @@ def _iterative_one_vs_rest_epsilon(epsilon: float, delta: float, K: int,
                                 neighboring_relation=relation, batch_size=batch_size,
                                 average=average, sampling=sampling)
     return _one_vs_rest_share(event_of, epsilon, delta, K, _check_relation(relation),
-                              quantile_epsilon, solver)
+                              quantile_epsilon, solver, prior)
 
 
 def _check_one_vs_rest(event: Any, K: int, delta: float, epsilon: float,
-                       relation: Any, quantile: Any = None, solver: str = "cd") -> None:
-    """Raise if K fits of ``event``, after the row-norm ``quantile``'s event when there is
-    one, compose to more than ``epsilon`` (a calibration bug)."""
+                       relation: Any, quantile: Any = None, solver: str = "cd",
+                       prior: Any = None) -> None:
+    """Raise if K fits of ``event``, after the feature scales' event ``prior`` and the
+    row-norm ``quantile``'s event when there are, compose to more than ``epsilon`` (a
+    calibration bug)."""
     from .privacy.accountants import RdpAccountant
     from .privacy.events import ComposedDpEvent
 
-    fixed = () if quantile is None else (quantile,)
+    fixed = ((prior,) if prior is not None else ()) + (() if quantile is None else (quantile,))
     eps_q = 0.0 if quantile is None else quantile.epsilon
-    conversion = _composition_conversion(eps_q, solver)
-    orders = _composition_orders(epsilon, delta, eps_q)
+    conversion = _composition_conversion(eps_q, solver, prior is not None)
+    orders = _composition_orders(epsilon, delta, eps_q, prior is not None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         spent = RdpAccountant(orders, relation, conversion=conversion).compose(
             ComposedDpEvent(fixed + (event,) * K)).get_epsilon(delta)
     if spent > epsilon * (1.0 + 1e-9):
         raise RuntimeError(f"privacy calibration error: {K} fits of the first fit's event"
-                           f"{' after the row-norm quantile' if fixed else ''} compose to "
+                           f"{' after the scales or the row-norm quantile' if fixed else ''} "
+                           "compose to "
                            f"epsilon {spent!r} > {epsilon!r}.")
 
 
@@ -1771,7 +1989,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         (the shipped ``load_electricity``'s), and metrics that compare ``predict(X)`` with
         ``y`` (``accuracy_score``, ``scoring="accuracy"``) count every -1 as an error; pass
         ``classes=(-1, 1)`` for such labels. ``score`` is right for both encodings.
-""" + _COMMON_DOC + """
+""" + _COMMON_DOC + _FEATURE_SCALING_DOC + """
     Attributes
     ----------
     classes_ : ndarray of shape (K,)
@@ -1843,7 +2061,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                  row_norm: float | None = None, rms_row_norm: float | str | None = "auto",
                  diagnostics: bool = False,
                  budget: Budget | None = None, n_trials: float = 80.0,
-                 selection_share: float = 1.0) -> None:
+                 selection_share: float = 1.0, feature_scaling: str | None = None) -> None:
+        self.feature_scaling = feature_scaling
         self.sampling = sampling
         self.rms_row_norm = rms_row_norm
         self.n_trials = n_trials
@@ -1917,6 +2136,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         coefs: list[FloatArray] = []
         intercepts: list[float] = []
         results: list[Result] = []
+        X = self._scaled(X, lambda Z: self._problem(Z, np.ones(n), "logistic", penalty), K,
+                         delta)
+
         def problem_of(k: int) -> Problem:
             return self._problem(X, np.where(index == k, 1.0, -1.0), "logistic", penalty)
 
@@ -1929,13 +2151,14 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         for i, k in enumerate(targets):
             problem = first if i == 0 else problem_of(k)
             result = self._solve(problem, plan.epsilon, delta / K, seeds[i], plan.solver)
-            if (K > 1 or plan.quantile is not None) and len(results) == 0:
+            if (K > 1 or plan.quantile is not None or plan.scaling is not None) and \
+                    len(results) == 0:
                 # The fits' composition, from the first fit's own event (the others have
                 # the same public arguments): a share calibrated on another event than the
                 # one the solver reported refuses here, before the other fits read the data.
                 _check_one_vs_rest(_event(result), K, delta, self.epsilon,
                                    result.privacy.neighboring_relation, plan.quantile,
-                                   plan.solver)
+                                   plan.solver, plan.scaling)
             if K > 1 and len(results) == 0 and isinstance(self.budget, Budget):
                 # The other K - 1 fits have the same event (same public arguments): refuse
                 # now rather than after more of the data were used.

@@ -70,6 +70,9 @@ DEFAULT_STANDARDIZED_CLIP = 3.0
 
 #: The floor of the released MAD, in noise standard deviations (module docstring).
 MAD_FLOOR_SCALES = 3.0
+#: ... and an absolute floor in the unit box: a feature constant inside its bounds keeps a
+#: positive scale without noise.
+_MAD_MIN = 1e-9
 
 _RELATIONS = ("replace_one", "zero_out")
 
@@ -319,7 +322,8 @@ def release_feature_scales(X: Any, *, bounds: Any, noise_multiplier: float,
     bounds : tuple (lower, upper)
         Public per-feature bounds.
     noise_multiplier : float
-        z > 0: each release's noise standard deviation is :math:`z \sqrt{p'} / n`.
+        z >= 0: each release's noise standard deviation is :math:`z \sqrt{p'} / n`; 0: the
+        exact statistics, for a non-private run (nothing is charged).
     clip : float or None, default=3.0
         See :func:`private_feature_scales`.
     neighboring_relation : {"replace_one", "zero_out"}, default="replace_one"
@@ -338,7 +342,7 @@ def release_feature_scales(X: Any, *, bounds: Any, noise_multiplier: float,
     """
     from .mechanisms import GaussianMechanism
 
-    z = check_scalar(noise_multiplier, "noise_multiplier", low=0.0)
+    z = check_scalar(noise_multiplier, "noise_multiplier", low=0.0, low_open=False)
     if clip is not None:
         clip = check_scalar(clip, "clip", low=0.0)
     relation = check_scaling_relation(neighboring_relation)
@@ -353,14 +357,20 @@ def release_feature_scales(X: Any, *, bounds: Any, noise_multiplier: float,
         raise ValueError("every feature's bounds have width 0 (lower == upper): nothing to "
                          "standardize.")
     p_live = int(np.count_nonzero(live))
-    mechanism = GaussianMechanism(sensitivity=_sensitivity(p_live, n), noise_multiplier=z)
-    # both releases charged before the first read of the data
-    spend(budget, scaling_event(z), neighboring_relation=relation, delta=delta)
-    seeds = child_seed_sequences(check_random_state(random_state), 2)
-    V = unit_box(X[:, live], lower[live], upper[live])
-    mu = np.clip(mechanism(V.mean(axis=0), random_state=seeds[0]), 0.0, 1.0)
-    mad = mechanism(mean_absolute_deviation(V, mu), random_state=seeds[1])
-    mad = np.clip(mad, MAD_FLOOR_SCALES * mechanism.noise_scale, 0.5)
+    if z == 0.0:
+        # the exact statistics: a non-private run (epsilon = inf), nothing charged
+        V = unit_box(X[:, live], lower[live], upper[live])
+        mu = V.mean(axis=0)
+        mad = np.clip(mean_absolute_deviation(V, mu), _MAD_MIN, 0.5)
+    else:
+        mechanism = GaussianMechanism(sensitivity=_sensitivity(p_live, n), noise_multiplier=z)
+        # both releases charged before the first read of the data
+        spend(budget, scaling_event(z), neighboring_relation=relation, delta=delta)
+        seeds = child_seed_sequences(check_random_state(random_state), 2)
+        V = unit_box(X[:, live], lower[live], upper[live])
+        mu = np.clip(mechanism(V.mean(axis=0), random_state=seeds[0]), 0.0, 1.0)
+        mad = mechanism(mean_absolute_deviation(V, mu), random_state=seeds[1])
+        mad = np.clip(mad, max(MAD_FLOOR_SCALES * mechanism.noise_scale, _MAD_MIN), 0.5)
     centre = lower.copy()
     scale = np.ones(p)
     centre[live] = lower[live] + width[live] * mu
