@@ -203,3 +203,21 @@ def test_refit_without_scaling_drops_the_scales():
     assert model.feature_scales_ is not None
     model.set_params(feature_scaling=None).fit(X, y)
     assert model.feature_scales_ is None and not hasattr(model, "feature_bounds_")
+
+
+def test_noise_is_public_and_warned_above_the_threshold():
+    from dpsco_core.estimators import FEATURE_SCALING_MAX_NOISE, feature_scaling_noise
+    from dpsco_core.exceptions import DPSCOWarning
+
+    n, p = 1_500, 4
+    z = 1.0 / math.sqrt(FEATURE_SCALING_SHARE * _zcdp_rho(1.0, 1 / n**2))
+    assert feature_scaling_noise(n, p, 1.0) == pytest.approx(z * 2 / n, rel=1e-12)
+    X, y = _xy("logistic")
+    small = feature_scaling_noise(120, 4, 1.0)
+    assert small > FEATURE_SCALING_MAX_NOISE
+    with pytest.warns(DPSCOWarning, match="mostly noise"):
+        _models()["logistic"]().fit(X[:120], y[:120])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DPSCOWarning)
+        _models()["logistic"]().fit(X, y)
