@@ -5,9 +5,10 @@
 bounds, (epsilon, delta)-DP) and standardizes records with them, clipped to ``[-clip, clip]``,
 so that the private estimators that follow can take the public bounds ``(-clip, clip)``::
 
-    make_pipeline(DPStandardScaler(epsilon=0.1, bounds=(lower, upper)),
-                  DPLogisticRegression(epsilon=0.9, bounds=(-3, 3)))
+    make_pipeline(DPStandardScaler(epsilon=0.2, bounds=(lower, upper)),
+                  DPLogisticRegression(epsilon=0.8, bounds=(-3, 3), feature_scaling=None))
 
+(``feature_scaling=None``: the estimators' default would release scales again on large data.)
 The pipeline's guarantee is the composition of the two releases: (1.0, delta_1 + delta_2) by
 basic composition, or what a shared :class:`~dpsco_core.privacy.Budget` passed to both
 (``budget=``) accounts, which is tighter (RDP). scikit-learn's ``StandardScaler`` in its place
@@ -44,8 +45,10 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default=0.1
-        The release's epsilon, in (0, inf). A tenth of a pipeline's budget was enough on the
-        data measured (README, "Private standardization").
+        The release's epsilon, in (0, inf). A fifth of a pipeline's total of 1 was the best
+        of 0.05, 0.1 and 0.2 by basic composition on the data measured (raw California with
+        2,500 or all records, raw Electricity; README, "Private standardization",
+        ``docs/tuning/private_standardization.txt``); a tenth on 2,500 records was unstable.
     delta : float or None, default=None
         In (0, 1); None: ``1 / n_samples**2``.
     bounds : tuple (lower, upper)

@@ -221,3 +221,34 @@ def test_noise_is_public_and_warned_above_the_threshold():
     with warnings.catch_warnings():
         warnings.simplefilter("error", DPSCOWarning)
         _models()["logistic"]().fit(X, y)
+
+
+def test_auto_is_a_public_decision_on_the_noise():
+    """feature_scaling="auto" (the default) scales exactly where feature_scaling_noise is at
+    most FEATURE_SCALING_AUTO_NOISE and the options allow it; the fit is then bitwise the
+    "private" one."""
+    from dpsco_core.estimators import FEATURE_SCALING_AUTO_NOISE, feature_scaling_noise
+
+    X, y, _ = _data(8_000, seed=3)
+    assert feature_scaling_noise(8_000, 4, 1.0) <= FEATURE_SCALING_AUTO_NOISE
+    kw = dict(classes=(-1, 1), epsilon=1.0, bounds=(LOWER, UPPER), random_state=0)
+    auto = DPLogisticRegression(**kw).fit(X, y)
+    explicit = DPLogisticRegression(feature_scaling="private", **kw).fit(X, y)
+    assert auto.feature_scales_ is not None
+    np.testing.assert_array_equal(auto.coef_, explicit.coef_)
+    assert auto.privacy_.event == explicit.privacy_.event
+    small = X[:1_500], y[:1_500]
+    assert feature_scaling_noise(1_500, 4, 1.0) > FEATURE_SCALING_AUTO_NOISE
+    for model, data in [
+            (DPLogisticRegression(**kw), small),                         # too few records
+            (DPLogisticRegression(**dict(kw, epsilon=math.inf)), (X, y)),   # non-private
+            (DPLogisticRegression(**dict(kw, fit_intercept=False)), (X, y)),
+            (DPLogisticRegression(**dict(kw, bounds=(-100, 100), row_norm=100.0)), (X, y)),
+            (DPLogisticRegression(**dict(kw, bounds=None)), (X, y)),
+            (DPLogisticRegression(**kw), (sp.csr_matrix(X), y))]:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(*data)
+        assert model.feature_scales_ is None
+        assert "feature scales (share of rho)" not in model.privacy_.budget_split

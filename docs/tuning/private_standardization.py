@@ -2,7 +2,7 @@
 # loose bounds. Held-out score (accuracy / R^2, 5 splits, 20% test) at total epsilon = 1 by
 # basic composition: DPStandardScaler(epsilon=e) then the estimator at 1 - e on the
 # standardized features clipped to [-3, 3], declared as its bounds. Baselines: the
-# estimator's defaults with the raw bounds, scikit-learn on raw features and after a
+# estimator with the raw bounds alone (feature_scaling=None), scikit-learn on raw features and after a
 # (non-private) StandardScaler.
 #   PYTHONPATH=. python docs/tuning/private_standardization.py > docs/tuning/private_standardization.txt
 import math
@@ -32,13 +32,14 @@ def run(name, X, y, lo, hi, cls, kw, non_private):
         add("non-private, raw", non_private().fit(Xtr, ytr).score(Xte, yte))
         add("non-private, StandardScaler", make_pipeline(StandardScaler(), non_private())
             .fit(Xtr, ytr).score(Xte, yte))
-        add("defaults with the raw bounds, epsilon 1",
-            cls(epsilon=1.0, bounds=(lo, hi), random_state=seed, **kw).fit(Xtr, ytr)
-            .score(Xte, yte))
+        add("the raw bounds alone (feature_scaling=None), epsilon 1",
+            cls(epsilon=1.0, bounds=(lo, hi), feature_scaling=None, random_state=seed, **kw)
+            .fit(Xtr, ytr).score(Xte, yte))
         for e in SHARES:
             pipe = make_pipeline(
                 DPStandardScaler(epsilon=e, bounds=(lo, hi), random_state=seed + 1000),
-                cls(epsilon=1.0 - e, bounds=(-3, 3), random_state=seed, **kw))
+                cls(epsilon=1.0 - e, bounds=(-3, 3), feature_scaling=None, random_state=seed,
+                    **kw))
             add(f"DPStandardScaler(epsilon={e}) + estimator(epsilon={1 - e:.2f})",
                 pipe.fit(Xtr, ytr).score(Xte, yte))
     print(f"## {name} (n = {len(y)}, {SPLITS} splits)")
