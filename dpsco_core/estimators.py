@@ -746,10 +746,15 @@ class _DPLinearModel(BaseEstimator):
         from .privacy.budget import Budget
         from .tuning.search import _default_relation
 
+        from .solvers._common import check_solver_epsilon
+
         self._feature_scales = None
         self._scaling_on = False
         mode = self._check_feature_scaling()
-        if mode is None or (mode == "auto" and not self._scaling_auto_applies(X, delta)):
+        if mode is None:
+            return X
+        check_solver_epsilon(self.epsilon)         # named here, before it is used
+        if mode == "auto" and not self._scaling_auto_applies(X, delta):
             return X
         if sp.issparse(X):
             raise TypeError("feature_scaling='private' centres the features, which makes a "
