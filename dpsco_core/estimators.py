@@ -349,6 +349,8 @@ FEATURE_SCALING_MAX_NOISE = 0.1
 #: +0.001, synthetic regressions n = 10,000 to 50,000: -0.0005 to -0.005; session 20,
 #: ``docs/tuning/feature_scaling_standardized.txt``) and gained 0.1 or more on raw data.
 FEATURE_SCALING_AUTO_NOISE = 0.01
+#: The largest noise multiplier of the scales' release (beyond it the release is noise).
+MAX_NOISE_MULTIPLIER = 1e150
 #: The spawn key of the scaling's noise under the fit's random_state: a child no other
 #: stream of the fit uses (they use children 0 .. K).
 _SCALING_STREAM = 2**32 - 1
@@ -425,8 +427,10 @@ def feature_scaling_noise(n_samples: int, n_features: int, epsilon: float,
     p = check_int(n_features, "n_features", low=1)
     epsilon = check_scalar(epsilon, "epsilon", low=0.0)
     delta = 1.0 / n**2 if delta is None else check_scalar(delta, "delta", low=0.0, high=1.0)
-    z = 1.0 / math.sqrt(FEATURE_SCALING_SHARE * _zcdp_rho(float(epsilon), float(delta)))
-    return z * math.sqrt(p) / n
+    rho = FEATURE_SCALING_SHARE * _zcdp_rho(float(epsilon), float(delta))
+    if not rho > 0.0:
+        return math.inf          # rho underflows (epsilon near 1e-300): no finite noise
+    return math.sqrt(p) / (n * math.sqrt(rho))
 
 
 def auto_solver(problem: Problem, *, epsilon: float, delta: float,
@@ -715,7 +719,14 @@ class _DPLinearModel(BaseEstimator):
         of the zCDP rho of (epsilon, delta) (public arguments only)."""
         from .privacy.calibration import _zcdp_rho
 
-        return 1.0 / math.sqrt(FEATURE_SCALING_SHARE * _zcdp_rho(float(self.epsilon), delta))
+        rho = FEATURE_SCALING_SHARE * _zcdp_rho(float(self.epsilon), delta)
+        z = 1.0 / math.sqrt(rho) if rho > 0.0 else math.inf
+        if not z <= MAX_NOISE_MULTIPLIER:
+            # public arguments only; refused before anything is charged
+            raise ValueError(f"epsilon={self.epsilon!r} (delta={delta!r}) is too small for the "
+                             f"private feature scales: their noise multiplier would be {z:.3g}."
+                             " Give a larger epsilon, or feature_scaling=None.")
+        return z
 
     def _scaling_event(self, delta: float) -> Any:
         """The feature scales' event (None without ``feature_scaling`` or at an infinite

@@ -252,3 +252,17 @@ def test_auto_is_a_public_decision_on_the_noise():
             model.fit(*data)
         assert model.feature_scales_ is None
         assert "feature scales (share of rho)" not in model.privacy_.budget_split
+
+
+def test_tiny_epsilon_is_refused_by_name_before_any_charge():
+    """epsilon = 1e-300: the scales' rho underflows (hypothesis, session 20: "auto" raised
+    ZeroDivisionError); "auto" then fits without scales, "private" is refused naming epsilon."""
+    from dpsco_core.estimators import feature_scaling_noise
+
+    assert feature_scaling_noise(100, 2, 1e-300, 1e-300) == math.inf
+    X, y = _xy("logistic")
+    budget = Budget(10.0, 0.5)
+    with pytest.raises(ValueError, match="epsilon"):
+        DPLogisticRegression(classes=(-1, 1), epsilon=1e-300, bounds=(LOWER, UPPER),
+                             feature_scaling="private", budget=budget).fit(X, y)
+    assert budget.ledger == ()

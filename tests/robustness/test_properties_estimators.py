@@ -202,6 +202,8 @@ def estimator_options(draw, p, valid=False, classifier=False):
                        p),
         row_norm=draw(st.sampled_from([None, None, None, 1.0, 3.0, 1e-100])),
         rms_row_norm=draw(st.sampled_from(["auto", "auto", None, 1.0, "private"])),
+        # session 20: the private feature scales ("auto" rarely scales on these few records)
+        feature_scaling=draw(st.sampled_from(["auto", "auto", None, "private"])),
         random_state=0,
     )
     if not classifier:
@@ -222,6 +224,10 @@ def estimator_options(draw, p, valid=False, classifier=False):
         # short selections (the default E[K] = 80 takes half a second on these records)
         options["n_trials"] = draw(st.sampled_from([1.0, 3.0]))
     if valid:
+        if options["feature_scaling"] == "private" and (
+                options["bounds"] is None or options["row_norm"] is not None
+                or not options["fit_intercept"]):
+            options["feature_scaling"] = "auto"      # its requirements, unmet: refused
         public = options["bounds"] is not None or options["row_norm"] is not None
         if not public:       # the options that need public bounds, without them
             options.update(solver=options["solver"].replace("ssp", "cd"), rms_row_norm=draw(
