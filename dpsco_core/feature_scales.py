@@ -75,6 +75,8 @@ MAD_FLOOR_SCALES = 3.0
 _MAD_MIN = 1e-9
 
 _RELATIONS = ("replace_one", "zero_out")
+#: The smallest 1 / z the calibration goes down to (z = 1e150: beyond, the release is noise).
+_MIN_MU = 1e-150
 
 #: The report's assumption: the bounds are public.
 BOUNDS_ASSUMPTION = ("the feature bounds (lower, upper) of the scaling are public (declared "
@@ -204,11 +206,17 @@ def _noise_multiplier(epsilon: float, delta: float) -> tuple[float, Any]:
         acc = RdpAccountant(orders, "replace_one", conversion="improved")
         return acc.compose(event_of(mu)).get_epsilon(delta) <= epsilon
 
-    # Bun and Steinke's conversion is looser than the accountant's: 1/z^2 = rho_BS is within.
+    # Bun and Steinke's conversion is looser than the accountant's: 1/z^2 = rho_BS is within,
+    # but for the order grid's ends (at epsilon near 1e6 the best order is below the grid's
+    # smallest, 1.1): then mu halves until the accountant confirms it (more noise, a report
+    # below the target)
     mu0 = math.sqrt(_zcdp_rho(epsilon, delta))
-    if not within(mu0):
-        raise RuntimeError("private_feature_scales: the zCDP start of the calibration is not "
-                           "within the target (a calibration bug).")
+    while mu0 > _MIN_MU and not within(mu0):
+        mu0 *= 0.5
+    if not mu0 > _MIN_MU:
+        raise ValueError(f"epsilon={epsilon!r} at delta={delta!r} is outside what the feature "
+                         "scales' calibration reaches (the noise multiplier would exceed "
+                         f"{1 / _MIN_MU:g}): give a larger epsilon.")
     mu = _largest_within(within, mu0, 4.0 * mu0, 1e-4)
     return 1.0 / mu, event_of(mu)
 

@@ -200,3 +200,24 @@ def test_constant_features_and_validation():
     with pytest.raises(ValueError) as info:
         private_feature_scales(secret, bounds=(LOWER, UPPER), epsilon=1, delta=1e-6)
     assert str(X[0, 0])[:6] not in str(info.value)
+
+
+@pytest.mark.parametrize("epsilon, delta", [(30.0, 1e-5), (1e3, 1e-5), (1e6, 1e-5),
+                                            (1e300, 1e-5), (1.0, 1e-300), (1.0, 0.999999)])
+def test_extreme_budgets_calibrate_within_the_target(epsilon, delta):
+    """At large epsilon the zCDP start lies below the order grid's reach (1e6 raised
+    RuntimeError, session 20): the calibration adds noise until the accountant confirms."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")           # order-grid edge warnings
+        fs = private_feature_scales(_data(200), bounds=(LOWER, UPPER), epsilon=epsilon,
+                                    delta=delta, random_state=0)
+    assert fs.privacy.epsilon <= epsilon
+    assert np.all(np.isfinite(fs.centre)) and np.all(fs.scale > 0)
+
+
+def test_tiny_epsilon_refused_by_name():
+    with pytest.raises(ValueError, match="epsilon"):
+        private_feature_scales(_data(200), bounds=(LOWER, UPPER), epsilon=1e-300,
+                               delta=1e-300)
