@@ -7,7 +7,9 @@ at epsilon = 1, as ``DPLasso(solver="auto")`` runs it, against scikit-learn's
 ``DPLasso(solver="cd")``, the estimators' default before issue 19's session 8 (DP-CD with a
 private selection of about 80 trials of 20 passes) and ``DPLasso(solver="cd",
 rms_row_norm=sqrt(p))`` (one DP-CD fit with the noise-level rule), and the defaults since
-session 15 (``rms_row_norm="auto"``: rho released as a private quantile, then that fit).
+session 15 (``rms_row_norm="auto"``: rho released as a private quantile, then that fit) and
+since session 20 (``feature_scaling="auto"``: private feature scales first; the other rows pass
+``feature_scaling=None``).
 Ratios from one run; the utility of each
 is in the README (section "Private hyperparameter selection").
 """
@@ -29,14 +31,15 @@ def california():
     return Xtr, ytr
 
 
-def _dplasso(X, y, solver, rms_row_norm=None):
+def _dplasso(X, y, solver, rms_row_norm=None, feature_scaling=None):
+    # feature_scaling=None but for the defaults: the rows as before session 20
     from dpsco_core.estimators import DPLasso
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return DPLasso(alpha=1e-4, epsilon=1.0, bounds=(-PUBLIC_BOUND, PUBLIC_BOUND),
                        label_bound=(0.0, 5.0), solver=solver, random_state=0,
-                       rms_row_norm=rms_row_norm).fit(X, y)
+                       rms_row_norm=rms_row_norm, feature_scaling=feature_scaling).fit(X, y)
 
 
 def bench_ssp_estimator(benchmark, record, california):
@@ -58,10 +61,17 @@ def bench_cd_estimator_rms(benchmark, record, california):
 
 
 def bench_default_estimator_private_rho(benchmark, record, california):
-    # the defaults since session 15: rho released privately, then DP-CD's rule
-    record(benchmark, GROUP, "dpsco_core DPLasso() defaults (private rho, DP-CD rule)")
+    # session 15's defaults: rho released privately, then DP-CD's rule
+    record(benchmark, GROUP, "dpsco_core DPLasso(feature_scaling=None) (private rho, DP-CD rule)")
     model = benchmark(_dplasso, *california, "auto", "auto")
     assert model.solver_ == "cd" and model.rms_row_norm_ is not None
+
+
+def bench_default_estimator(benchmark, record, california):
+    # the defaults since session 20: private feature scales, rho, then DP-CD's rule
+    record(benchmark, GROUP, "dpsco_core DPLasso() defaults (private scales and rho, DP-CD rule)")
+    model = benchmark(_dplasso, *california, "auto", "auto", "auto")
+    assert model.feature_scales_ is not None
 
 
 def bench_sklearn_linear_regression(benchmark, record, california):
