@@ -266,3 +266,15 @@ def test_tiny_epsilon_is_refused_by_name_before_any_charge():
         DPLogisticRegression(classes=(-1, 1), epsilon=1e-300, bounds=(LOWER, UPPER),
                              feature_scaling="private", budget=budget).fit(X, y)
     assert budget.ledger == ()
+
+
+def test_noise_beyond_the_exact_samplers_grid_refused_before_any_charge():
+    """epsilon = 1e-6 on 2 records: the scales' noise scale exceeds the exact sampler's
+    grid; the fit was refused after the budget had been charged with the scales (review,
+    session 20)."""
+    X = np.array([[1.0, 5.0], [2.0, 5.0]])
+    budget = Budget(10.0, 0.5)
+    with pytest.raises(ValueError, match="epsilon"):
+        DPLogisticRegression(classes=(-1, 1), epsilon=1e-6, bounds=([0, 3], [5, 5]),
+                             feature_scaling="private", budget=budget).fit(X, [1, -1])
+    assert budget.ledger == ()
