@@ -696,14 +696,21 @@ class _DPLinearModel(BaseEstimator):
     def _scaling_auto_applies(self, X: Any, delta: float) -> bool:
         """``feature_scaling="auto"``: whether to standardize privately, from public facts
         only (X's format and shape, the options, the budget): dense X, an intercept,
-        per-feature ``bounds`` without ``row_norm``, a finite epsilon and
+        per-feature ``bounds`` without ``row_norm``, a finite epsilon, no budget or an
+        ``"rdp"`` one, and
         :func:`feature_scaling_noise` at most ``FEATURE_SCALING_AUTO_NOISE``."""
         import scipy.sparse as sp
 
         from .feature_scales import _bounds
+        from .privacy.budget import Budget
 
         if (sp.issparse(X) or not self.fit_intercept or self.row_norm is not None
                 or self.bounds is None or not math.isfinite(self.epsilon)):
+            return False
+        if isinstance(self.budget, Budget) and self.budget.accountant != "rdp":
+            # the scales' zCDP releases: a "gdp" or "pld" budget cannot compose them, and
+            # "basic-composition" charges them their own delta besides the fits' (the default
+            # refused every such fit, ValueError or UnsupportedEventError)
             return False
         try:
             lower, upper = _bounds(self.bounds, X.shape[1])
@@ -801,7 +808,9 @@ class _DPLinearModel(BaseEstimator):
         relation = ("replace_one" if plan.solver != "sgd" else
                     _default_relation("sgd", self._sampling()))
         if isinstance(self.budget, Budget) and plan.scaling is not None:
-            self.budget.check_releases([(plan.scaling, None)] +
+            # the scales' own delta: the fit's (charged only by "basic-composition", which
+            # cannot convert their zCDP event without one)
+            self.budget.check_releases([(plan.scaling, delta)] +
                                        self._planned_releases(first, plan, K, delta),
                                        neighboring_relation=relation)
         root = check_random_state(self.random_state)
@@ -810,7 +819,7 @@ class _DPLinearModel(BaseEstimator):
         scales = release_feature_scales(X, bounds=(lower, upper), noise_multiplier=z,
                                         clip=FEATURE_SCALING_CLIP,
                                         neighboring_relation=relation, random_state=seed,
-                                        budget=self.budget)
+                                        budget=self.budget, delta=delta)
         self._feature_scales = scales
         return scales.transform(X)
 
@@ -1534,7 +1543,8 @@ _FEATURE_SCALING_DOC = r"""    feature_scaling : "auto", "private" or None, defa
         pipeline. Measured at epsilon = 1 on raw data with honest loose bounds, where the
         bounds alone are a poor scale (README, "Private standardization"). ``"auto"``
         (default): ``"private"`` where it applies (dense X, ``fit_intercept``, per-feature
-        ``bounds`` without ``row_norm``, a finite epsilon) and its noise
+        ``bounds`` without ``row_norm``, a finite epsilon, no ``budget`` or one in the
+        ``"rdp"`` mode) and its noise
         (:func:`feature_scaling_noise`, public) is at most ``FEATURE_SCALING_AUTO_NOISE``
         (0.01 of the bounds' widths: about 7,700 records for 8 features at epsilon = 1),
         else None. None: the features as given, clipped onto ``bounds``.

@@ -278,3 +278,47 @@ def test_noise_beyond_the_exact_samplers_grid_refused_before_any_charge():
         DPLogisticRegression(classes=(-1, 1), epsilon=1e-6, bounds=([0, 3], [5, 5]),
                              feature_scaling="private", budget=budget).fit(X, [1, -1])
     assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("accountant", ["basic-composition", "pld"])
+def test_auto_does_not_scale_under_a_budget_that_cannot_compose_the_scales(accountant):
+    """The default feature_scaling="auto" refused every fit with a "basic-composition"
+    (ValueError: the scales' zCDP event charged without a delta) or "pld" budget
+    (UnsupportedEventError) where it applied (review, session 20): "auto" now standardizes
+    only without a budget or with an "rdp" one (a public fact), and the fit is the
+    feature_scaling=None one."""
+    from dpsco_core.estimators import FEATURE_SCALING_AUTO_NOISE, feature_scaling_noise
+
+    if accountant == "pld":
+        pytest.importorskip("dp_accounting")
+    X, y, _ = _data(8_000, seed=3)
+    assert feature_scaling_noise(8_000, 4, 1.0) <= FEATURE_SCALING_AUTO_NOISE
+    kw = dict(classes=(-1, 1), epsilon=1.0, bounds=(LOWER, UPPER), random_state=0)
+    models, ledgers = [], []
+    for scaling in ("auto", None):
+        budget = Budget(3.0, 1e-6, accountant=accountant)
+        models.append(DPLogisticRegression(feature_scaling=scaling, budget=budget,
+                                           **kw).fit(X, y))
+        ledgers.append(budget.ledger)
+    assert models[0].feature_scales_ is None and ledgers[0] == ledgers[1]
+    np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
+
+
+def test_private_under_basic_composition_charges_the_scales_at_the_fits_delta():
+    """feature_scaling="private" with a "basic-composition" budget raised ValueError (the
+    scales charged with delta=None; review, session 20): they are charged at the fit's delta,
+    as their own release, and refused whole with the fit when the budget cannot pay both."""
+    from dpsco_core.privacy.events import EpsilonDeltaDpEvent
+
+    X, y = _xy("logistic")
+    delta = _delta(len(y))
+    small = Budget(1.0, 1.5 * delta, accountant="basic-composition")
+    with pytest.raises(PrivacyBudgetError):
+        _models()["logistic"](budget=small).fit(X, y)
+    assert small.ledger == ()
+    budget = Budget(10.0, 1e-3, accountant="basic-composition")
+    model = _models()["logistic"](budget=budget).fit(X, y)
+    assert model.feature_scales_ is not None
+    scales = budget.ledger[0]
+    assert isinstance(scales, EpsilonDeltaDpEvent) and scales.delta == delta
+    assert budget.spent_delta == pytest.approx(2 * delta)
