@@ -351,6 +351,10 @@ FEATURE_SCALING_MAX_NOISE = 0.1
 FEATURE_SCALING_AUTO_NOISE = 0.01
 #: The largest noise multiplier of the scales' release (beyond it the release is noise).
 MAX_NOISE_MULTIPLIER = 1e150
+#: The smallest positive width of ``bounds`` with feature scaling: ``coef_`` is the
+#: standardized weight over the released scale (at least ``width * 1.25e-9``), which
+#: overflowed to inf from widths near 1e-300 (review, session 20).
+FEATURE_SCALING_MIN_WIDTH = 1e-150
 #: The spawn key of the scaling's noise under the fit's random_state: a child no other
 #: stream of the fit uses (they use children 0 .. K).
 _SCALING_STREAM = 2**32 - 1
@@ -431,6 +435,14 @@ def feature_scaling_noise(n_samples: int, n_features: int, epsilon: float,
     if not rho > 0.0:
         return math.inf          # rho underflows (epsilon near 1e-300): no finite noise
     return math.sqrt(p) / (n * math.sqrt(rho))
+
+
+def _narrow_feature(lower: FloatArray, upper: FloatArray) -> int | None:
+    """The first feature whose public bounds' width is positive but below
+    ``FEATURE_SCALING_MIN_WIDTH``, or None."""
+    width = upper - lower
+    narrow = np.flatnonzero((width > 0) & (width < FEATURE_SCALING_MIN_WIDTH))
+    return int(narrow[0]) if narrow.size else None
 
 
 def auto_solver(problem: Problem, *, epsilon: float, delta: float,
@@ -716,7 +728,7 @@ class _DPLinearModel(BaseEstimator):
             lower, upper = _bounds(self.bounds, X.shape[1])
         except (ValueError, TypeError):
             return False                  # the problem's own checks name the error
-        if not np.any(upper > lower):
+        if not np.any(upper > lower) or _narrow_feature(lower, upper) is not None:
             return False
         noise = feature_scaling_noise(X.shape[0], X.shape[1], float(self.epsilon), delta)
         return noise <= FEATURE_SCALING_AUTO_NOISE
@@ -791,6 +803,14 @@ class _DPLinearModel(BaseEstimator):
                              "their widths are the release's sensitivity.")
         n, p = X.shape
         lower, upper = _bounds(self.bounds, p)
+        narrow = _narrow_feature(lower, upper)
+        if narrow is not None:
+            # public bounds only; before anything is charged
+            raise ValueError(f"feature_scaling='private' needs bounds whose widths upper - "
+                             f"lower are 0 (a constant feature) or at least "
+                             f"{FEATURE_SCALING_MIN_WIDTH:g} (feature {narrow}'s is smaller): "
+                             "coef_ on the records as given would overflow. Declare lower == "
+                             "upper, or rescale the feature.")
         self._scaling_on = True
         if math.isfinite(self.epsilon):
             noise = feature_scaling_noise(n, p, float(self.epsilon), delta)

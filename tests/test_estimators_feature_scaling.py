@@ -322,3 +322,27 @@ def test_private_under_basic_composition_charges_the_scales_at_the_fits_delta():
     scales = budget.ledger[0]
     assert isinstance(scales, EpsilonDeltaDpEvent) and scales.delta == delta
     assert budget.spent_delta == pytest.approx(2 * delta)
+
+
+def test_bounds_of_tiny_positive_width_refused_before_any_charge():
+    """bounds (0, 1e-310) on a feature: its released scale was subnormal and the fit
+    returned coef_ = inf, intercept_ = -inf (review, session 20); such widths are refused by
+    name ("private") or not scaled ("auto"), before anything is charged."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 1e-310, 3_000), rng.normal(0, 1, 3_000)])
+    y = np.where(X[:, 1] > 0, 1, -1)
+    budget = Budget(10.0, 1e-3)
+    for width in (1e-310, 1e-200):
+        with pytest.raises(ValueError, match="bounds"):
+            DPLogisticRegression(classes=(-1, 1), epsilon=1.0, bounds=([0, -5], [width, 5]),
+                                 feature_scaling="private", budget=budget).fit(X, y)
+    assert budget.ledger == ()
+    auto = DPLogisticRegression(classes=(-1, 1), epsilon=1e3, bounds=([0, -5], [1e-310, 5]),
+                                random_state=0).fit(X, y)
+    assert auto.feature_scales_ is None and np.all(np.isfinite(auto.coef_))
+    # widths of 0 (constant) and from 1e-150 are scaled, and the model is finite
+    for lower, upper in (([0, -5], [0, 5]), ([0, -5], [1e-150, 5])):
+        model = DPLogisticRegression(classes=(-1, 1), epsilon=1.0, bounds=(lower, upper),
+                                     feature_scaling="private", random_state=0).fit(X, y)
+        assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_).all()
+        assert np.all(np.isfinite(model.decision_function(X)))
