@@ -1007,6 +1007,13 @@ class _DPLinearModel(BaseEstimator):
                 self._rms_mode(problem) is not None)
         quantile = (self._rms_mode(problem) == "private" and
                     not (self.step is not None and self.clip is not None))
+        if quantile and problem.loss.kind not in _CLASSIFICATION_KINDS and (
+                problem.public_bounds is None or problem.public_bounds.label_bound is None):
+            # _candidates' refusal, made here from public facts: it came after the quantile
+            # (and the feature scales) had been charged (review, session 20)
+            raise ValueError("rms_row_norm= sets step and clip by the noise-level rule, "
+                             "whose gradient scale at w = 0 needs the public label_bound= "
+                             "of the targets.")
         if K == 1 and not quantile and prior is None:
             return _FitPlan(self.epsilon, solver)
         eps_q = (rms_quantile_epsilon(self.epsilon, delta, problem.n_samples) if quantile

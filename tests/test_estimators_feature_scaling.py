@@ -346,3 +346,17 @@ def test_bounds_of_tiny_positive_width_refused_before_any_charge():
                                      feature_scaling="private", random_state=0).fit(X, y)
         assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_).all()
         assert np.all(np.isfinite(model.decision_function(X)))
+
+
+@pytest.mark.parametrize("feature_scaling", ["private", None])
+def test_private_rms_without_label_bound_refused_before_any_charge(feature_scaling):
+    """DPLasso(rms_row_norm="private") without label_bound: the rule's refusal (its gradient
+    scale needs label_bound) came after the row-norm quantile and, with feature_scaling=
+    "private", the scales had been charged (2 releases in the ledger; hypothesis, review of
+    session 20): it is now made from public facts before either."""
+    X, _, y = _data(200)
+    budget = Budget(100.0, 0.5)
+    with pytest.raises(ValueError, match="label_bound"):
+        DPLasso(alpha=0.1, epsilon=1.0, bounds=(LOWER, UPPER), rms_row_norm="private",
+                feature_scaling=feature_scaling, budget=budget, random_state=0).fit(X, y)
+    assert budget.ledger == ()
