@@ -351,6 +351,10 @@ FEATURE_SCALING_MAX_NOISE = 0.1
 FEATURE_SCALING_AUTO_NOISE = 0.01
 #: The largest noise multiplier of the scales' release (beyond it the release is noise).
 MAX_NOISE_MULTIPLIER = 1e150
+#: The smallest positive width of ``bounds`` with feature scaling: ``coef_`` is the
+#: standardized weight over the released scale (at least ``width * 1.25e-9``), which
+#: overflowed to inf from widths near 1e-300 (review, session 20).
+FEATURE_SCALING_MIN_WIDTH = 1e-150
 #: The spawn key of the scaling's noise under the fit's random_state: a child no other
 #: stream of the fit uses (they use children 0 .. K).
 _SCALING_STREAM = 2**32 - 1
@@ -431,6 +435,14 @@ def feature_scaling_noise(n_samples: int, n_features: int, epsilon: float,
     if not rho > 0.0:
         return math.inf          # rho underflows (epsilon near 1e-300): no finite noise
     return math.sqrt(p) / (n * math.sqrt(rho))
+
+
+def _narrow_feature(lower: FloatArray, upper: FloatArray) -> int | None:
+    """The first feature whose public bounds' width is positive but below
+    ``FEATURE_SCALING_MIN_WIDTH``, or None."""
+    width = upper - lower
+    narrow = np.flatnonzero((width > 0) & (width < FEATURE_SCALING_MIN_WIDTH))
+    return int(narrow[0]) if narrow.size else None
 
 
 def auto_solver(problem: Problem, *, epsilon: float, delta: float,
@@ -696,20 +708,27 @@ class _DPLinearModel(BaseEstimator):
     def _scaling_auto_applies(self, X: Any, delta: float) -> bool:
         """``feature_scaling="auto"``: whether to standardize privately, from public facts
         only (X's format and shape, the options, the budget): dense X, an intercept,
-        per-feature ``bounds`` without ``row_norm``, a finite epsilon and
+        per-feature ``bounds`` without ``row_norm``, a finite epsilon, no budget or an
+        ``"rdp"`` one, and
         :func:`feature_scaling_noise` at most ``FEATURE_SCALING_AUTO_NOISE``."""
         import scipy.sparse as sp
 
         from .feature_scales import _bounds
+        from .privacy.budget import Budget
 
         if (sp.issparse(X) or not self.fit_intercept or self.row_norm is not None
                 or self.bounds is None or not math.isfinite(self.epsilon)):
+            return False
+        if isinstance(self.budget, Budget) and self.budget.accountant != "rdp":
+            # the scales' zCDP releases: a "gdp" or "pld" budget cannot compose them, and
+            # "basic-composition" charges them their own delta besides the fits' (the default
+            # refused every such fit, ValueError or UnsupportedEventError)
             return False
         try:
             lower, upper = _bounds(self.bounds, X.shape[1])
         except (ValueError, TypeError):
             return False                  # the problem's own checks name the error
-        if not np.any(upper > lower):
+        if not np.any(upper > lower) or _narrow_feature(lower, upper) is not None:
             return False
         noise = feature_scaling_noise(X.shape[0], X.shape[1], float(self.epsilon), delta)
         return noise <= FEATURE_SCALING_AUTO_NOISE
@@ -784,6 +803,14 @@ class _DPLinearModel(BaseEstimator):
                              "their widths are the release's sensitivity.")
         n, p = X.shape
         lower, upper = _bounds(self.bounds, p)
+        narrow = _narrow_feature(lower, upper)
+        if narrow is not None:
+            # public bounds only; before anything is charged
+            raise ValueError(f"feature_scaling='private' needs bounds whose widths upper - "
+                             f"lower are 0 (a constant feature) or at least "
+                             f"{FEATURE_SCALING_MIN_WIDTH:g} (feature {narrow}'s is smaller): "
+                             "coef_ on the records as given would overflow. Declare lower == "
+                             "upper, or rescale the feature.")
         self._scaling_on = True
         if math.isfinite(self.epsilon):
             noise = feature_scaling_noise(n, p, float(self.epsilon), delta)
@@ -801,7 +828,9 @@ class _DPLinearModel(BaseEstimator):
         relation = ("replace_one" if plan.solver != "sgd" else
                     _default_relation("sgd", self._sampling()))
         if isinstance(self.budget, Budget) and plan.scaling is not None:
-            self.budget.check_releases([(plan.scaling, None)] +
+            # the scales' own delta: the fit's (charged only by "basic-composition", which
+            # cannot convert their zCDP event without one)
+            self.budget.check_releases([(plan.scaling, delta)] +
                                        self._planned_releases(first, plan, K, delta),
                                        neighboring_relation=relation)
         root = check_random_state(self.random_state)
@@ -810,7 +839,7 @@ class _DPLinearModel(BaseEstimator):
         scales = release_feature_scales(X, bounds=(lower, upper), noise_multiplier=z,
                                         clip=FEATURE_SCALING_CLIP,
                                         neighboring_relation=relation, random_state=seed,
-                                        budget=self.budget)
+                                        budget=self.budget, delta=delta)
         self._feature_scales = scales
         return scales.transform(X)
 
@@ -978,6 +1007,13 @@ class _DPLinearModel(BaseEstimator):
                 self._rms_mode(problem) is not None)
         quantile = (self._rms_mode(problem) == "private" and
                     not (self.step is not None and self.clip is not None))
+        if quantile and problem.loss.kind not in _CLASSIFICATION_KINDS and (
+                problem.public_bounds is None or problem.public_bounds.label_bound is None):
+            # _candidates' refusal, made here from public facts: it came after the quantile
+            # (and the feature scales) had been charged (review, session 20)
+            raise ValueError("rms_row_norm= sets step and clip by the noise-level rule, "
+                             "whose gradient scale at w = 0 needs the public label_bound= "
+                             "of the targets.")
         if K == 1 and not quantile and prior is None:
             return _FitPlan(self.epsilon, solver)
         eps_q = (rms_quantile_epsilon(self.epsilon, delta, problem.n_samples) if quantile
@@ -1534,7 +1570,8 @@ _FEATURE_SCALING_DOC = r"""    feature_scaling : "auto", "private" or None, defa
         pipeline. Measured at epsilon = 1 on raw data with honest loose bounds, where the
         bounds alone are a poor scale (README, "Private standardization"). ``"auto"``
         (default): ``"private"`` where it applies (dense X, ``fit_intercept``, per-feature
-        ``bounds`` without ``row_norm``, a finite epsilon) and its noise
+        ``bounds`` without ``row_norm``, a finite epsilon, no ``budget`` or one in the
+        ``"rdp"`` mode) and its noise
         (:func:`feature_scaling_noise`, public) is at most ``FEATURE_SCALING_AUTO_NOISE``
         (0.01 of the bounds' widths: about 7,700 records for 8 features at epsilon = 1),
         else None. None: the features as given, clipped onto ``bounds``.

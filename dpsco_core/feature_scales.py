@@ -371,7 +371,12 @@ def release_feature_scales(X: Any, *, bounds: Any, noise_multiplier: float,
         mu = V.mean(axis=0)
         mad = np.clip(mean_absolute_deviation(V, mu), _MAD_MIN, 0.5)
     else:
+        from ._secure import gaussian_parameters
+
         mechanism = GaussianMechanism(sensitivity=_sensitivity(p_live, n), noise_multiplier=z)
+        # the exact sampler's grid (public: the sensitivity, z and p'): a noise scale it
+        # cannot hold is refused here, before the charge (it raised after it)
+        gaussian_parameters(mechanism.sensitivity, mechanism.noise_multiplier, p_live)
         # both releases charged before the first read of the data
         spend(budget, scaling_event(z), neighboring_relation=relation, delta=delta)
         seeds = child_seed_sequences(check_random_state(random_state), 2)

@@ -266,3 +266,97 @@ def test_tiny_epsilon_is_refused_by_name_before_any_charge():
         DPLogisticRegression(classes=(-1, 1), epsilon=1e-300, bounds=(LOWER, UPPER),
                              feature_scaling="private", budget=budget).fit(X, y)
     assert budget.ledger == ()
+
+
+def test_noise_beyond_the_exact_samplers_grid_refused_before_any_charge():
+    """epsilon = 1e-6 on 2 records: the scales' noise scale exceeds the exact sampler's
+    grid; the fit was refused after the budget had been charged with the scales (review,
+    session 20)."""
+    X = np.array([[1.0, 5.0], [2.0, 5.0]])
+    budget = Budget(10.0, 0.5)
+    with pytest.raises(ValueError, match="epsilon"):
+        DPLogisticRegression(classes=(-1, 1), epsilon=1e-6, bounds=([0, 3], [5, 5]),
+                             feature_scaling="private", budget=budget).fit(X, [1, -1])
+    assert budget.ledger == ()
+
+
+@pytest.mark.parametrize("accountant", ["basic-composition", "pld"])
+def test_auto_does_not_scale_under_a_budget_that_cannot_compose_the_scales(accountant):
+    """The default feature_scaling="auto" refused every fit with a "basic-composition"
+    (ValueError: the scales' zCDP event charged without a delta) or "pld" budget
+    (UnsupportedEventError) where it applied (review, session 20): "auto" now standardizes
+    only without a budget or with an "rdp" one (a public fact), and the fit is the
+    feature_scaling=None one."""
+    from dpsco_core.estimators import FEATURE_SCALING_AUTO_NOISE, feature_scaling_noise
+
+    if accountant == "pld":
+        pytest.importorskip("dp_accounting")
+    X, y, _ = _data(8_000, seed=3)
+    assert feature_scaling_noise(8_000, 4, 1.0) <= FEATURE_SCALING_AUTO_NOISE
+    kw = dict(classes=(-1, 1), epsilon=1.0, bounds=(LOWER, UPPER), random_state=0)
+    models, ledgers = [], []
+    for scaling in ("auto", None):
+        budget = Budget(3.0, 1e-6, accountant=accountant)
+        models.append(DPLogisticRegression(feature_scaling=scaling, budget=budget,
+                                           **kw).fit(X, y))
+        ledgers.append(budget.ledger)
+    assert models[0].feature_scales_ is None and ledgers[0] == ledgers[1]
+    np.testing.assert_array_equal(models[0].coef_, models[1].coef_)
+
+
+def test_private_under_basic_composition_charges_the_scales_at_the_fits_delta():
+    """feature_scaling="private" with a "basic-composition" budget raised ValueError (the
+    scales charged with delta=None; review, session 20): they are charged at the fit's delta,
+    as their own release, and refused whole with the fit when the budget cannot pay both."""
+    from dpsco_core.privacy.events import EpsilonDeltaDpEvent
+
+    X, y = _xy("logistic")
+    delta = _delta(len(y))
+    small = Budget(1.0, 1.5 * delta, accountant="basic-composition")
+    with pytest.raises(PrivacyBudgetError):
+        _models()["logistic"](budget=small).fit(X, y)
+    assert small.ledger == ()
+    budget = Budget(10.0, 1e-3, accountant="basic-composition")
+    model = _models()["logistic"](budget=budget).fit(X, y)
+    assert model.feature_scales_ is not None
+    scales = budget.ledger[0]
+    assert isinstance(scales, EpsilonDeltaDpEvent) and scales.delta == delta
+    assert budget.spent_delta == pytest.approx(2 * delta)
+
+
+def test_bounds_of_tiny_positive_width_refused_before_any_charge():
+    """bounds (0, 1e-310) on a feature: its released scale was subnormal and the fit
+    returned coef_ = inf, intercept_ = -inf (review, session 20); such widths are refused by
+    name ("private") or not scaled ("auto"), before anything is charged."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 1e-310, 3_000), rng.normal(0, 1, 3_000)])
+    y = np.where(X[:, 1] > 0, 1, -1)
+    budget = Budget(10.0, 1e-3)
+    for width in (1e-310, 1e-200):
+        with pytest.raises(ValueError, match="bounds"):
+            DPLogisticRegression(classes=(-1, 1), epsilon=1.0, bounds=([0, -5], [width, 5]),
+                                 feature_scaling="private", budget=budget).fit(X, y)
+    assert budget.ledger == ()
+    auto = DPLogisticRegression(classes=(-1, 1), epsilon=1e3, bounds=([0, -5], [1e-310, 5]),
+                                random_state=0).fit(X, y)
+    assert auto.feature_scales_ is None and np.all(np.isfinite(auto.coef_))
+    # widths of 0 (constant) and from 1e-150 are scaled, and the model is finite
+    for lower, upper in (([0, -5], [0, 5]), ([0, -5], [1e-150, 5])):
+        model = DPLogisticRegression(classes=(-1, 1), epsilon=1.0, bounds=(lower, upper),
+                                     feature_scaling="private", random_state=0).fit(X, y)
+        assert np.all(np.isfinite(model.coef_)) and np.isfinite(model.intercept_).all()
+        assert np.all(np.isfinite(model.decision_function(X)))
+
+
+@pytest.mark.parametrize("feature_scaling", ["private", None])
+def test_private_rms_without_label_bound_refused_before_any_charge(feature_scaling):
+    """DPLasso(rms_row_norm="private") without label_bound: the rule's refusal (its gradient
+    scale needs label_bound) came after the row-norm quantile and, with feature_scaling=
+    "private", the scales had been charged (2 releases in the ledger; hypothesis, review of
+    session 20): it is now made from public facts before either."""
+    X, _, y = _data(200)
+    budget = Budget(100.0, 0.5)
+    with pytest.raises(ValueError, match="label_bound"):
+        DPLasso(alpha=0.1, epsilon=1.0, bounds=(LOWER, UPPER), rms_row_norm="private",
+                feature_scaling=feature_scaling, budget=budget, random_state=0).fit(X, y)
+    assert budget.ledger == ()

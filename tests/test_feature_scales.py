@@ -221,3 +221,16 @@ def test_tiny_epsilon_refused_by_name():
     with pytest.raises(ValueError, match="epsilon"):
         private_feature_scales(_data(200), bounds=(LOWER, UPPER), epsilon=1e-300,
                                delta=1e-300)
+
+
+@pytest.mark.parametrize("epsilon", [1e-12, 1e-8])
+def test_noise_beyond_the_exact_samplers_grid_is_refused_before_the_charge(epsilon):
+    """epsilon = 1e-8 on 2 records: a noise scale the exact sampler's grid cannot hold was
+    refused by the first release, after the budget had been charged with both (review,
+    session 20): the grid is now checked (public numbers) before the charge."""
+    X = np.array([[1.0, 5.0], [2.0, 5.0]])
+    budget = Budget(10.0, 0.5)
+    with pytest.raises(ValueError, match="epsilon"):
+        private_feature_scales(X, bounds=((0, 3), (5, 5)), epsilon=epsilon, delta=0.25,
+                               random_state=0, budget=budget)
+    assert budget.ledger == () and budget.spent_epsilon == 0.0
