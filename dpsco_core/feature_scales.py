@@ -331,7 +331,8 @@ def release_feature_scales(X: Any, *, bounds: Any, noise_multiplier: float,
         Public per-feature bounds.
     noise_multiplier : float
         z >= 0: each release's noise standard deviation is :math:`z \sqrt{p'} / n`; 0: the
-        exact statistics, for a non-private run (nothing is charged).
+        exact statistics, for a non-private run (a ``budget`` is charged a non-private
+        release, which a finite budget refuses before the data are read).
     clip : float or None, default=3.0
         See :func:`private_feature_scales`.
     neighboring_relation : {"replace_one", "zero_out"}, default="replace_one"
@@ -366,7 +367,11 @@ def release_feature_scales(X: Any, *, bounds: Any, noise_multiplier: float,
                          "standardize.")
     p_live = int(np.count_nonzero(live))
     if z == 0.0:
-        # the exact statistics: a non-private run (epsilon = inf), nothing charged
+        # the exact statistics: a non-private run (epsilon = inf). A budget is charged a
+        # non-private release, which any finite budget refuses before the data are read.
+        from .privacy.events import NonPrivateDpEvent
+
+        spend(budget, NonPrivateDpEvent(), neighboring_relation=relation, delta=delta)
         V = unit_box(X[:, live], lower[live], upper[live])
         mu = V.mean(axis=0)
         mad = np.clip(mean_absolute_deviation(V, mu), _MAD_MIN, 0.5)

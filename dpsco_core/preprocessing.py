@@ -62,7 +62,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         The relation of the guarantee; use the next estimator's when they share a budget
         (DP-SGD with Poisson batches: ``"zero_out"``).
     random_state : None, int or SeedSequence, default=None
-        Seeds the noise (None for a release).
+        Seeds the noise (None for a release). A seeded pipeline must give the next
+        estimator another seed: the same seed would draw the scaler's noise and the
+        estimator's from the same streams.
     budget : Budget or None, default=None
         Charged with the release before the data are read.
 

@@ -234,3 +234,16 @@ def test_noise_beyond_the_exact_samplers_grid_is_refused_before_the_charge(epsil
         private_feature_scales(X, bounds=((0, 3), (5, 5)), epsilon=epsilon, delta=0.25,
                                random_state=0, budget=budget)
     assert budget.ledger == () and budget.spent_epsilon == 0.0
+
+
+def test_zero_multiplier_is_non_private_and_a_budget_refuses_it():
+    from dpsco_core.feature_scales import release_feature_scales
+
+    X = _data(100)
+    exact = release_feature_scales(X, bounds=(LOWER, UPPER), noise_multiplier=0.0)
+    V = unit_box(np.clip(X, LOWER, UPPER), LOWER, UPPER)
+    np.testing.assert_allclose(exact.centre, LOWER + (UPPER - LOWER) * V.mean(axis=0))
+    budget = Budget(100.0, 0.5)
+    with pytest.raises(PrivacyBudgetError):
+        release_feature_scales(X, bounds=(LOWER, UPPER), noise_multiplier=0.0, budget=budget)
+    assert budget.ledger == ()
