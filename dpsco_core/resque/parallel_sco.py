@@ -39,7 +39,9 @@ computational depth (sequential optimizer steps + batches).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import traceback
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -49,6 +51,7 @@ import numpy as np
 from .._random import BIT_GENERATOR, check_random_state, child_seed_sequences
 from .._validation import check_positive, check_vector
 from ..mlmc._schedule import level_from_raw
+from .. import ball_acceleration as _ball_acceleration_module
 from ..ball_acceleration import ConstantLambda, LambdaBisection, ball_acceleration
 from ..exceptions import external_stacklevel
 from ..parallel.executors import SerialExecutor
@@ -581,6 +584,34 @@ class ParallelSCOResult:
 _MIN_SCALE, _MAX_SCALE = 1e-100, 1e100
 
 
+_SCHEDULE_FILES = (__file__, _ball_acceleration_module.__file__)
+
+
+@contextlib.contextmanager
+def _schedule_range(L, R, eps, lambda_factor, c_ba):
+    """Turn a float over- or underflow of the schedules' own arithmetic (lambda^2 r^2, r^2,
+    log2(lambda r^2/phi): "math domain error", ...) into a ValueError naming the arguments:
+    each scale within [1e-100, 1e100] does not keep their products in range (lipschitz=1e100
+    with epsilon=1 overflowed lambda^2 with an OverflowError, lambda_factor=1e-300 divided by
+    zero; session 20 hypothesis seed 681). An error raised in grad_batch or a callback passes
+    unchanged."""
+    try:
+        yield
+    except (OverflowError, ZeroDivisionError, ValueError) as exc:
+        if (isinstance(exc, ValueError) and str(exc) != "math domain error"
+                or traceback.extract_tb(exc.__traceback__)[-1].filename not in _SCHEDULE_FILES):
+            raise
+        raise _range_error(L, R, eps, lambda_factor, c_ba,
+                           f"{type(exc).__name__}: {exc}") from exc
+
+
+def _range_error(L, R, eps, lambda_factor, c_ba, why):
+    return ValueError(f"lipschitz = {L!r}, radius_bound = {R!r}, epsilon = {eps!r}, "
+                      f"lambda_factor = {lambda_factor!r} and ball_accel_constant = {c_ba!r} "
+                      f"put parallel_sco's schedules beyond the float range ({why}); bring "
+                      "lipschitz * radius_bound / epsilon and lambda_factor nearer to 1.")
+
+
 def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: float,
                  radius_bound: float, epsilon: float, inner: str = "ac_sa",
                  smoothing: str = "dimension", line_search: str = "constant",
@@ -674,7 +705,8 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
         raise ValueError(f"smoothing must be 'dimension' or 'glm'; got {smoothing!r}.")
     # The schedules square and invert these scales (L^2, R^2, lambda phi): beyond 1e100 they
     # overflowed or underflowed inside (OverflowError, ZeroDivisionError, math domain error).
-    for name, value in (("lipschitz", L), ("radius_bound", R), ("epsilon", eps)):
+    for name, value in (("lipschitz", L), ("radius_bound", R), ("epsilon", eps),
+                        ("lambda_factor", check_positive(lambda_factor, "lambda_factor"))):
         if not _MIN_SCALE <= value <= _MAX_SCALE:
             raise ValueError(f"{name} = {value!r} is outside [{_MIN_SCALE:g}, "
                              f"{_MAX_SCALE:g}]: parallel_sco's schedules would over- or "
@@ -700,11 +732,15 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
     if line_search == "constant":
         next_lambda = ConstantLambda(lam_const)
     elif line_search == "bisection":
-        K = (R / rho) ** (2.0 / 3.0)
-        kappa = max(L * R / eps, math.e)
-        lam_star = eps * K ** 2 * math.log(kappa) ** 2 / R ** 2
-        next_lambda = LambdaBisection(ball, rho, min(lam_star / c_ba, lam_const),
-                                      max(c_ba * L / eps, lam_const), max_bisections=8)
+        with _schedule_range(L, R, eps, lambda_factor, c_ba):
+            K = (R / rho) ** (2.0 / 3.0)
+            kappa = max(L * R / eps, math.e)
+            lam_star = eps * K ** 2 * math.log(kappa) ** 2 / R ** 2
+            lam_lo, lam_hi = min(lam_star / c_ba, lam_const), max(c_ba * L / eps, lam_const)
+        if not 0.0 < lam_lo <= lam_hi < math.inf:
+            raise _range_error(L, R, eps, lambda_factor, c_ba,
+                               f"lambda range [{lam_lo!r}, {lam_hi!r}]")
+        next_lambda = LambdaBisection(ball, rho, lam_lo, lam_hi, max_bisections=8)
     else:
         raise ValueError(f"line_search must be 'constant' or 'bisection'; got {line_search!r}.")
     prox: BallProximalOracle | ReSQueMLMCProximalOracle
@@ -718,10 +754,11 @@ def parallel_sco(grad_batch: Callable[..., Any], x0: ArrayLike, *, lipschitz: fl
     else:
         raise ValueError(f"prox_oracle must be 'ball' or 'mlmc'; got {prox_oracle!r}.")
     oracles = _IterationOracles(ball, share_rounds, prox)
-    res = ball_acceleration(oracles.ball_oracle, oracles.prox_oracle, next_lambda, x,
-                            epsilon=eps, radius_bound=R, lipschitz=L, movement=rho,
-                            max_iter=max_iter, accuracy_scale=accuracy_scale,
-                            callback=callback, random_state=check_random_state(random_state))
+    with _schedule_range(L, R, eps, lambda_factor, c_ba):
+        res = ball_acceleration(oracles.ball_oracle, oracles.prox_oracle, next_lambda, x,
+                                epsilon=eps, radius_bound=R, lipschitz=L, movement=rho,
+                                max_iter=max_iter, accuracy_scale=accuracy_scale,
+                                callback=callback, random_state=check_random_state(random_state))
     st = executor.stats
     return ParallelSCOResult(res.x, res, rho, rho, st.query_depth, st.total_queries,
                              st.computational_depth, bias,

@@ -628,6 +628,34 @@ def test_parallel_sco_extreme_scales_are_refused(kw):
                                 accuracy_scale=300.0, random_state=0, **args)
 
 
+@pytest.mark.parametrize("kw", [
+    {"lambda_factor": 1e-300},                                      # seed 681: 0 division
+    {"lambda_factor": 1e300},                                       # beyond the range
+    {"lipschitz": 1e100, "epsilon": 1.0},                           # lambda^2 overflowed
+    {"lipschitz": 1e-100, "epsilon": 1e100, "line_search": "bisection"},   # r^2 overflowed
+    {"lipschitz": 1e-100, "epsilon": 1e100, "radius_bound": 1e-100,
+     "line_search": "bisection"},                                   # lambda range [0, ...]
+    {"lipschitz": 1e100, "epsilon": 1e-100, "radius_bound": 1e-100},    # math domain error
+])
+def test_parallel_sco_scale_combinations_are_refused_naming_them(kw):
+    # Found outside CI (session 20, hypothesis seed 681): lambda_factor=1e-300 raised a
+    # ZeroDivisionError in ac_sa_schedule; each scale within [1e-100, 1e100] did not keep
+    # their combinations in range either (OverflowError, ZeroDivisionError, "math domain
+    # error", "lam_min must be in (0, inf)").
+    args = dict({"lipschitz": 1.0, "radius_bound": 1.0, "epsilon": 0.3}, **kw)
+    with pytest.raises(ValueError, match="lambda_factor"):
+        dpsco_core.parallel_sco(_median, np.zeros(1), max_iter=2, max_queries=2 * 10 ** 5,
+                                accuracy_scale=300.0, random_state=0, **args)
+
+
+def test_parallel_sco_grad_batch_overflow_passes_unchanged():
+    def grad_batch(Z, random_state):
+        raise OverflowError("mine")
+    with pytest.raises(OverflowError, match="mine"):
+        dpsco_core.parallel_sco(grad_batch, np.zeros(1), lipschitz=1.0, radius_bound=1.0,
+                                epsilon=0.3, max_iter=2, accuracy_scale=300.0, random_state=0)
+
+
 def test_parallel_sco_unhashable_inner():
     # Found by test_parallel_sco_contract: inner=[1.0] raised "unhashable type: 'list'".
     with pytest.raises(ValueError, match="inner must be"):
