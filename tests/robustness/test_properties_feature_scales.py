@@ -48,7 +48,8 @@ from dpsco_core.privacy.calibration import _zcdp_rho  # noqa: E402
 from dpsco_core.privacy.events import ComposedDpEvent  # noqa: E402
 
 from test_extreme_inputs import _names_an_argument  # noqa: E402
-from test_properties_estimators import SKLEARN_MESSAGES, matrices  # noqa: E402
+from test_properties_estimators import _call as _checked_call  # noqa: E402
+from test_properties_estimators import matrices  # noqa: E402
 from test_properties_solvers import _same, _snapshot  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpsco_core.exceptions.PrivacyLeakWarning")
@@ -141,19 +142,23 @@ def _budget(draw, target_epsilon):
 
 
 def _call(fn, names):
-    """fn() -> (output, None), or (None, exc) after checking the contract on ``exc``."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(), None
-    except (ValueError, TypeError) as exc:
-        event(f"{type(exc).__name__}: {str(exc)[:50]}")
-        assert _names_an_argument(exc, names) or SKLEARN_MESSAGES.match(str(exc)), \
-            f"{type(exc).__name__} names none of {names}: {exc}"
-        return None, exc
-    except (PrivacyBudgetError, UnsupportedEventError) as exc:
-        event(type(exc).__name__)
-        return None, exc
+    """The estimators' property files' ``_call`` (other ValueError / TypeError name an
+    argument), with a budget's refusal, or an event its accountant cannot charge, returned as
+    (None, exc) first (both subclass ValueError / TypeError and name the budget's state)."""
+    refused = []
+
+    def guarded():
+        try:
+            return fn()
+        except (PrivacyBudgetError, UnsupportedEventError) as exc:
+            refused.append(exc)
+            return None
+
+    out, exc = _checked_call(guarded, names)
+    if refused:
+        event(type(refused[0]).__name__)
+        return None, refused[0]
+    return out, exc
 
 
 def _finite(a):
