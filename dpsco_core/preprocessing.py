@@ -152,10 +152,12 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Dense records with the features seen in ``fit`` (any records: the map is fixed).
 
         Returns
         -------
         ndarray of shape (n_samples, n_features)
+            The standardized records, in ``[-clip, clip]`` unless ``clip`` is None.
         """
         check_is_fitted(self, "_scales")
         X = _validate_private(self, X, accept_sparse=False, dtype=np.float64, reset=False)
