@@ -231,7 +231,7 @@ def test_noise_beyond_the_exact_samplers_grid_is_refused_before_the_charge(epsil
     X = np.array([[1.0, 5.0], [2.0, 5.0]])
     budget = Budget(10.0, 0.5)
     with pytest.raises(ValueError, match="epsilon"):
-        private_feature_scales(X, bounds=((0, 3), (5, 5)), epsilon=epsilon, delta=0.25,
+        private_feature_scales(X, bounds=((0, 3), (5, 5)), epsilon=epsilon, delta=1e-10,
                                random_state=0, budget=budget)
     assert budget.ledger == () and budget.spent_epsilon == 0.0
 
