@@ -543,7 +543,9 @@ def _private_rho_applies(problem: Problem, constant_column: bool) -> bool:
     ``"auto"`` is None (the private selection)."""
     bounds = problem.public_bounds
     p = problem.n_features
-    if bounds is None or not math.isfinite(bounds.row_bound(p)):
+    # R^2 finite too: rho^2 (the smoothness constants' total) overflowed past R ~ 1.3e154
+    # after the quantile's charge (bounds +-1e300; found in the session-20 review)
+    if bounds is None or not bounds.row_bound(p) < 1e154:
         return False
     B = bounds.feature_bounds(p)[:p - 1 if constant_column else p]
     live = B[B > 0]
@@ -1226,6 +1228,11 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError("rms_row_norm='private' releases a quantile of the row norms on "
                              "a public grid below the row bound: pass bounds=(lower, upper) "
                              "or row_norm=R.")
+        if not R < 1e154:
+            # public: rho^2 of a quantile near R would overflow the smoothness constants
+            raise ValueError(f"rms_row_norm='private': the features' public row bound {R:.3g} "
+                             "(from bounds= / row_norm=) is too large (its square overflows); "
+                             "rescale the features, or pass rms_row_norm=None.")
         seeds = child_seed_sequences(check_random_state(self.random_state), K + 1)
         if isinstance(self.budget, Budget):
             # the quantile and the K fits, refused together before any record is read (each

@@ -346,3 +346,28 @@ def test_basic_composition_refuses_one_vs_rest_before_the_quantile(monkeypatch, 
                     neighboring_relation=relation)
     model.set_params(budget=enough).fit(X, y)
     assert len(enough.ledger) == 4 and enough.spent_epsilon <= one_by_one * (1 + 1e-9)
+
+
+def test_row_bound_whose_square_overflows_is_refused_before_the_quantile():
+    """bounds +-1e300: rho^2 of the released quantile overflowed (OverflowError) after the
+    quantile had been charged (session 20 review); "private" now refuses naming the bound,
+    "auto" does not release rho, both before any charge."""
+    import warnings
+
+    from dpsco_core.privacy import Budget
+
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y = X @ np.array([1.0, 2.0, 3.0])
+    budget = Budget(10.0, 0.5)
+    with pytest.raises(ValueError, match="row bound"):
+        DPLasso(bounds=(-1e300, 1e300), label_bound=10.0, rms_row_norm="private",
+                feature_scaling=None, budget=budget, random_state=0).fit(X, y)
+    assert budget.ledger == ()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = DPLasso(bounds=(-1e300, 1e300), label_bound=10.0, feature_scaling=None,
+                            budget=budget, random_state=0).fit(X, y)
+            assert model.rms_row_norm_ is None
+        except ValueError:
+            assert budget.ledger == ()
