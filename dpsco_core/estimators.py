@@ -1479,7 +1479,8 @@ _COMMON_DOC = r"""
         None draws fresh OS entropy (the right choice for a real release).
     bounds : (lower, upper), optional
         Public per-feature bounds (scalars or arrays of shape (n_features,), lower <= 0 <=
-        upper), as diffprivlib's ``bounds``; X is clipped onto them. Give them (or
+        upper unless the fit standardizes privately, ``feature_scaling``), as diffprivlib's
+        ``bounds``; X is clipped onto them. Give them (or
         ``row_norm``) for an unconditional guarantee: without, the solver's constants come
         from the data and ``fit`` warns (``PrivacyLeakWarning``). They bound the features
         only; the intercept's column gets the bound ``intercept_scaling``.
