@@ -240,7 +240,7 @@ def private_feature_scales(X: Any, *, bounds: Any, epsilon: float, delta: float,
         looking at the data; records are clipped onto them. Unlike a model's bounds they need
         not contain 0 (latitude's (32, 42) is fine).
     epsilon : float
-        In (0, inf).
+        In (0, inf], inf: the exact statistics, not private (a budget refuses it).
     delta : float
         In (0, 1).
     clip : float or None, default=3.0
@@ -272,9 +272,21 @@ def private_feature_scales(X: Any, *, bounds: Any, epsilon: float, delta: float,
     from .privacy.calibration import zcdp_centred_orders
     from .solvers._common import report_from_event
 
-    epsilon = check_scalar(epsilon, "epsilon", low=0.0)
+    epsilon = check_scalar(epsilon, "epsilon", low=0.0, allow_inf=True)
     delta = check_delta(delta)
     relation = check_scaling_relation(neighboring_relation)
+    if math.isinf(epsilon):
+        # the non-private run (the estimators' epsilon = inf): exact statistics, no noise
+        from .privacy.events import NonPrivateDpEvent
+
+        report = report_from_event(
+            NonPrivateDpEvent(), delta=delta, relation=relation, budget_split={},
+            assumptions=(BOUNDS_ASSUMPTION,), target_epsilon=math.inf,
+            random_state=random_state)
+        return release_feature_scales(X, bounds=bounds, noise_multiplier=0.0, clip=clip,
+                                      neighboring_relation=relation,
+                                      random_state=random_state, budget=budget, delta=delta,
+                                      report=report)
     z, event = _noise_multiplier(float(epsilon), float(delta))
     report = report_from_event(
         event, delta=delta, relation=relation, budget_split={},

@@ -45,7 +45,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     Parameters
     ----------
     epsilon : float, default=0.1
-        The release's epsilon, in (0, inf). A fifth of a pipeline's total of 1 was the best
+        The release's epsilon, in (0, inf]; inf: the exact statistics, not private (as the
+        estimators' epsilon = inf). A fifth of a pipeline's total of 1 was the best
         of 0.05, 0.1 and 0.2 by basic composition on the data measured (raw California with
         2,500 or all records, raw Electricity; README, "Private standardization",
         ``docs/tuning/private_standardization.txt``); a tenth on 2,500 records was unstable.

@@ -260,3 +260,18 @@ def test_calibration_meets_the_target_at_any_delta(epsilon, delta):
         fs = private_feature_scales(_data(100), bounds=(LOWER, UPPER), epsilon=epsilon,
                                     delta=delta, random_state=0)
     assert 0.999 * epsilon <= fs.privacy.epsilon <= epsilon
+
+
+def test_infinite_epsilon_is_the_exact_non_private_release():
+    """epsilon = inf (as the estimators accept it; DPStandardScaler refused it, review s20):
+    the exact statistics, a non-private report, refused by any finite budget."""
+    X = _data(100)
+    fs = private_feature_scales(X, bounds=(LOWER, UPPER), epsilon=math.inf, delta=1e-6)
+    V = unit_box(np.clip(X, LOWER, UPPER), LOWER, UPPER)
+    np.testing.assert_allclose(fs.centre, LOWER + (UPPER - LOWER) * V.mean(axis=0))
+    assert fs.privacy.epsilon == math.inf
+    budget = Budget(100.0, 0.5)
+    with pytest.raises(PrivacyBudgetError):
+        private_feature_scales(X, bounds=(LOWER, UPPER), epsilon=math.inf, delta=1e-6,
+                               budget=budget)
+    assert budget.ledger == ()

@@ -105,3 +105,10 @@ def test_check_estimator():
     from sklearn.utils.estimator_checks import check_estimator
 
     check_estimator(DPStandardScaler(bounds=(-10, 10), random_state=0))
+
+
+def test_infinite_epsilon_fits_without_noise():
+    X, _ = _data(200)
+    scaler = DPStandardScaler(epsilon=np.inf, bounds=(LOWER, UPPER)).fit(X)
+    assert scaler.privacy_.epsilon == np.inf
+    np.testing.assert_allclose(scaler.mean_, np.clip(X, LOWER, UPPER).mean(axis=0))
