@@ -328,6 +328,11 @@ RMS_QUANTILE_MAX_SHARE = 0.25
 #: ``docs/tuning/private_rms_base_measure_30.txt``).
 RMS_QUANTILE_BASE_POWER = 1.0
 
+#: The noise-level rule's refusal for a regression without a public label bound.
+_RULE_NEEDS_LABEL_BOUND = ("rms_row_norm= sets step and clip by the noise-level rule, whose "
+                           "gradient scale at w = 0 needs the public label_bound= of the "
+                           "targets.")
+
 #: ``feature_scaling="private"`` (session 20): the share of the fit's zCDP budget (the rho
 #: of (epsilon, delta), Bun and Steinke) that the feature scales' two Gaussian releases take
 #: (:mod:`dpsco_core.feature_scales`); the fits get the largest epsilon whose composition
@@ -1015,9 +1020,7 @@ class _DPLinearModel(BaseEstimator):
                 problem.public_bounds is None or problem.public_bounds.label_bound is None):
             # _candidates' refusal, made here from public facts: it came after the quantile
             # (and the feature scales) had been charged (review, session 20)
-            raise ValueError("rms_row_norm= sets step and clip by the noise-level rule, "
-                             "whose gradient scale at w = 0 needs the public label_bound= "
-                             "of the targets.")
+            raise ValueError(_RULE_NEEDS_LABEL_BOUND)
         if K == 1 and not quantile and prior is None:
             return _FitPlan(self.epsilon, solver)
         eps_q = (rms_quantile_epsilon(self.epsilon, delta, problem.n_samples) if quantile
@@ -1104,9 +1107,7 @@ class _DPLinearModel(BaseEstimator):
             s = float(self.intercept_scaling) if self.fit_intercept else 0.0
             if problem.loss.kind not in _CLASSIFICATION_KINDS and (
                     problem.public_bounds is None or problem.public_bounds.label_bound is None):
-                raise ValueError("rms_row_norm= sets step and clip by the noise-level rule, "
-                                 "whose gradient scale at w = 0 needs the public label_bound= "
-                                 "of the targets.")
+                raise ValueError(_RULE_NEEDS_LABEL_BOUND)
             from .tuning.search import _default_relation
 
             batch = self._batch_size(problem.n_samples)
