@@ -792,6 +792,7 @@ class _DPLinearModel(BaseEstimator):
             return X
         check_solver_epsilon(self.epsilon)         # named here, before it is used
         if mode == "auto" and not self._scaling_auto_applies(X, delta):
+            self._hint_bounds_without_zero(X, delta)
             return X
         if sp.issparse(X):
             raise TypeError("feature_scaling='private' centres the features, which makes a "
@@ -849,6 +850,30 @@ class _DPLinearModel(BaseEstimator):
                                         budget=self.budget, delta=delta)
         self._feature_scales = scales
         return scales.transform(X)
+
+    def _hint_bounds_without_zero(self, X: Any, delta: float) -> None:
+        """``"auto"`` that does not scale, given bounds not containing 0 (accepted only with
+        the private scales): the problem would refuse them with "must contain 0"; say why
+        "auto" did not scale and that ``"private"`` accepts them (public facts only)."""
+        from .feature_scales import _bounds
+
+        try:
+            lower, upper = _bounds(self.bounds, X.shape[1])
+        except (ValueError, TypeError):
+            return                        # the problem's own checks name the error
+        if not (np.any(lower > 0) or np.any(upper < 0)):
+            return
+        why = "no finite epsilon"
+        if math.isfinite(self.epsilon):
+            noise = feature_scaling_noise(X.shape[0], X.shape[1], float(self.epsilon), delta)
+            why = (f"their noise would be {noise:.2g} of the bounds' widths (above "
+                   f"{FEATURE_SCALING_AUTO_NOISE:g})" if noise > FEATURE_SCALING_AUTO_NOISE
+                   else "the options or the input do not allow them (dense X, "
+                   "fit_intercept=True, no row_norm, no budget or an 'rdp' one)")
+        raise ValueError("bounds must contain 0 (lower <= 0 <= upper for every feature) unless "
+                         "the fit standardizes privately; feature_scaling='auto' did not ("
+                         f"{why}). Pass feature_scaling='private' to accept these bounds, or "
+                         "bounds containing 0 (a feature in [1, 7] takes (0, 7)).")
 
     def _planned_releases(self, problem: Problem, plan: _FitPlan, K: int,
                           delta: float) -> list:

@@ -360,3 +360,16 @@ def test_private_rms_without_label_bound_refused_before_any_charge(feature_scali
         DPLasso(alpha=0.1, epsilon=1.0, bounds=(LOWER, UPPER), rms_row_norm="private",
                 feature_scaling=feature_scaling, budget=budget, random_state=0).fit(X, y)
     assert budget.ledger == ()
+
+
+def test_auto_without_scales_explains_bounds_not_containing_zero():
+    """bounds (30, 42) are accepted where "auto" scales; where it does not (few records), the
+    refusal says why and names feature_scaling='private' (before any charge)."""
+    X, y = _xy("logistic", n=300)
+    lower = LOWER.copy()
+    lower[1] = 30.0
+    budget = Budget(10.0, 1e-3)
+    with pytest.raises(ValueError, match="feature_scaling='private'") as info:
+        DPLogisticRegression(classes=(-1, 1), epsilon=1.0, bounds=(lower, UPPER),
+                             budget=budget, random_state=0).fit(X, y)
+    assert "noise" in str(info.value) and budget.ledger == ()
