@@ -43,7 +43,9 @@ Gaussian mechanism of :class:`~dpsco_core.mechanisms.GaussianMechanism` (``secur
 :math:`1/(2z^2)`-zCDP; the second reads :math:`\hat\mu`, a released value (adaptive
 composition). Their composition is :math:`1/z^2`-zCDP, and :math:`z` is the smallest (to a
 relative 1e-4) for which the RDP accountant's report of the two events is at most the target
-epsilon at delta. The report is returned; a test recomputes it from its event.
+epsilon at delta (where the best Renyi order lies beyond the accountant's grid, epsilon near
+1e6, z is larger: more noise, a report below the target). The report is returned; a test
+recomputes it from its event.
 """
 
 from __future__ import annotations
